@@ -1,0 +1,58 @@
+"""Decode texts with a tier: greedy single-step, or speculative with a drafter.
+
+Texts come from the command line, or one per line from stdin when none are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tier", type=Path, metavar="TIER_DIR", help="the (verifier) tier folder")
+    p.add_argument("texts", nargs="*", metavar="TEXT", help="source texts (default: one per line from stdin)")
+    p.add_argument("--draft", type=Path, metavar="DRAFT_DIR", help="decode speculatively with this drafter tier")
+    p.add_argument("--k", type=int, default=4, help="draft tokens per speculative round (default 4)")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="cap on output tokens (default from source)")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads (default 1)")
+    p.add_argument("--stats", action="store_true", help="print calls, tokens, timings and acceptance on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.artifacts import load_tier
+    from measure.decode import greedy
+    from measure.session import SessionConfig
+    from measure.speculative import SpeculativePair
+
+    config = SessionConfig(intra_op_threads=args.threads)
+    verifier = load_tier(args.tier, config, label="verifier")
+    pair = SpeculativePair(load_tier(args.draft, config, label="drafter"), verifier) if args.draft else None
+    texts = args.texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    totals = {"rows": 0, "tokens": 0, "calls": 0, "wall_s": 0.0, "run_s": 0.0, "proposed": 0, "accepted": 0}
+    for text in texts:
+        if pair is not None:
+            result = pair.decode(text, args.k, max_new_tokens=args.max_new_tokens)
+            totals["proposed"] += result.proposed
+            totals["accepted"] += result.accepted
+        else:
+            result = greedy(verifier, text, max_new_tokens=args.max_new_tokens)
+        print(result.text, flush=True)
+        totals["rows"] += 1
+        totals["tokens"] += len(result.tokens)
+        totals["calls"] += result.calls
+        totals["wall_s"] += result.wall_s
+        totals["run_s"] += result.run_s
+    if args.stats:
+        ms = 1000 * totals["wall_s"] / max(1, totals["tokens"])
+        inside = totals["run_s"] / totals["wall_s"] if totals["wall_s"] else 0.0
+        line = (
+            f"rows {totals['rows']}  tokens {totals['tokens']}  calls {totals['calls']}  "
+            f"wall {totals['wall_s']:.4f}s  ms/token {ms:.3f}  inside session.run {inside:.1%}"
+        )
+        if pair is not None:
+            acc = totals["accepted"] / totals["proposed"] if totals["proposed"] else float("nan")
+            line += f"  k {args.k}  acceptance {totals['accepted']}/{totals['proposed']} = {acc:.4f}"
+        print(line, file=sys.stderr)
+    return 0

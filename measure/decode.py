@@ -1,0 +1,104 @@
+"""Greedy decoding with the key/value cache carried between calls (single-step framing).
+
+One decoder call per output token, each feeding only the new token on top of
+the cache: O(T) in output length. :func:`greedy_uncached` re-feeds the whole
+prefix every step and exists as the slow reference the cached path is checked
+against (and as the O(T^2) shape a benchmark must be able to tell apart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter
+
+import numpy as np
+
+from measure.artifacts import Tier
+from measure.session import Trace
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One decoded row and what it cost."""
+
+    text: str
+    tokens: tuple[int, ...]
+    """Generated ids, without the decoder start token and without eos."""
+    stopped: str
+    """``eos`` or ``max_new_tokens``."""
+    wall_s: float
+    calls: int
+    """onnxruntime calls, encoder included."""
+    run_s: float
+    """Time inside ``session.run``."""
+
+    @property
+    def outside_s(self) -> float:
+        """The harness's own time: everything in the decode that is not ``session.run``."""
+        return max(0.0, self.wall_s - self.run_s)
+
+
+def finish(tier: Tier, out: list[int], stopped: str, trace: Trace) -> Decoded:
+    wall = max(0.0, perf_counter() - trace.started)
+    return Decoded(
+        text=tier.tokenizer.decode(out),
+        tokens=tuple(out),
+        stopped=stopped,
+        wall_s=wall,
+        calls=trace.calls(),
+        run_s=trace.run_s(),
+    )
+
+
+def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
+    """Cached greedy decode of one source text."""
+    trace = trace or Trace()
+    ids = tier.source_ids(text)
+    limit = max_new_tokens or tier.default_max_new_tokens(len(ids))
+    eos = tier.special.eos
+    cache = tier.start(ids, trace)
+    token = tier.special.decoder_start
+    out: list[int] = []
+    feed = tier.decoder.feed  # bound once: this loop is the hot path
+    while len(out) < limit:
+        logits, cache = feed(cache, [token], trace)
+        token = int(logits[-1].argmax())
+        if token == eos:
+            return finish(tier, out, "eos", trace)
+        out.append(token)
+    return finish(tier, out, "max_new_tokens", trace)
+
+
+def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
+    """Reference decode: every step feeds the whole prefix to an empty cache. O(T^2); tests only."""
+    trace = trace or Trace()
+    ids = tier.source_ids(text)
+    limit = max_new_tokens or tier.default_max_new_tokens(len(ids))
+    empty = tier.start(ids, trace)
+    prefix = [tier.special.decoder_start]
+    while len(prefix) - 1 < limit:
+        logits, _ = tier.feed(empty, prefix, trace)
+        token = int(np.argmax(logits[-1]))
+        if token == tier.special.eos:
+            return finish(tier, prefix[1:], "eos", trace)
+        prefix.append(token)
+    return finish(tier, prefix[1:], "max_new_tokens", trace)
+
+
+def batched_logits(tier: Tier, text: str, tokens: list[int], trace: Trace | None = None) -> np.ndarray:
+    """Logits for every position of ``[start] + tokens`` from one batched decoder call."""
+    trace = trace or Trace()
+    cache = tier.start(tier.source_ids(text), trace)
+    logits, _ = tier.feed(cache, [tier.special.decoder_start, *tokens], trace)
+    return logits
+
+
+def single_step_logits(tier: Tier, text: str, tokens: list[int], trace: Trace | None = None) -> np.ndarray:
+    """The same positions as :func:`batched_logits`, fed one token per call."""
+    trace = trace or Trace()
+    cache = tier.start(tier.source_ids(text), trace)
+    rows = []
+    for token in [tier.special.decoder_start, *tokens]:
+        logits, cache = tier.feed(cache, [token], trace)
+        rows.append(logits[-1])
+    return np.stack(rows)

@@ -1,0 +1,126 @@
+"""What a tier *is*, read from its files: sizes, hashes, precision, opset.
+
+Precision is read from the graph's operators, never from a folder name, so a
+mislabelled tier is reported as what it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from measure.errors import MeasureError
+
+_DYNAMIC_INT8 = {"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulIntegerToFloat"}
+_STATIC_INT8 = {"QLinearMatMul", "QLinearConv", "QGemm"}
+
+
+@dataclass(frozen=True)
+class FileFingerprint:
+    name: str
+    bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class GraphFingerprint:
+    """One ONNX graph: its precision class and the parameters that define it."""
+
+    file: str
+    precision: str
+    """fp32, fp16, int8-dynamic, int8-static or int4 (MatMulNBits); mixed kinds joined with '+'."""
+    opset: int
+    ops: dict[str, int]
+    """Counts of the operators that decide precision (MatMul, MatMulInteger, MatMulNBits, ...)."""
+    nbits: dict[str, int] | None = None
+    """For MatMulNBits graphs: bits, block_size, accuracy_level (0 when unset)."""
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_fingerprint(path: Path) -> FileFingerprint:
+    return FileFingerprint(name=path.name, bytes=path.stat().st_size, sha256=sha256_file(path))
+
+
+def graph_fingerprint(path: Path) -> GraphFingerprint:
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:
+        raise MeasureError(f"{path}: not a readable ONNX model ({exc})") from exc
+    ops: Counter[str] = Counter()
+    nbits: dict[str, int] | None = None
+    for node in _all_nodes(model.graph):
+        if node.op_type in {"MatMul", "Gemm", "MatMulInteger", "MatMulNBits"} | _DYNAMIC_INT8 | _STATIC_INT8 | {
+            "QuantizeLinear",
+            "DequantizeLinear",
+        }:
+            ops[node.op_type] += 1
+        if node.op_type == "MatMulNBits" and nbits is None:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            nbits = {
+                "bits": int(attrs.get("bits", 4)),
+                "block_size": int(attrs.get("block_size", 0)),
+                "accuracy_level": int(attrs.get("accuracy_level", 0)),
+            }
+    kinds = []
+    if ops["MatMulNBits"]:
+        kinds.append(f"int{nbits['bits'] if nbits else 4}")
+    if any(ops[o] for o in _DYNAMIC_INT8) or (ops["MatMulInteger"] and not ops["QuantizeLinear"]):
+        kinds.append("int8-dynamic")
+    elif any(ops[o] for o in _STATIC_INT8) or ops["QuantizeLinear"]:
+        kinds.append("int8-static")
+    if not kinds:
+        halves = any(init.data_type == onnx.TensorProto.FLOAT16 for init in model.graph.initializer)
+        kinds.append("fp16" if halves else "fp32")
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    return GraphFingerprint(file=path.name, precision="+".join(kinds), opset=opset, ops=dict(ops), nbits=nbits)
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    """Nodes of a graph and of its subgraphs (the branches of a merged decoder's If)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from _all_nodes(g)
+
+
+@dataclass(frozen=True)
+class TierFingerprint:
+    """Everything needed to say which artifact was measured."""
+
+    name: str
+    layout: str
+    precision: str
+    files: tuple[FileFingerprint, ...]
+    graphs: tuple[GraphFingerprint, ...]
+    layers: int
+    heads: int
+    head_dim: int
+    vocab_size: int
+    tokenizer: str
+    total_bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def tier_precision(graphs: tuple[GraphFingerprint, ...]) -> str:
+    """The tier's label: the decoder's precision wins over an fp32 encoder, distinct kinds are joined."""
+    kinds = list(dict.fromkeys(g.precision for g in graphs))
+    quantized = [k for k in kinds if k not in ("fp32", "fp16")]
+    return "+".join(quantized) if quantized else "+".join(kinds)

@@ -1,0 +1,337 @@
+"""How to call a tier's ONNX graphs: input/output discovery and the key/value cache.
+
+Three layouts are understood, each discovered from the graphs' own input and
+output names (never from a hard-coded layer count):
+
+* ``simple``: ``encoder.onnx`` + ``decoder-kv.onnx``; ``past_key_{i}``/``past_value_{i}``
+  in, ``present_key_{i}``/``present_value_{i}`` out; self-attention cached only and
+  ``encoder_hidden_states`` fed on every call.
+* ``optimum``: Hugging Face optimum's ``encoder_model.onnx`` + ``decoder_model.onnx``
+  (first call) + ``decoder_with_past_model.onnx`` (later calls), with
+  ``past_key_values.{i}.{decoder,encoder}.{key,value}`` and ``present.{i}...``.
+* ``optimum-merged``: ``decoder_model_merged.onnx``, one graph whose
+  ``use_cache_branch`` input picks the first-call or the with-past branch.
+
+Every decoder call takes *k* new tokens on top of a cache and returns logits for
+all *k* positions plus the grown cache: k = 1 is single-step framing, k > 1 the
+batched framing a speculative verifier uses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from measure.errors import MeasureError
+from measure.session import SessionConfig, TimedSession, Trace
+
+_DTYPES = {
+    "tensor(float)": np.float32,
+    "tensor(float16)": np.float16,
+    "tensor(int64)": np.int64,
+    "tensor(int32)": np.int32,
+    "tensor(bool)": np.bool_,
+}
+_SIMPLE_PAST = re.compile(r"^past_(key|value)_(\d+)$")
+_SIMPLE_PRESENT = re.compile(r"^present_(key|value)_(\d+)$")
+_OPT_PAST = re.compile(r"^past_key_values\.(\d+)\.(decoder|encoder)\.(key|value)$")
+_OPT_PRESENT = re.compile(r"^present\.(\d+)\.(decoder|encoder)\.(key|value)$")
+
+LAYOUT_FILES = {
+    "optimum-merged": ("encoder_model.onnx", "decoder_model_merged.onnx"),
+    "optimum": ("encoder_model.onnx", "decoder_model.onnx", "decoder_with_past_model.onnx"),
+    "simple": ("encoder.onnx", "decoder-kv.onnx"),
+}
+
+
+def detect_layout(folder: Path) -> str:
+    """The layout whose graph files are all present, or a one-line error saying what was expected."""
+    for layout, files in LAYOUT_FILES.items():
+        if all((folder / f).is_file() for f in files):
+            return layout
+    found = sorted(p.name for p in folder.glob("*.onnx")) if folder.is_dir() else []
+    raise MeasureError(
+        f"{folder}: missing model graphs: expected encoder_model.onnx with decoder_model.onnx + "
+        f"decoder_with_past_model.onnx or decoder_model_merged.onnx (optimum layout), "
+        f"or encoder.onnx + decoder-kv.onnx; found {', '.join(found) or 'no .onnx files'}"
+    )
+
+
+class Cache:
+    """The decoder state after ``length`` fed tokens: self-attention k/v per layer and the cross part.
+
+    ``cross`` holds the feeds that stay fixed for a whole decode: a dict of
+    ``encoder_hidden_states`` (and its mask) for the simple layout, per-layer
+    cross k/v plus the mask for optimum layouts.
+    """
+
+    __slots__ = ("cross", "length", "self_kv")
+
+    def __init__(self, self_kv: tuple[np.ndarray, ...], cross: Any, length: int) -> None:
+        self.self_kv = self_kv
+        self.cross = cross
+        self.length = length
+
+    def trim(self, length: int) -> Cache:
+        """Keep the first ``length`` positions: how a speculative round drops rejected drafts."""
+        if length > self.length or length < 0:
+            raise ValueError(f"cannot trim a cache of {self.length} positions to {length}")
+        if length == self.length:
+            return self
+        return Cache(tuple(np.ascontiguousarray(a[:, :, :length]) for a in self.self_kv), self.cross, length)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the graphs say about the model."""
+
+    layers: int
+    heads: int
+    head_dim: int
+    vocab_size: int
+    kv_dtype: type
+
+
+def _open(folder: Path, file: str, config: SessionConfig, label: str) -> TimedSession:
+    path = folder / file
+    return TimedSession(config.open(path), f"{label}.{file.removesuffix('.onnx')}", path)
+
+
+def _unknown(session: TimedSession, known: set[str], patterns: tuple[re.Pattern[str], ...], what: str) -> None:
+    names = list(session.inputs) if what == "input" else list(session.outputs)
+    bad = [n for n in names if n not in known and not any(p.match(n) for p in patterns)]
+    if bad:
+        raise MeasureError(
+            f"{session.path}: {what} {bad[0]!r} is not one the engine understands; found {what}s: {', '.join(names)}"
+        )
+
+
+class Encoder:
+    """The encoder graph: source ids in, hidden states out."""
+
+    def __init__(self, session: TimedSession) -> None:
+        _unknown(session, {"input_ids", "attention_mask"}, (), "input")
+        if "input_ids" not in session.inputs:
+            raise MeasureError(f"{session.path}: expected an input named input_ids; found {', '.join(session.inputs)}")
+        self.session = session
+        self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
+        self.mask_dtype = _DTYPES[session.inputs["attention_mask"].type] if "attention_mask" in session.inputs else None
+        session.output_names = session.output_names[:1]
+        dim = session.inputs["input_ids"].shape[1] if len(session.inputs["input_ids"].shape) > 1 else None
+        self.max_tokens = dim if isinstance(dim, int) else None
+
+    def run(self, ids: list[int], trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+        arr = np.asarray([ids], dtype=self.ids_dtype)
+        mask = np.ones_like(arr, dtype=self.mask_dtype or np.int64)
+        feeds = {"input_ids": arr}
+        if self.mask_dtype is not None:
+            feeds["attention_mask"] = mask
+        (hidden,) = self.session.run(feeds, trace)
+        return hidden, mask
+
+
+class Decoder:
+    """Common part of the three decoder layouts: shape discovery and the empty cache."""
+
+    layout: str
+    shape: Shape
+    ids_dtype: type
+
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+        raise NotImplementedError
+
+    def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _shape(session: TimedSession, past_name: str, logits: str, layers: int, meta: dict) -> Shape:
+        past = session.inputs[past_name]
+        heads, head_dim = past.shape[1], past.shape[3]
+        heads = heads if isinstance(heads, int) else meta.get("num_heads")
+        head_dim = head_dim if isinstance(head_dim, int) else meta.get("head_dim")
+        if not isinstance(heads, int) or not isinstance(head_dim, int):
+            raise MeasureError(
+                f"{session.path}: {past_name} has symbolic heads/head size {past.shape}; "
+                "state num_heads and head_dim in tier.json"
+            )
+        vocab = session.outputs[logits].shape[-1]
+        vocab = vocab if isinstance(vocab, int) else meta.get("vocab_size")
+        if not isinstance(vocab, int):
+            raise MeasureError(f"{session.path}: logits have a symbolic vocabulary axis; state vocab_size in tier.json")
+        return Shape(layers, heads, head_dim, vocab, _DTYPES[past.type])
+
+    def _zeros(self, length: int = 0) -> np.ndarray:
+        s = self.shape
+        return np.zeros((1, s.heads, length, s.head_dim), dtype=s.kv_dtype)
+
+
+def _check_layers(found: set[int], path: Path, what: str) -> int:
+    if not found:
+        raise MeasureError(f"{path}: no {what} inputs found; the engine needs the key/value cache to decode in O(T)")
+    if found != set(range(len(found))):
+        raise MeasureError(f"{path}: {what} layers are {sorted(found)}; expected 0..{len(found) - 1}")
+    return len(found)
+
+
+class SimpleDecoder(Decoder):
+    """``decoder-kv.onnx``: self-attention cache only; encoder states fed every call."""
+
+    layout = "simple"
+
+    def __init__(self, session: TimedSession, meta: dict) -> None:
+        _unknown(session, {"input_ids", "encoder_hidden_states", "encoder_attention_mask"}, (_SIMPLE_PAST,), "input")
+        _unknown(session, {"logits"}, (_SIMPLE_PRESENT,), "output")
+        for need in ("input_ids", "encoder_hidden_states"):
+            if need not in session.inputs:
+                raise MeasureError(f"{session.path}: expected an input named {need}; found {', '.join(session.inputs)}")
+        layers = _check_layers(
+            {int(m.group(2)) for n in session.inputs if (m := _SIMPLE_PAST.match(n))},
+            session.path,
+            "past_key_{i}/past_value_{i}",
+        )
+        self.session = session
+        self.past_names = [f"past_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
+        session.output_names = ["logits"] + [f"present_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
+        missing = [n for n in self.past_names + session.output_names if n not in session.inputs | session.outputs]
+        if missing:
+            raise MeasureError(
+                f"{session.path}: missing {missing[0]}; found {', '.join(session.inputs | session.outputs)}"
+            )
+        self.with_mask = "encoder_attention_mask" in session.inputs
+        self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
+        self.shape = self._shape(session, "past_key_0", "logits", layers, meta)
+
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+        zero = self._zeros()
+        fixed = {"encoder_hidden_states": hidden} | ({"encoder_attention_mask": mask} if self.with_mask else {})
+        return Cache((zero,) * (2 * self.shape.layers), fixed, 0)
+
+    def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
+        feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
+        feeds["input_ids"] = np.array([tokens], dtype=self.ids_dtype)
+        feeds.update(cache.cross)
+        out = self.session.run(feeds, trace)
+        return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+
+
+class _OptimumNames:
+    """optimum's naming: self (``decoder``) and cross (``encoder``) parts per layer."""
+
+    def __init__(self, layers: int) -> None:
+        self.layers = layers
+        self.past_self = [f"past_key_values.{i}.decoder.{k}" for i in range(layers) for k in ("key", "value")]
+        self.past_cross = [f"past_key_values.{i}.encoder.{k}" for i in range(layers) for k in ("key", "value")]
+        self.present_self = [f"present.{i}.decoder.{k}" for i in range(layers) for k in ("key", "value")]
+        self.present_cross = [f"present.{i}.encoder.{k}" for i in range(layers) for k in ("key", "value")]
+
+
+def _optimum_layers(session: TimedSession, source: str) -> int:
+    names = session.inputs if source == "inputs" else session.outputs
+    pattern = _OPT_PAST if source == "inputs" else _OPT_PRESENT
+    return _check_layers(
+        {int(m.group(1)) for n in names if (m := pattern.match(n))},
+        session.path,
+        "past_key_values.{i}.*" if source == "inputs" else "present.{i}.*",
+    )
+
+
+_OPT_INPUTS = {"input_ids", "encoder_attention_mask", "encoder_hidden_states", "use_cache_branch"}
+
+
+class OptimumDecoder(Decoder):
+    """``decoder_model.onnx`` for the first call, ``decoder_with_past_model.onnx`` after."""
+
+    layout = "optimum"
+
+    def __init__(self, first: TimedSession, with_past: TimedSession, meta: dict) -> None:
+        for s in (first, with_past):
+            _unknown(s, _OPT_INPUTS, (_OPT_PAST,), "input")
+            _unknown(s, {"logits"}, (_OPT_PRESENT,), "output")
+        layers = _optimum_layers(with_past, "inputs")
+        self.names = n = _OptimumNames(layers)
+        first.output_names = ["logits", *n.present_self, *n.present_cross]
+        with_past.output_names = ["logits", *n.present_self]
+        for s in (first, with_past):
+            missing = [x for x in s.output_names if x not in s.outputs]
+            if missing:
+                raise MeasureError(f"{s.path}: missing output {missing[0]}; found {', '.join(s.outputs)}")
+        self.first, self.with_past = first, with_past
+        self.ids_dtype = _DTYPES[first.inputs["input_ids"].type]
+        self.shape = self._shape(with_past, n.past_self[0], "logits", layers, meta)
+
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+        return Cache((), (hidden, mask), 0)
+
+    def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
+        n = self.names
+        ids = np.asarray([tokens], dtype=self.ids_dtype)
+        if cache.length == 0:
+            hidden, mask = cache.cross[0], cache.cross[1]
+            out = self.first.run(
+                {"input_ids": ids, "encoder_attention_mask": mask, "encoder_hidden_states": hidden}, trace
+            )
+            half = 1 + len(n.present_self)
+            return out[0][0], Cache(tuple(out[1:half]), (*out[half:], mask), len(tokens))
+        feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
+        feeds.update(zip(n.past_cross, cache.cross[:-1], strict=True))
+        feeds["input_ids"] = ids
+        feeds["encoder_attention_mask"] = cache.cross[-1]
+        out = self.with_past.run(feeds, trace)
+        return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+
+
+class MergedDecoder(Decoder):
+    """``decoder_model_merged.onnx``: ``use_cache_branch`` false on the first call, true after."""
+
+    layout = "optimum-merged"
+
+    def __init__(self, session: TimedSession, meta: dict) -> None:
+        _unknown(session, _OPT_INPUTS, (_OPT_PAST,), "input")
+        _unknown(session, {"logits"}, (_OPT_PRESENT,), "output")
+        if "use_cache_branch" not in session.inputs:
+            raise MeasureError(
+                f"{session.path}: a merged decoder needs a use_cache_branch input; found {', '.join(session.inputs)}"
+            )
+        layers = _optimum_layers(session, "inputs")
+        self.names = n = _OptimumNames(layers)
+        session.output_names = ["logits", *n.present_self, *n.present_cross]
+        self.session = session
+        self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
+        self.shape = self._shape(session, n.past_self[0], "logits", layers, meta)
+        self._no_cache = np.array([False])
+        self._cache = np.array([True])
+
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+        zero = self._zeros()
+        return Cache((zero,) * (2 * self.shape.layers), ((zero,) * (2 * self.shape.layers)) + (hidden, mask), 0)
+
+    def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
+        n = self.names
+        layers2 = 2 * n.layers
+        feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
+        feeds.update(zip(n.past_cross, cache.cross[:layers2], strict=True))
+        feeds["input_ids"] = np.asarray([tokens], dtype=self.ids_dtype)
+        feeds["encoder_hidden_states"] = cache.cross[layers2]
+        feeds["encoder_attention_mask"] = cache.cross[layers2 + 1]
+        feeds["use_cache_branch"] = self._cache if cache.length else self._no_cache
+        out = self.session.run(feeds, trace)
+        half = 1 + layers2
+        cross = cache.cross if cache.length else (*out[half:], *cache.cross[layers2:])
+        return out[0][0], Cache(tuple(out[1:half]), cross, cache.length + len(tokens))
+
+
+def open_graphs(folder: Path, layout: str, config: SessionConfig, label: str, meta: dict) -> tuple[Encoder, Decoder]:
+    """Sessions for one tier, checked against what the engine understands."""
+    files = LAYOUT_FILES[layout]
+    encoder = Encoder(_open(folder, files[0], config, label))
+    if layout == "simple":
+        decoder: Decoder = SimpleDecoder(_open(folder, files[1], config, label), meta)
+    elif layout == "optimum":
+        decoder = OptimumDecoder(_open(folder, files[1], config, label), _open(folder, files[2], config, label), meta)
+    else:
+        decoder = MergedDecoder(_open(folder, files[1], config, label), meta)
+    return encoder, decoder

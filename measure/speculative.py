@@ -1,0 +1,144 @@
+"""Speculative greedy decoding with both caches carried (Leviathan et al. 2023, greedy case).
+
+Each round the drafter proposes up to k tokens single-step; the verifier checks
+them all in one batched call; the longest agreeing prefix is kept plus the
+verifier's own next token (the *bonus* token when every draft was accepted).
+Both caches are trimmed to the accepted length and carried on: nothing is ever
+re-fed from zero, so the cost is O(T) (rebuilding per block is the O(T^2) trap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter
+
+import numpy as np
+
+from measure.artifacts import Tier
+from measure.decode import Decoded
+from measure.errors import MeasureError
+from measure.session import Trace
+
+
+@dataclass(frozen=True)
+class Round:
+    """One draft-and-verify round."""
+
+    proposed: int
+    accepted: int
+    bonus: bool
+    """Every draft was accepted and the verifier's next token came free."""
+
+
+@dataclass(frozen=True)
+class SpeculativeDecoded(Decoded):
+    rounds: tuple[Round, ...] = ()
+    drafter_calls: int = 0
+    verifier_calls: int = 0
+    drafter_run_s: float = 0.0
+    verifier_run_s: float = 0.0
+
+    @property
+    def proposed(self) -> int:
+        return sum(r.proposed for r in self.rounds)
+
+    @property
+    def accepted(self) -> int:
+        return sum(r.accepted for r in self.rounds)
+
+    @property
+    def acceptance(self) -> float | None:
+        """Accepted draft tokens / proposed draft tokens; None when nothing was proposed."""
+        return self.accepted / self.proposed if self.proposed else None
+
+
+def _vocab_mismatch(drafter: Tier, verifier: Tier) -> str | None:
+    if drafter.shape.vocab_size != verifier.shape.vocab_size:
+        return f"model vocabularies differ ({drafter.shape.vocab_size} vs {verifier.shape.vocab_size} logits)"
+    if drafter.special != verifier.special:
+        return f"special ids differ ({drafter.special} vs {verifier.special})"
+    dv, vv = drafter.tokenizer.vocabulary(), verifier.tokenizer.vocabulary()
+    if dv != vv:
+        for token in sorted(set(dv) | set(vv)):
+            if dv.get(token) != vv.get(token):
+                return f"token {token!r} is id {dv.get(token)} in the drafter and {vv.get(token)} in the verifier"
+    return None
+
+
+class SpeculativePair:
+    """A drafter and a verifier that share one vocabulary (checked here, once)."""
+
+    def __init__(self, drafter: Tier, verifier: Tier) -> None:
+        why = _vocab_mismatch(drafter, verifier)
+        if why:
+            raise MeasureError(
+                f"speculative pair refused: drafter {drafter.path} and verifier {verifier.path} "
+                f"do not share one vocabulary: {why}"
+            )
+        self.drafter = drafter
+        self.verifier = verifier
+
+    def decode(
+        self, text: str, k: int, *, max_new_tokens: int | None = None, trace: Trace | None = None
+    ) -> SpeculativeDecoded:
+        if k < 1:
+            raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
+        trace = trace or Trace()
+        d, v = self.drafter, self.verifier
+        ids = v.source_ids(text)
+        limit = max_new_tokens or v.default_max_new_tokens(len(ids))
+        eos = v.special.eos
+        v_cache = v.start(ids, trace)
+        d_cache = d.start(ids, trace)
+        seq = [v.special.decoder_start]  # committed tokens, start included
+        rounds: list[Round] = []
+        d_calls = v_calls = 0
+        stopped = "max_new_tokens"
+        while len(seq) - 1 < limit:
+            room = limit - (len(seq) - 1)
+            budget = min(k, room - 1)
+            drafts: list[int] = []
+            if budget > 0:
+                logits = None
+                for token in seq[d_cache.length :]:  # single-step: catch up on committed tokens
+                    logits, d_cache = d.feed(d_cache, [token], trace)
+                    d_calls += 1
+                while True:
+                    draft = int(np.argmax(logits[-1]))
+                    drafts.append(draft)
+                    if draft == eos or len(drafts) == budget:
+                        break
+                    logits, d_cache = d.feed(d_cache, [draft], trace)
+                    d_calls += 1
+            base = v_cache.length  # == len(seq) - 1: the verifier always lacks only the last committed token
+            logits, v_cache = v.feed(v_cache, [seq[-1], *drafts], trace)
+            v_calls += 1
+            best = np.argmax(logits, axis=-1)
+            n = 0
+            while n < len(drafts) and drafts[n] == int(best[n]):
+                n += 1
+            seq.extend(drafts[:n])
+            seq.append(int(best[n]))
+            rounds.append(Round(proposed=len(drafts), accepted=n, bonus=bool(drafts) and n == len(drafts)))
+            v_cache = v_cache.trim(base + 1 + n)
+            if drafts:
+                d_cache = d_cache.trim(min(d_cache.length, base + 1 + min(n, len(drafts) - 1)))
+            if eos in seq[len(seq) - n - 1 :]:
+                del seq[seq.index(eos, len(seq) - n - 1) :]
+                stopped = "eos"
+                break
+        del seq[limit + 1 :]
+        wall = perf_counter() - trace.started
+        return SpeculativeDecoded(
+            text=v.tokenizer.decode(seq[1:]),
+            tokens=tuple(seq[1:]),
+            stopped=stopped,
+            wall_s=wall,
+            calls=trace.calls(),
+            run_s=trace.run_s(),
+            rounds=tuple(rounds),
+            drafter_calls=d_calls,
+            verifier_calls=v_calls,
+            drafter_run_s=trace.run_s(d.label + "."),
+            verifier_run_s=trace.run_s(v.label + "."),
+        )

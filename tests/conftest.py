@@ -1,0 +1,49 @@
+"""Shared fixtures: the real bundled demo tiers and golden rows, loaded once per test session."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from measure import bundled
+from measure.artifacts import Tier, load_tier
+from measure.golden import GoldenRows, load_golden
+
+
+@pytest.fixture(scope="session")
+def golden() -> GoldenRows:
+    return load_golden(bundled.GOLDEN)
+
+
+@pytest.fixture(scope="session")
+def base_fp32() -> Tier:
+    return load_tier(bundled.REFERENCE)
+
+
+@pytest.fixture(scope="session")
+def base_int8() -> Tier:
+    return load_tier(bundled.PLAIN)
+
+
+@pytest.fixture(scope="session")
+def small_fp32() -> Tier:
+    return load_tier(bundled.SMALL_FP32, label="drafter")
+
+
+@pytest.fixture(scope="session")
+def small_int4() -> Tier:
+    return load_tier(bundled.LITE, label="drafter")
+
+
+@pytest.fixture
+def tier_copy(tmp_path: Path):
+    """A writable copy of a bundled tier, for tests that break one file of it."""
+
+    def copy(src: Path) -> Path:
+        dst = tmp_path / src.name
+        shutil.copytree(src, dst)
+        return dst
+
+    return copy

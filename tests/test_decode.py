@@ -1,0 +1,85 @@
+"""Greedy decoding on the real demo graphs: cached == uncached, batched == single-step, O(T) calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from measure.decode import batched_logits, greedy, greedy_uncached, single_step_logits
+from measure.session import Trace
+
+
+def test_cached_greedy_equals_uncached_reference_on_every_row(base_fp32, golden):
+    for row in golden.rows:
+        cached = greedy(base_fp32, row.input)
+        reference = greedy_uncached(base_fp32, row.input)
+        assert cached.tokens == reference.tokens, f"line {row.line}: {row.input!r}"
+        assert cached.text == reference.text
+
+
+def test_base_fp32_is_genuinely_trained(base_fp32, golden):
+    held_out = [r for r in golden.rows if " " not in r.input][:48]
+    hits = sum(greedy(base_fp32, r.input).text == r.output for r in held_out)
+    assert hits / len(held_out) >= 0.9
+
+
+def test_fp32_batched_framing_matches_single_step(base_fp32, golden):
+    worst = 0.0
+    for row in golden.rows[::4]:
+        tokens = list(greedy(base_fp32, row.input).tokens)
+        batched = batched_logits(base_fp32, row.input, tokens)
+        single = single_step_logits(base_fp32, row.input, tokens)
+        assert batched.shape == single.shape == (len(tokens) + 1, base_fp32.shape.vocab_size)
+        worst = max(worst, float(np.abs(batched - single).max()))
+    assert worst < 5e-5
+
+
+def test_int8_batched_framing_differs_more_than_fp32(base_fp32, base_int8, golden):
+    """Dynamic int8 computes activation scales per fed tensor, so framing moves its logits."""
+    diffs = {}
+    for name, tier in (("fp32", base_fp32), ("int8", base_int8)):
+        worst = 0.0
+        for row in golden.rows[::4]:
+            tokens = list(greedy(tier, row.input).tokens)
+            worst = max(
+                worst,
+                float(
+                    np.abs(batched_logits(tier, row.input, tokens) - single_step_logits(tier, row.input, tokens)).max()
+                ),
+            )
+        diffs[name] = worst
+    assert diffs["int8"] > 10 * diffs["fp32"]
+
+
+def test_greedy_makes_one_decoder_call_per_token(base_fp32, golden):
+    for row in golden.rows:
+        trace = Trace()
+        result = greedy(base_fp32, row.input, trace=trace)
+        decoder_calls = trace.calls(base_fp32.label + ".decoder")
+        expected = len(result.tokens) + (1 if result.stopped == "eos" else 0)
+        assert decoder_calls == expected
+        assert trace.calls(base_fp32.label + ".encoder") == 1
+        assert result.calls == decoder_calls + 1
+
+
+def test_calls_grow_linearly_not_quadratically(base_fp32, golden):
+    lengths, calls = [], []
+    for row in golden.rows:
+        result = greedy(base_fp32, row.input)
+        lengths.append(len(result.tokens))
+        calls.append(result.calls)
+    slope, intercept = np.polyfit(lengths, calls, 1)
+    assert slope == pytest.approx(1.0, abs=1e-9)
+    assert intercept == pytest.approx(2.0, abs=1e-9)
+
+
+def test_max_new_tokens_caps_a_row(base_fp32):
+    result = greedy(base_fp32, "здравствуйте", max_new_tokens=3)
+    assert len(result.tokens) == 3
+    assert result.stopped == "max_new_tokens"
+
+
+def test_instrumentation_accounts_for_wall_time(base_fp32):
+    result = greedy(base_fp32, "объём")
+    assert 0 < result.run_s <= result.wall_s
+    assert result.outside_s == pytest.approx(result.wall_s - result.run_s)

@@ -1,0 +1,31 @@
+"""The README's two set-up commands stay true: CI runs the test command word for word."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```", setup, flags=re.S)
+
+
+def test_readme_has_exactly_two_setup_commands():
+    commands = _commands()
+    assert len(commands) == 2
+    assert all("\n" not in c for c in commands)
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert _commands()[1] in ci.splitlines()
+
+
+def test_main_job_paths_exist():
+    main = _commands()[0]
+    for path in re.findall(r"(measure/demo/[\w-]+|benchmarks/[\w.]+)", main):
+        assert (ROOT / path).exists(), path
