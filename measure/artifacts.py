@@ -130,6 +130,11 @@ class Tier:
         """k tokens in one decoder call: logits (k, vocab) and the grown cache."""
         return self.decoder.feed(cache, tokens, trace)
 
+    def slow_down(self, seconds_per_call: float) -> None:
+        """Test-only hook: every decoder call of this tier takes this much longer (inside the timing)."""
+        for session in self.decoder.sessions:
+            session.delay_s = seconds_per_call
+
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
         if self._fingerprint is None:

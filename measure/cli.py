@@ -17,6 +17,12 @@ VERBS = {
     "decode": "decode texts with a tier (greedy, or speculative with --draft)",
     "info": "print a tier's fingerprint: files, sizes, sha256, precision, layers",
     "quantize": "write a quantized tier (dynamic int8 or int4 MatMulNBits)",
+    "run": "run the wall-clock and framing-parity suites; write a JSON run record",
+    "show": "summarise a run record: timings, pairs, framing, verdicts",
+    "validate": "check run records against the JSON Schema",
+    "env": "print the environment fingerprint a run would record",
+    "check": "exit 1 when a policy gate fails in the newest records",
+    "compare": "compare two records case by case (faster / slower / same / inconclusive)",
 }
 
 

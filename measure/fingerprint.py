@@ -116,7 +116,11 @@ class TierFingerprint:
     total_bytes: int
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain JSON types (tuples become lists), as stored in run records."""
+        d = asdict(self)
+        d["files"] = [dict(f) for f in d["files"]]
+        d["graphs"] = [dict(g) for g in d["graphs"]]
+        return d
 
 
 def tier_precision(graphs: tuple[GraphFingerprint, ...]) -> str:

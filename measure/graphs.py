@@ -140,6 +140,7 @@ class Decoder:
     layout: str
     shape: Shape
     ids_dtype: type
+    sessions: tuple[TimedSession, ...]
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
         raise NotImplementedError
@@ -194,6 +195,7 @@ class SimpleDecoder(Decoder):
             "past_key_{i}/past_value_{i}",
         )
         self.session = session
+        self.sessions = (session,)
         self.past_names = [f"past_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
         session.output_names = ["logits"] + [f"present_{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
         missing = [n for n in self.past_names + session.output_names if n not in session.inputs | session.outputs]
@@ -260,6 +262,7 @@ class OptimumDecoder(Decoder):
             if missing:
                 raise MeasureError(f"{s.path}: missing output {missing[0]}; found {', '.join(s.outputs)}")
         self.first, self.with_past = first, with_past
+        self.sessions = (first, with_past)
         self.ids_dtype = _DTYPES[first.inputs["input_ids"].type]
         self.shape = self._shape(with_past, n.past_self[0], "logits", layers, meta)
 
@@ -300,6 +303,7 @@ class MergedDecoder(Decoder):
         self.names = n = _OptimumNames(layers)
         session.output_names = ["logits", *n.present_self, *n.present_cross]
         self.session = session
+        self.sessions = (session,)
         self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
         self.shape = self._shape(session, n.past_self[0], "logits", layers, meta)
         self._no_cache = np.array([False])

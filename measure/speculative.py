@@ -79,8 +79,17 @@ class SpeculativePair:
         self.verifier = verifier
 
     def decode(
-        self, text: str, k: int, *, max_new_tokens: int | None = None, trace: Trace | None = None
+        self,
+        text: str,
+        k: int,
+        *,
+        max_new_tokens: int | None = None,
+        trace: Trace | None = None,
+        verify: str = "batched",
     ) -> SpeculativeDecoded:
+        """``verify="single"`` checks drafts one token per verifier call: the uniform framing a probe assumes."""
+        if verify not in ("batched", "single"):
+            raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
         if k < 1:
             raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
         trace = trace or Trace()
@@ -111,8 +120,16 @@ class SpeculativePair:
                     logits, d_cache = d.feed(d_cache, [draft], trace)
                     d_calls += 1
             base = v_cache.length  # == len(seq) - 1: the verifier always lacks only the last committed token
-            logits, v_cache = v.feed(v_cache, [seq[-1], *drafts], trace)
-            v_calls += 1
+            if verify == "batched":
+                logits, v_cache = v.feed(v_cache, [seq[-1], *drafts], trace)
+                v_calls += 1
+            else:
+                rows = []
+                for token in [seq[-1], *drafts]:
+                    step, v_cache = v.feed(v_cache, [token], trace)
+                    rows.append(step[-1])
+                    v_calls += 1
+                logits = np.stack(rows)
             best = np.argmax(logits, axis=-1)
             n = 0
             while n < len(drafts) and drafts[n] == int(best[n]):

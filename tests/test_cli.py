@@ -72,3 +72,77 @@ def test_measurement_never_imports_torch_or_rendering():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
+
+
+def test_run_writes_a_record_and_prints_its_path(mini_config, tmp_path):
+    config = mini_config(rows=6, repeats=2)
+    done = measure("run", "--config", str(config), "--suite", "framing", "--results", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stderr
+    path = done.stdout.strip().splitlines()[-1]
+    assert path.endswith(".json") and "results" in path
+    assert "[1/" in done.stderr  # plain progress lines when not on a terminal
+    assert measure("validate", path).returncode == 0
+    shown = measure("show", path)
+    assert shown.returncode == 0 and "framing parity" in shown.stdout and "verdicts" in shown.stdout
+    checked = measure("check", "--results", str(tmp_path / "results"))
+    assert checked.returncode == 0, checked.stdout
+    compared = measure("compare", path, path)
+    assert compared.returncode == 2 and "no wall-clock case in common" in compared.stderr
+
+
+def test_compare_fail_on_slower_is_a_gate(tmp_path):
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data" / "record-v1.json"
+    doc = json.loads(data.read_text(encoding="utf-8"))
+    case = doc["wallclock"]["cases"]["base-int8"]
+    case["wall_s"] = [[w * 1.5 for w in rep] for rep in case["wall_s"]]
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(doc), encoding="utf-8")
+    same = measure("compare", str(data), str(data), "--fail-on", "slower")
+    assert same.returncode == 0, same.stdout
+    gated = measure("compare", str(data), str(slow), "--fail-on", "slower")
+    assert gated.returncode == 1
+    assert "base-int8" in gated.stdout and "slower" in gated.stdout
+
+
+def test_check_fails_on_an_fp32_preservation_bug(tmp_path):
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data" / "record-v1.json"
+    doc = json.loads(data.read_text(encoding="utf-8"))
+    doc["tiers"]["base-int8"]["fingerprint"]["precision"] = "fp32"
+    acc = doc["framing"]["acceptance"][0]
+    acc["preserved"] -= 1
+    path = tmp_path / "bug.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    done = measure("check", str(path))
+    assert done.returncode == 1
+    assert "FAIL" in done.stdout and "identical to plain greedy" in done.stdout
+
+
+def test_bad_config_and_bad_record_are_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('golden = "x.jsonl"\n', encoding="utf-8")
+    done = measure("run", "--config", str(bad), "--results", str(tmp_path / "r"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "x.jsonl" in done.stderr
+    rec = tmp_path / "rec.json"
+    rec.write_text('{"schema_version": 99}', encoding="utf-8")
+    done = measure("validate", str(rec))
+    assert done.returncode == 2 and "newer measure" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_golden_row_that_is_not_json_names_its_line(mini_config, tmp_path):
+    config = mini_config(rows=3)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(rows.read_text(encoding="utf-8") + "{not json}\n", encoding="utf-8")
+    done = measure("run", "--config", str(config), "--results", str(tmp_path / "r"))
+    assert done.returncode == 2
+    assert "rows.jsonl:4: not valid JSON" in done.stderr
+
+
+def test_env_verb():
+    done = measure("env", "--json")
+    assert done.returncode == 0
+    env = json.loads(done.stdout)
+    assert env["machine_id"] and env["onnxruntime"] and env["machine"]["cores"] >= 1

@@ -1,0 +1,63 @@
+"""Run the wall-clock and framing-parity suites and write a versioned JSON run record.
+
+Progress bars on a terminal, plain lines in CI; prints the record's path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, default=None, help="suite config TOML (default: the bundled demo's)")
+    p.add_argument(
+        "--suite",
+        action="append",
+        choices=["wallclock", "framing"],
+        dest="suites",
+        help="run only this suite (repeatable; default both)",
+    )
+    p.add_argument("--results", type=Path, default=Path("results"), help="results tree (default ./results)")
+
+
+def _progress():
+    """A rich progress bar on a terminal; one plain line a step in CI or when piped."""
+    if sys.stderr.isatty() and not os.environ.get("CI"):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+        )
+        tasks: dict[str, int] = {}
+
+        def update(what: str, done: int, total: int) -> None:
+            suite = what.split()[0]
+            if suite not in tasks:
+                tasks[suite] = bar.add_task(suite, total=total)
+            bar.update(tasks[suite], completed=done, total=total, description=what[:60])
+
+        return bar, update
+
+    def plain(what: str, done: int, total: int) -> None:
+        print(f"[{done}/{total}] {what}", file=sys.stderr, flush=True)
+
+    return None, plain
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.config import SUITES, load_config
+    from measure.runner import run as run_suites
+
+    config = load_config(args.config)
+    suites = list(dict.fromkeys(args.suites or SUITES))
+    bar, update = _progress()
+    if bar is not None:
+        with bar:
+            path = run_suites(config, suites, args.results, argv=sys.argv, progress=update)
+    else:
+        path = run_suites(config, suites, args.results, argv=sys.argv, progress=update)
+    print(path)
+    return 0

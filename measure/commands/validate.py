@@ -1,0 +1,20 @@
+"""Check run records against the shipped JSON Schema (migrating older versions first)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="run record JSON files")
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.record import load_record
+
+    for path in args.files:
+        doc = load_record(path)
+        state = "complete" if doc["complete"] else f"incomplete ({doc.get('error', 'not finished')})"
+        print(f"ok {path}: schema v{doc['schema_version']}, {state}")
+    return 0

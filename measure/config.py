@@ -1,0 +1,205 @@
+"""The suite config (TOML): which tiers, which pairs, which golden rows, how to measure, what policy.
+
+Every option is a typed field with a docstring; unknown keys and missing
+files are one-line errors naming the key or the path. Paths are relative to
+the config file. With no config, ``measure run`` uses the bundled demo's.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from measure import bundled
+from measure.errors import MeasureError
+from measure.session import SessionConfig
+
+ROLES = ("reference", "plain", "lite", "drafter", "verifier")
+SUITES = ("wallclock", "framing")
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    name: str
+    """How pages and records call the tier."""
+    path: Path
+    """The tier folder."""
+    role: str
+    """reference, plain, lite, drafter or verifier; exactly one plain tier anchors the ratios."""
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    drafter: str
+    """Name of the drafter tier."""
+    verifier: str
+    """Name of the verifier tier."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.drafter}->{self.verifier}"
+
+
+@dataclass(frozen=True)
+class WallclockConfig:
+    warmup: int = 1
+    """Untimed passes over the golden rows per case before timing starts."""
+    repeats: int = 7
+    """Timed passes per case, interleaved across cases (A B C A B C ...)."""
+    k: tuple[int, ...] = (2, 4, 8)
+    """Draft lengths swept for each speculative pair."""
+    bootstrap: int = 2000
+    """Bootstrap resamples for every interval."""
+    seed: int = 20261202
+    """Seed of the bootstrap, recorded so intervals are reproducible."""
+
+
+@dataclass(frozen=True)
+class FramingConfig:
+    k: tuple[int, ...] = (2, 4, 8)
+    """Batched block sizes replayed on top of single-step prefixes; the whole prefix is always added."""
+    whole_prefix: bool = True
+    """Also replay each row's whole prefix in one call."""
+    probe_k: int = 4
+    """Draft length for acceptance three ways (probe, runtime, self)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The stated rules verdicts are computed with; changing one never needs a re-run."""
+
+    exponent_max: float = 1.15
+    """Decoding is O(T) when the fitted exponent's upper bound is at most this."""
+    overhead_max: float = 0.10
+    """Harness overhead (wall time outside session.run) at most this share."""
+    framing_tolerance: float = 1e-4
+    """Largest present/logit difference that still counts as 'framing does not change the decode'."""
+    speedup_min: float = 1.0
+    """Speculative counts as faster when the lower bound of its speedup over plain exceeds this."""
+    compare_tolerance: float = 0.05
+    """compare/check: a ratio within 1 +/- this is 'same'."""
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    path: Path
+    """The config file (or the bundled demo's)."""
+    golden: Path
+    tiers: tuple[TierSpec, ...]
+    pairs: tuple[PairSpec, ...]
+    session: SessionConfig = field(default_factory=SessionConfig)
+    wallclock: WallclockConfig = field(default_factory=WallclockConfig)
+    framing: FramingConfig = field(default_factory=FramingConfig)
+    policy: Policy = field(default_factory=Policy)
+
+    def tier(self, name: str) -> TierSpec:
+        return next(t for t in self.tiers if t.name == name)
+
+    @property
+    def plain(self) -> TierSpec:
+        return next(t for t in self.tiers if t.role == "plain")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as resolved (absolute paths, defaults filled in), for the run record."""
+        return {
+            "path": str(self.path),
+            "golden": str(self.golden),
+            "tiers": [{"name": t.name, "path": str(t.path), "role": t.role} for t in self.tiers],
+            "pairs": [{"drafter": p.drafter, "verifier": p.verifier} for p in self.pairs],
+            "session": self.session.to_dict(),
+            "wallclock": asdict(self.wallclock) | {"k": list(self.wallclock.k)},
+            "framing": asdict(self.framing) | {"k": list(self.framing.k)},
+            "policy": asdict(self.policy),
+        }
+
+
+def policy_from(data: dict[str, Any] | None) -> Policy:
+    """The policy stored in a record (unknown keys ignored, so an older record still reads)."""
+    names = {f.name for f in fields(Policy)}
+    return Policy(**{k: v for k, v in (data or {}).items() if k in names})
+
+
+def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise MeasureError(f"{path}: unknown key {where}.{key}; expected one of {', '.join(known)}")
+    values = {}
+    for key, value in data.items():
+        default = getattr(cls(), key) if cls is not SessionConfig else getattr(SessionConfig(), key)
+        if isinstance(default, tuple):
+            if not isinstance(value, list):
+                raise MeasureError(f"{path}: {where}.{key}: expected a list, got {value!r}")
+            value = tuple(value)
+        elif isinstance(default, bool) != isinstance(value, bool) or (
+            isinstance(default, int | float) and not isinstance(value, int | float)
+        ):
+            raise MeasureError(f"{path}: {where}.{key}: expected {type(default).__name__}, got {value!r}")
+        values[key] = value
+    return cls(**values)
+
+
+def load_config(path: Path | str | None = None) -> SuiteConfig:
+    """Read and check a suite config; ``None`` gives the bundled demo's."""
+    path = Path(path) if path is not None else bundled.CONFIG
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read config ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
+    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy"}
+    for key in data:
+        if key not in top:
+            raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(top))}")
+    base = path.parent
+    if "golden" not in data:
+        raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
+    golden = (base / data["golden"]).resolve()
+    if not golden.is_file():
+        raise MeasureError(f"{path}: golden = {data['golden']!r}: file not found at {golden}")
+    tiers = []
+    for i, t in enumerate(data.get("tiers", [])):
+        extra = set(t) - {"name", "path", "role"}
+        if extra:
+            raise MeasureError(f"{path}: unknown key tiers[{i}].{sorted(extra)[0]}; expected name, path, role")
+        for key in ("name", "path", "role"):
+            if not isinstance(t.get(key), str):
+                raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
+        if t["role"] not in ROLES:
+            raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
+        folder = (base / t["path"]).resolve()
+        if not folder.is_dir():
+            raise MeasureError(f"{path}: tiers[{i}].path = {t['path']!r}: folder not found at {folder}")
+        tiers.append(TierSpec(t["name"], folder, t["role"]))
+    names = [t.name for t in tiers]
+    if not tiers:
+        raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")
+    if len(set(names)) != len(names):
+        raise MeasureError(f"{path}: tier names must be unique; got {', '.join(names)}")
+    if sum(t.role == "plain" for t in tiers) != 1:
+        raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
+    pairs = []
+    for i, p in enumerate(data.get("pairs", [])):
+        extra = set(p) - {"drafter", "verifier"}
+        if extra:
+            raise MeasureError(f"{path}: unknown key pairs[{i}].{sorted(extra)[0]}; expected drafter, verifier")
+        for key in ("drafter", "verifier"):
+            if p.get(key) not in names:
+                raise MeasureError(f"{path}: pairs[{i}].{key} = {p.get(key)!r}: expected one of {', '.join(names)}")
+        pairs.append(PairSpec(p["drafter"], p["verifier"]))
+    session_data = dict(data.get("session", {}))
+    if "providers" in session_data and not isinstance(session_data["providers"], list):
+        raise MeasureError(f"{path}: session.providers: expected a list of provider names")
+    return SuiteConfig(
+        path=path.resolve(),
+        golden=golden,
+        tiers=tuple(tiers),
+        pairs=tuple(pairs),
+        session=_section(session_data, SessionConfig, "session", path),
+        wallclock=_section(data.get("wallclock", {}), WallclockConfig, "wallclock", path),
+        framing=_section(data.get("framing", {}), FramingConfig, "framing", path),
+        policy=_section(data.get("policy", {}), Policy, "policy", path),
+    )

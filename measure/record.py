@@ -1,0 +1,152 @@
+"""The run record: one JSON file per run, the product's memory. Designed as a file format.
+
+JSON format history (``schema_version``, kept apart from the tool version):
+
+* 1 — first format: environment, resolved config, golden rows provenance,
+  tier fingerprints, raw wall-clock samples, framing-parity facts.
+
+Loading validates against the JSON Schema shipped beside this module, refuses
+records from a newer measure, and migrates older ones one step at a time
+(``MIGRATIONS[n]`` turns version n into n + 1), as asv does.
+
+Writing is atomic (temp file + rename) and happens after every case, so an
+interrupted run leaves a valid record marked incomplete, never a truncated file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from measure.errors import MeasureError
+
+SCHEMA_VERSION = 1
+SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
+
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+MIGRATIONS: dict[int, Migration] = {}
+"""``MIGRATIONS[n]`` upgrades a version-n document to version n + 1. Empty while only version 1 exists."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_id() -> str:
+    """Sortable by time, unique across machines: ``20261202T173000Z-1a2b3c``."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@cache
+def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    return json.loads((SCHEMA_DIR / f"record-v{version}.schema.json").read_text(encoding="utf-8"))
+
+
+def validate(doc: dict[str, Any], source: str) -> None:
+    """Schema check; the error names the file and the JSON path of the first problem."""
+    import jsonschema
+
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if not isinstance(version, int):
+        raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
+    validator = jsonschema.Draft202012Validator(schema(version))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if error is not None:
+        while error.context:  # anyOf/oneOf: descend to the most specific cause
+            error = jsonschema.exceptions.best_match(error.context)
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+        raise MeasureError(f"{source}: field {where}: {message}")
+
+
+def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] | None = None) -> dict[str, Any]:
+    """Bring a record to :data:`SCHEMA_VERSION`, step by step; refuse a newer one."""
+    steps = MIGRATIONS if migrations is None else migrations
+    target = max([SCHEMA_VERSION, *[n + 1 for n in steps]])
+    version = doc.get("schema_version")
+    if not isinstance(version, int):
+        raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
+    if version > target:
+        raise MeasureError(
+            f"{source}: schema_version {version} was written by a newer measure; "
+            f"this one reads versions up to {target}: upgrade measure to read it"
+        )
+    while version < target:
+        if version not in steps:
+            raise MeasureError(f"{source}: schema_version {version} is older than any this measure can migrate")
+        doc = steps[version](doc)
+        version += 1
+        doc["schema_version"] = version
+    return doc
+
+
+def load_record(path: Path | str) -> dict[str, Any]:
+    """Read, migrate and validate one record file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(doc, dict):
+        raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
+    doc = migrate(doc, str(path))
+    validate(doc, str(path))
+    return doc
+
+
+def record_paths(results: Path) -> list[Path]:
+    """Every record under a results tree (``<machine-id>/<run-id>.json``), oldest run first."""
+    if not results.is_dir():
+        return []
+    return sorted(results.glob("*/*.json"), key=lambda p: (p.stem, p.parent.name))
+
+
+def write_atomic(path: Path, doc: dict[str, Any]) -> None:
+    """Write beside the target and rename over it: readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; records are meant to be read and published
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class RecordWriter:
+    """Owns one record on disk while a run fills it in; every ``save`` leaves a valid file."""
+
+    def __init__(self, results: Path, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
+        self.save(check=True)
+
+    def save(self, check: bool = False) -> None:
+        """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
+        if check:
+            validate(self.doc, str(self.path))
+        write_atomic(self.path, self.doc)
+
+    def finish(self, error: str | None = None) -> Path:
+        self.doc["finished_at"] = now_iso()
+        self.doc["complete"] = error is None
+        if error is not None:
+            self.doc["error"] = error
+        self.save(check=True)
+        return self.path

@@ -1,0 +1,108 @@
+"""``measure run`` end to end: config -> tiers -> record on disk -> suites, saving after every case.
+
+Bad golden rows are refused before anything is timed; an error or an
+interrupt mid-run leaves the record on disk marked incomplete with what was
+measured so far.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from measure import __version__
+from measure.artifacts import Tier, load_tier
+from measure.config import SUITES, SuiteConfig
+from measure.environment import environment
+from measure.errors import MeasureError
+from measure.golden import GoldenRows, load_golden
+from measure.record import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
+from measure.speculative import SpeculativePair
+from measure.suites import Progress, no_progress
+from measure.suites.framing import run_framing
+from measure.suites.wallclock import run_wallclock
+
+
+def _check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
+    for row in golden.rows:
+        for tier in tiers.values():
+            try:
+                tier.source_ids(row.input)
+            except MeasureError as exc:
+                raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
+
+
+def _pairs(
+    config: SuiteConfig, tiers: dict[str, Tier]
+) -> tuple[dict[str, SpeculativePair], dict[str, SpeculativePair]]:
+    """Configured pairs, and a self-pair (same artifact loaded twice) for every tier a pair uses."""
+    pairs = {}
+    for spec in config.pairs:
+        drafter = tiers[spec.drafter]
+        if spec.drafter == spec.verifier:
+            drafter = load_tier(config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter")
+        pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
+    used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
+    selves = {
+        f"{n}->{n}": SpeculativePair(load_tier(config.tier(n).path, config.session, label=f"{n}~drafter"), tiers[n])
+        for n in used
+    }
+    return pairs, selves
+
+
+def run(
+    config: SuiteConfig,
+    suites: list[str],
+    results: Path,
+    argv: list[str] | None = None,
+    progress: Progress = no_progress,
+    slow: dict[str, float] | None = None,
+) -> Path:
+    """Measure and return the record's path. ``slow`` is the test-only per-call delay by tier name."""
+    for suite in suites:
+        if suite not in SUITES:
+            raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
+    golden = load_golden(config.golden)
+    tiers = {t.name: load_tier(t.path, config.session, label=t.name) for t in config.tiers}
+    for name, seconds in (slow or {}).items():
+        tiers[name].slow_down(seconds)
+    _check_rows(tiers, golden)
+    pairs, selves = _pairs(config, tiers)
+    env = environment(argv=argv)
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "measure", "version": __version__},
+        "run_id": new_run_id(),
+        "machine_id": env["machine_id"],
+        "started_at": now_iso(),
+        "finished_at": None,
+        "complete": False,
+        "suites": list(suites),
+        "environment": env,
+        "config": config.to_dict(),
+        "golden": {"path": str(golden.path), "sha256": golden.sha256, "rows": len(golden)},
+        "tiers": {
+            name: {"role": config.tier(name).role, "path": str(tier.path), "fingerprint": tier.fingerprint().to_dict()}
+            for name, tier in tiers.items()
+        },
+        "wallclock": None,
+        "framing": None,
+    }
+    if slow:
+        doc["test_slowdown_s"] = dict(slow)
+    writer = RecordWriter(results, doc)
+    try:
+        if "wallclock" in suites:
+            doc["wallclock"] = {}
+            texts = [r.input for r in golden.rows]
+            run_wallclock(tiers, pairs, texts, config.wallclock, doc["wallclock"], writer.save, progress)
+        if "framing" in suites:
+            doc["framing"] = {}
+            run_framing(tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
+    except KeyboardInterrupt:
+        writer.finish(error="interrupted")
+        raise
+    except Exception as exc:
+        writer.finish(error=f"{type(exc).__name__}: {exc}")
+        raise
+    return writer.finish()

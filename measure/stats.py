@@ -1,0 +1,124 @@
+"""Statistics over raw samples: robust summaries, seeded bootstrap intervals, fits.
+
+Everything here is a pure function of samples plus a seed, so a page or a
+gate recomputes the same interval from the same record, years later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point value with its interval (``lo``..``hi`` at ``level``) and spread."""
+
+    value: float
+    lo: float
+    hi: float
+    q1: float | None = None
+    q3: float | None = None
+
+    def excludes(self, x: float) -> bool:
+        return x < self.lo or x > self.hi
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "q1": self.q1, "q3": self.q3}
+
+
+def _interval(boot: np.ndarray, level: float) -> tuple[float, float]:
+    tail = (1 - level) / 2
+    return float(np.quantile(boot, tail)), float(np.quantile(boot, 1 - tail))
+
+
+def summarize(values: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL) -> Estimate:
+    """Median with a percentile-bootstrap interval and the interquartile range."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("no samples to summarize")
+    rng = np.random.default_rng(seed)
+    boot = np.median(x[rng.integers(0, x.size, size=(resamples, x.size))], axis=1)
+    lo, hi = _interval(boot, level)
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    return Estimate(float(np.median(x)), lo, hi, float(q1), float(q3))
+
+
+def paired_ratio(
+    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
+) -> Estimate:
+    """median(num) / median(den) with repeats resampled jointly (interleaved repeats are paired)."""
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if a.size != b.size or a.size == 0:
+        raise ValueError("paired samples must have the same non-zero length")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, a.size, size=(resamples, a.size))
+    boot = np.median(a[idx], axis=1) / np.median(b[idx], axis=1)
+    lo, hi = _interval(boot, level)
+    return Estimate(float(np.median(a) / np.median(b)), lo, hi)
+
+
+def ratio_of_medians(
+    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
+) -> Estimate:
+    """median(num) / median(den) for two independent runs: each side resampled on its own."""
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if a.size == 0 or b.size == 0:
+        raise ValueError("a ratio needs samples on both sides")
+    rng = np.random.default_rng(seed)
+    boot_a = np.median(a[rng.integers(0, a.size, size=(resamples, a.size))], axis=1)
+    boot_b = np.median(b[rng.integers(0, b.size, size=(resamples, b.size))], axis=1)
+    lo, hi = _interval(boot_a / boot_b, level)
+    return Estimate(float(np.median(a) / np.median(b)), lo, hi)
+
+
+def fit_exponent(
+    lengths: Sequence[float], seconds: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
+) -> Estimate:
+    """Slope b of log(time) on log(length): time ~ length^b; rows resampled for the interval."""
+    x, y = np.log(np.asarray(lengths, dtype=float)), np.log(np.asarray(seconds, dtype=float))
+    if x.size < 3 or np.ptp(x) == 0:
+        raise ValueError("an exponent needs at least three rows of different lengths")
+    slope = float(np.polyfit(x, y, 1)[0])
+    rng = np.random.default_rng(seed)
+    boot = []
+    for idx in rng.integers(0, x.size, size=(resamples, x.size)):
+        if np.ptp(x[idx]) > 0:
+            boot.append(np.polyfit(x[idx], y[idx], 1)[0])
+    lo, hi = _interval(np.asarray(boot), level)
+    return Estimate(slope, lo, hi)
+
+
+def bootstrap(
+    fn: Callable[[np.ndarray], float], n: int, *, resamples: int, seed: int, level: float = LEVEL
+) -> tuple[float, float]:
+    """Interval of ``fn(indices)`` over resampled index sets of size ``n``."""
+    rng = np.random.default_rng(seed)
+    boot = np.asarray([fn(idx) for idx in rng.integers(0, n, size=(resamples, n))])
+    return _interval(boot, level)
+
+
+def predicted_speedup(acceptance: float, k: int, cost_ratio: float) -> float:
+    """Leviathan et al. 2023, Theorem 3.8: (1 - a^(k+1)) / ((1 - a)(k c + 1))."""
+    a = min(max(acceptance, 0.0), 1.0)
+    expected_tokens = k + 1.0 if a == 1.0 else (1 - a ** (k + 1)) / (1 - a)
+    return expected_tokens / (k * cost_ratio + 1)
+
+
+def edit_distance(a: Sequence, b: Sequence) -> int:
+    """Levenshtein distance (insert, delete, substitute), O(len(a) * len(b))."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        cur = [i]
+        for j, y in enumerate(b, start=1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def char_error_rate(hypothesis: str, reference: str) -> float:
+    return edit_distance(hypothesis, reference) / max(1, len(reference))

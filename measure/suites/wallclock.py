@@ -1,0 +1,119 @@
+"""Wall-clock suite: warm sessions, warm-up passes, repeats interleaved across cases, every sample kept.
+
+A *case* is one tier's greedy decode or one speculative pair at one k. Each
+timed pass decodes every golden row; passes go A B C A B C ... so drift on a
+shared machine hits every case alike. Nothing is summarised here: medians,
+intervals and ratios are derived later from the raw samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from measure.artifacts import Tier
+from measure.config import WallclockConfig
+from measure.decode import Decoded, greedy
+from measure.speculative import SpeculativeDecoded, SpeculativePair
+from measure.suites import Progress, Save, no_progress
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    facts: dict[str, Any]
+    decode: Callable[[str], Decoded]
+
+
+def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> list[Case]:
+    cases = [
+        Case(name, {"kind": "greedy", "tier": name}, lambda text, tier=tier: greedy(tier, text))
+        for name, tier in tiers.items()
+    ]
+    for pair_name, pair in pairs.items():
+        for k in ks:
+            facts = {
+                "kind": "speculative",
+                "pair": pair_name,
+                "drafter": pair.drafter.name,
+                "verifier": pair.verifier.name,
+                "k": k,
+            }
+            cases.append(Case(f"{pair_name}@k{k}", facts, lambda text, pair=pair, k=k: pair.decode(text, k)))
+    return cases
+
+
+def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
+    """Per-row facts that do not change between repeats (checked, not assumed)."""
+    facts: dict[str, Any] = {
+        "tokens": [len(d.tokens) for d in results],
+        "calls": [d.calls for d in results],
+        "outputs_stable": True,
+    }
+    if case.facts["kind"] == "speculative":
+        k = case.facts["k"]
+        spec: list[SpeculativeDecoded] = results  # type: ignore[assignment]
+        by_pos_proposed, by_pos_accepted = [0] * k, [0] * k
+        for d in spec:
+            for r in d.rounds:
+                for i in range(r.proposed):
+                    by_pos_proposed[i] += 1
+                    by_pos_accepted[i] += i < r.accepted
+        facts |= {
+            "proposed": [d.proposed for d in spec],
+            "accepted": [d.accepted for d in spec],
+            "rounds": [len(d.rounds) for d in spec],
+            "bonus": [sum(r.bonus for r in d.rounds) for d in spec],
+            "drafter_calls": [d.drafter_calls for d in spec],
+            "verifier_calls": [d.verifier_calls for d in spec],
+            "proposed_by_position": by_pos_proposed,
+            "accepted_by_position": by_pos_accepted,
+        }
+    return facts
+
+
+def run_wallclock(
+    tiers: dict[str, Tier],
+    pairs: dict[str, SpeculativePair],
+    texts: list[str],
+    config: WallclockConfig,
+    out: dict[str, Any],
+    save: Save,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Fill ``out`` (the record's ``wallclock`` section) in place, saving after every case pass."""
+    cases = cases_for(tiers, pairs, config.k)
+    out.update(
+        {"warmup": config.warmup, "repeats": config.repeats, "order": "interleaved", "repeats_done": 0, "cases": {}}
+    )
+    total = len(cases) * (config.warmup + config.repeats)
+    done = 0
+    for _ in range(config.warmup):
+        for case in cases:
+            for text in texts:
+                case.decode(text)
+            done += 1
+            progress(f"wallclock warm-up {case.name}", done, total)
+    for rep in range(config.repeats):
+        for case in cases:
+            results = [case.decode(text) for text in texts]
+            entry = out["cases"].get(case.name)
+            if entry is None:
+                entry = out["cases"][case.name] = case.facts | _first_pass(case, results)
+                entry |= {"wall_s": [], "run_s": []}
+                if case.facts["kind"] == "speculative":
+                    entry |= {"drafter_run_s": [], "verifier_run_s": []}
+            elif [len(d.tokens) for d in results] != entry["tokens"]:
+                entry["outputs_stable"] = False
+            entry["wall_s"].append([d.wall_s for d in results])
+            entry["run_s"].append([d.run_s for d in results])
+            if case.facts["kind"] == "speculative":
+                entry["drafter_run_s"].append([d.drafter_run_s for d in results])
+                entry["verifier_run_s"].append([d.verifier_run_s for d in results])
+            done += 1
+            progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
+            save()
+        out["repeats_done"] = rep + 1
+    save()
+    return out

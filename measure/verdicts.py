@@ -1,0 +1,225 @@
+"""Verdicts: pure functions of a record's facts plus a stated policy.
+
+Changing a policy never needs a re-run: ``verdicts(doc, policy)`` with a new
+policy re-judges an old record. Each verdict states its rule, the measured
+value and its interval; "inconclusive" is a real outcome. A verdict marked
+``gate`` fails ``measure check`` (a failure there means a bug, e.g. fp32
+speculative output differing from fp32 greedy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from measure.analysis import pair_timings, ratio, tier_timings
+from measure.config import Policy, policy_from
+from measure.stats import Estimate, ratio_of_medians
+
+OUTCOMES = ("success", "failure", "warning", "inconclusive", "info")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    topic: str
+    """Stable slug of the question, e.g. ``decode-linear``; anchors are ``<topic>-<date>``."""
+    question: str
+    subject: str
+    outcome: str
+    answer: str
+    """Short answer: yes / no / inconclusive / a number."""
+    rule: str
+    value: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    gate: bool = False
+    """A failure here fails ``measure check``."""
+
+
+def _precision(doc: dict[str, Any], tier: str) -> str:
+    return doc["tiers"][tier]["fingerprint"]["precision"] if tier in doc["tiers"] else "?"
+
+
+def _est(e: Estimate) -> dict[str, float]:
+    return {"value": e.value, "lo": e.lo, "hi": e.hi}
+
+
+def wallclock_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
+    out = []
+    for t in tier_timings(doc):
+        if t.exponent is not None:
+            e = t.exponent
+            if e.hi <= policy.exponent_max:
+                outcome, answer = "success", "yes"
+            elif e.lo > policy.exponent_max:
+                outcome, answer = "failure", "no"
+            else:
+                outcome, answer = "inconclusive", "inconclusive"
+            out.append(
+                Verdict(
+                    "decode-linear",
+                    "Is decoding O(T)?",
+                    t.tier,
+                    outcome,
+                    answer,
+                    f"fitted exponent's 95% interval at most {policy.exponent_max}",
+                    **_est(e),
+                    gate=outcome == "failure",
+                )
+            )
+        outcome = "success" if t.overhead <= policy.overhead_max else "warning"
+        out.append(
+            Verdict(
+                "harness-overhead",
+                "Is the harness overhead small?",
+                t.tier,
+                outcome,
+                "yes" if outcome == "success" else "no",
+                f"wall time outside session.run at most {policy.overhead_max:.0%}",
+                value=t.overhead,
+            )
+        )
+    best: dict[str, Any] = {}
+    for p in pair_timings(doc):
+        if p.pair not in best or p.observed_speedup.value > best[p.pair].observed_speedup.value:
+            best[p.pair] = p
+    for p in best.values():
+        s = p.observed_speedup
+        if s.lo > policy.speedup_min:
+            outcome, answer = "success", "yes"
+        elif s.hi < policy.speedup_min:
+            outcome, answer = "failure", "no"
+        else:
+            outcome, answer = "inconclusive", "inconclusive"
+        out.append(
+            Verdict(
+                "speculative-speedup",
+                "Is speculative decoding faster than plain greedy on this machine?",
+                f"{p.pair} (best k={p.k})",
+                outcome,
+                answer,
+                f"speedup over the verifier's greedy decode, 95% interval above {policy.speedup_min}",
+                **_est(s),
+            )
+        )
+    return out
+
+
+def framing_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
+    fr = doc.get("framing") or {}
+    out = []
+    for t in fr.get("tiers", []):
+        agree = sum(b["argmax_agree"] for b in t["blocks"])
+        total = sum(b["argmax_total"] for b in t["blocks"])
+        worst = max((b["present_max_abs_diff"] for b in t["blocks"]), default=0.0)
+        fp32 = t["precision"] in ("fp32", "fp16")
+        if agree < total:
+            outcome, answer = "failure", f"yes: {agree}/{total} argmax agree"
+        elif worst > policy.framing_tolerance:
+            outcome, answer = "warning", f"values move (max {worst:.2g}), decisions do not: {agree}/{total}"
+        else:
+            outcome, answer = "success", f"no: {agree}/{total}"
+        out.append(
+            Verdict(
+                "framing-parity",
+                "Does framing change decodes of this artifact?",
+                t["tier"],
+                outcome,
+                answer,
+                f"single-step == batched argmax everywhere and presents within {policy.framing_tolerance:g}",
+                value=worst,
+                gate=fp32 and outcome != "success",
+            )
+        )
+    for a in fr.get("acceptance", []):
+        name = f"{a['drafter']}->{a['verifier']}"
+        fp32 = _precision(doc, a["verifier"]) in ("fp32", "fp16")
+        ok = a["preserved"] == a["rows"]
+        out.append(
+            Verdict(
+                "output-preservation",
+                "Is speculative output identical to plain greedy?",
+                name,
+                "success" if ok else "failure",
+                f"{a['preserved']}/{a['rows']} rows identical",
+                "every row of the speculative decode equals the verifier's greedy decode",
+                value=a["preserved"] / a["rows"],
+                gate=fp32 and not ok,
+            )
+        )
+        runtime, probe = ratio(a["runtime"]), ratio(a["probe"])
+        if a["self"]:
+            full = runtime == 1.0
+            out.append(
+                Verdict(
+                    "self-acceptance",
+                    "Does the artifact accept its own drafts under batched framing?",
+                    name,
+                    "success" if full else "warning",
+                    f"{a['runtime']['accepted']}/{a['runtime']['proposed']}",
+                    "drafter == verifier: anything below 1.0 is framing, not model disagreement",
+                    value=runtime,
+                    gate=fp32 and not full,
+                )
+            )
+        else:
+            out.append(
+                Verdict(
+                    "acceptance",
+                    "Does the probe's acceptance hold at runtime?",
+                    name,
+                    "info",
+                    f"probe {probe:.4f}, runtime {runtime:.4f}"
+                    if probe is not None and runtime is not None
+                    else "nothing proposed",
+                    "probe: verifier checks drafts single-step; runtime: one batched call",
+                    value=runtime,
+                )
+            )
+    return out
+
+
+def verdicts(doc: dict[str, Any], policy: Policy | None = None) -> list[Verdict]:
+    """Every verdict for one record, under ``policy`` (default: the policy the record states)."""
+    policy = policy or policy_from(doc["config"].get("policy"))
+    return wallclock_verdicts(doc, policy) + framing_verdicts(doc, policy)
+
+
+def failed_gates(found: list[Verdict]) -> list[Verdict]:
+    return [v for v in found if v.gate]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    case: str
+    outcome: str
+    """faster, slower, same or inconclusive."""
+    ratio: Estimate
+    """NEW ms/token / BASE ms/token."""
+
+
+def compare(base: dict[str, Any], new: dict[str, Any], policy: Policy | None = None) -> list[Comparison]:
+    """Per wall-clock case in both records: the ratio's interval against the tolerance band."""
+    from measure.analysis import bootstrap_of, per_repeat_ms_per_token
+
+    policy = policy or policy_from(new["config"].get("policy"))
+    tol = policy.compare_tolerance
+    b = bootstrap_of(new)
+    out = []
+    base_cases = (base.get("wallclock") or {}).get("cases", {})
+    for name, case in ((new.get("wallclock") or {}).get("cases", {})).items():
+        if name not in base_cases or not case["wall_s"] or not base_cases[name]["wall_s"]:
+            continue
+        r = ratio_of_medians(
+            per_repeat_ms_per_token(case), per_repeat_ms_per_token(base_cases[name]), resamples=b.resamples, seed=b.seed
+        )
+        if r.hi < 1 - tol:
+            outcome = "faster"
+        elif r.lo > 1 + tol:
+            outcome = "slower"
+        elif r.lo >= 1 - tol and r.hi <= 1 + tol:
+            outcome = "same"
+        else:
+            outcome = "inconclusive"
+        out.append(Comparison(name, outcome, r))
+    return out

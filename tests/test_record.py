@@ -1,0 +1,82 @@
+"""The run record as a file format: golden files load, newer versions are refused, migration steps."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from measure.errors import MeasureError
+from measure.record import SCHEMA_VERSION, load_record, migrate, record_paths, validate, write_atomic
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_golden_record_of_every_schema_version_loads():
+    files = sorted(DATA.glob("record-v*.json"))
+    versions = {int(p.stem.split("-v")[1]) for p in files}
+    assert versions == set(range(1, SCHEMA_VERSION + 1)), "keep one golden record per schema version"
+    for path in files:
+        doc = load_record(path)
+        assert doc["schema_version"] == SCHEMA_VERSION
+        assert doc["complete"] is True
+
+
+def test_newer_version_is_refused_with_its_message(tmp_path):
+    doc = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+    doc["schema_version"] = SCHEMA_VERSION + 1
+    path = tmp_path / "future.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(
+        MeasureError,
+        match=rf"schema_version {SCHEMA_VERSION + 1} was written by a newer measure; "
+        rf"this one reads versions up to {SCHEMA_VERSION}",
+    ):
+        load_record(path)
+
+
+def test_migrations_run_step_by_step():
+    calls = []
+
+    def step(n):
+        def up(doc):
+            calls.append(n)
+            return doc | {f"from_v{n}": True}
+
+        return up
+
+    doc = migrate({"schema_version": 1}, "x.json", migrations={1: step(1), 2: step(2)})
+    assert calls == [1, 2]
+    assert doc["schema_version"] == 3 and doc["from_v1"] and doc["from_v2"]
+    with pytest.raises(MeasureError, match="older than any this measure can migrate"):
+        migrate({"schema_version": 0}, "x.json", migrations={1: step(1)})
+
+
+def test_schema_error_names_the_field():
+    doc = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+    bad = copy.deepcopy(doc)
+    bad["golden"]["sha256"] = "not-a-hash"
+    with pytest.raises(MeasureError, match=r"r\.json: field golden/sha256: 'not-a-hash' does not match"):
+        validate(bad, "r.json")
+    bad = copy.deepcopy(doc)
+    bad["framing"]["acceptance"][0]["probe"]["accepted"] = -1
+    with pytest.raises(MeasureError, match=r"field framing/acceptance/0/probe/accepted"):
+        validate(bad, "r.json")
+
+
+def test_malformed_json_names_the_line(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{\n "schema_version": 1,\n oops\n}', encoding="utf-8")
+    with pytest.raises(MeasureError, match=r"broken\.json: line 3: not valid JSON"):
+        load_record(path)
+
+
+def test_atomic_write_replaces_whole_files(tmp_path):
+    path = tmp_path / "m" / "r.json"
+    write_atomic(path, {"a": 1})
+    write_atomic(path, {"a": 2})
+    assert json.loads(path.read_text()) == {"a": 2}
+    assert [p.name for p in path.parent.iterdir()] == ["r.json"]
+    assert record_paths(tmp_path) == [path]

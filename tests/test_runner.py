@@ -1,0 +1,125 @@
+"""The suites end to end on the real demo tiers: records validate, facts are what they should be."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from measure.analysis import pair_timings, tier_timings
+from measure.config import load_config
+from measure.errors import MeasureError
+from measure.record import load_record
+from measure.runner import run
+from measure.verdicts import compare
+
+
+def test_record_is_complete_and_valid(both_suites):
+    doc, path = both_suites
+    assert doc["complete"] and doc["finished_at"]
+    assert path.parent.name == doc["machine_id"] and path.stem == doc["run_id"]
+    assert doc["golden"]["rows"] == 16
+    assert set(doc["tiers"]) == {"base-fp32", "base-int8", "small-int4"}
+    assert doc["tiers"]["small-int4"]["fingerprint"]["precision"] == "int4"
+    cases = doc["wallclock"]["cases"]
+    assert set(cases) == {
+        "base-fp32",
+        "base-int8",
+        "small-int4",
+        "small-int4->base-int8@k2",
+        "small-int4->base-int8@k4",
+    }
+    for case in cases.values():
+        assert len(case["wall_s"]) == 3 and all(len(rep) == 16 for rep in case["wall_s"])
+
+
+def test_every_raw_sample_is_kept_and_consistent(both_suites):
+    doc, _ = both_suites
+    for case in doc["wallclock"]["cases"].values():
+        for wall, inside in zip(case["wall_s"], case["run_s"], strict=True):
+            assert all(0 < r <= w for w, r in zip(wall, inside, strict=True))
+    spec = doc["wallclock"]["cases"]["small-int4->base-int8@k4"]
+    assert sum(spec["accepted_by_position"]) == sum(spec["accepted"])
+    assert sum(spec["proposed_by_position"]) == sum(spec["proposed"])
+
+
+def test_derived_numbers(both_suites):
+    doc, _ = both_suites
+    tiers = {t.tier: t for t in tier_timings(doc)}
+    assert tiers["base-int8"].ratio_vs_plain.value == pytest.approx(1.0)
+    assert tiers["base-fp32"].exponent.value < 1.5
+    for p in pair_timings(doc):
+        assert 0 < p.acceptance <= 1
+        assert 1 <= p.mean_accepted_length <= p.k + 1
+        assert p.cost_ratio > 0 and p.predicted_speedup > 0
+
+
+def test_framing_fp32_is_control_and_int8_differs(both_suites):
+    doc, _ = both_suites
+    tiers = {t["tier"]: t for t in doc["framing"]["tiers"]}
+    fp32 = max(b["present_max_abs_diff"] for b in tiers["base-fp32"]["blocks"])
+    int8 = max(b["present_max_abs_diff"] for b in tiers["base-int8"]["blocks"])
+    assert fp32 < 1e-4
+    assert int8 >= 100 * fp32
+    for block in tiers["base-fp32"]["blocks"]:
+        assert block["argmax_agree"] == block["argmax_total"]
+        assert block["first_divergent_step"] == [None] * 16
+    assert [b["block"] for b in tiers["base-fp32"]["blocks"]] == [2, 4, "whole"]
+
+
+def test_acceptance_three_ways_and_preservation(both_suites):
+    doc, _ = both_suites
+    acc = {(a["drafter"], a["verifier"]): a for a in doc["framing"]["acceptance"]}
+    assert set(acc) == {("small-int4", "base-int8"), ("small-int4", "small-int4"), ("base-int8", "base-int8")}
+    pair = acc[("small-int4", "base-int8")]
+    assert not pair["self"] and pair["probe"]["proposed"] > 0
+    assert acc[("small-int4", "small-int4")]["self"]
+    assert (
+        acc[("small-int4", "small-int4")]["runtime"]["accepted"]
+        == acc[("small-int4", "small-int4")]["runtime"]["proposed"]
+    )
+    quality = {t["tier"]: t["quality"] for t in doc["framing"]["tiers"]}
+    assert quality["base-fp32"]["exact"] >= 14
+    assert 0 <= quality["small-int4"]["cer_mean"] < 0.2
+
+
+def test_a_slowed_tier_shows_slower_with_an_interval_excluding_one(mini_config, tmp_path, both_suites):
+    config = load_config(mini_config(rows=12, repeats=5))
+    path = run(config, ["wallclock"], tmp_path / "slow", argv=["test"], slow={"small-int4": 0.0015})
+    doc = load_record(path)
+    tiers = {t.tier: t for t in tier_timings(doc)}
+    slowed = tiers["small-int4"].ratio_vs_plain
+    assert slowed.lo > 1.0, slowed
+    assert doc["test_slowdown_s"] == {"small-int4": 0.0015}
+    base = load_record(run(config, ["wallclock"], tmp_path / "base", argv=["test"]))
+    outcome = {c.case: c.outcome for c in compare(base, doc)}
+    assert outcome["small-int4"] == "slower"
+
+
+def test_interrupted_run_leaves_a_valid_incomplete_record(mini_config, tmp_path):
+    config = load_config(mini_config(rows=6, repeats=3))
+    seen = []
+
+    def stop_midway(what, done, total):
+        seen.append(what)
+        if done == 5 + 4:  # one warm-up pass over the 5 cases, then 4 timed cases
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(config, ["wallclock"], tmp_path / "results", argv=["test"], progress=stop_midway)
+    (path,) = (tmp_path / "results").glob("*/*.json")
+    doc = load_record(path)
+    assert doc["complete"] is False and doc["error"] == "interrupted"
+    assert len(doc["wallclock"]["cases"]) == 4  # the cases measured before the interrupt are kept
+    assert not list((tmp_path / "results").glob("*/.*.tmp"))
+
+
+def test_bad_golden_row_is_refused_before_measuring(mini_config, tmp_path):
+    path = mini_config(rows=4)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        rows.read_text(encoding="utf-8") + json.dumps({"input": "я" * 80, "output": "x"}) + "\n", encoding="utf-8"
+    )
+    with pytest.raises(MeasureError, match=r"rows\.jsonl:5: tier base-fp32: .*accepts at most 48"):
+        run(load_config(path), ["framing"], tmp_path / "results", argv=["test"])
+    assert not (tmp_path / "results").exists()

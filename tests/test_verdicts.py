@@ -1,0 +1,66 @@
+"""Verdicts are pure functions of facts plus policy: re-judging needs no re-run; gates catch bugs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from measure.config import Policy, policy_from
+from measure.verdicts import compare, failed_gates, verdicts
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _doc():
+    return json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+
+
+def test_same_record_same_verdicts():
+    assert verdicts(_doc()) == verdicts(_doc())
+
+
+def test_a_policy_change_rejudges_without_a_rerun():
+    doc = _doc()
+    strict = replace(policy_from(doc["config"]["policy"]), overhead_max=0.0)
+    loose = replace(strict, overhead_max=1.0)
+    overhead = lambda vs: {v.subject: v.outcome for v in vs if v.topic == "harness-overhead"}  # noqa: E731
+    assert set(overhead(verdicts(doc, strict)).values()) == {"warning"}
+    assert set(overhead(verdicts(doc, loose)).values()) == {"success"}
+
+
+def test_framing_verdicts_follow_the_measured_facts():
+    found = {(v.topic, v.subject): v for v in verdicts(_doc())}
+    fp32 = found[("framing-parity", "base-fp32")]
+    assert fp32.outcome == "success" and fp32.value < 1e-4
+    int8 = found[("framing-parity", "base-int8")]
+    assert int8.outcome in ("warning", "failure") and int8.value > 1e-2
+
+
+def test_fp32_output_preservation_failure_is_a_gate():
+    doc = _doc()
+    assert not [v for v in failed_gates(verdicts(doc)) if v.outcome == "failure"]
+    broken = copy.deepcopy(doc)
+    broken["tiers"]["base-int8"]["fingerprint"]["precision"] = "fp32"  # pretend the verifier is fp32
+    acc = next(a for a in broken["framing"]["acceptance"] if a["verifier"] == "base-int8" and not a["self"])
+    acc["preserved"] -= 1
+    acc["differing"].append({"line": 1, "input": "x", "speculative": "a", "greedy": "b"})
+    gates = [v for v in failed_gates(verdicts(broken)) if v.outcome == "failure"]
+    assert [v.topic for v in gates] == ["output-preservation"]
+
+
+def test_comparing_a_record_with_itself_is_never_faster_or_slower():
+    doc = _doc()
+    outcomes = {c.outcome for c in compare(doc, doc, Policy())}
+    assert outcomes <= {"same", "inconclusive"}
+
+
+def test_an_injected_slowdown_is_slower_in_compare():
+    base = _doc()
+    new = copy.deepcopy(base)
+    case = new["wallclock"]["cases"]["small-int4"]
+    case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
+    result = {c.case: c.outcome for c in compare(base, new, Policy())}
+    assert result["small-int4"] == "slower"
+    assert all(v != "slower" for k, v in result.items() if k != "small-int4")
