@@ -85,11 +85,13 @@ def fit_exponent(
         raise ValueError("an exponent needs at least three rows of different lengths")
     slope = float(np.polyfit(x, y, 1)[0])
     rng = np.random.default_rng(seed)
-    boot = []
-    for idx in rng.integers(0, x.size, size=(resamples, x.size)):
-        if np.ptp(x[idx]) > 0:
-            boot.append(np.polyfit(x[idx], y[idx], 1)[0])
-    lo, hi = _interval(np.asarray(boot), level)
+    idx = rng.integers(0, x.size, size=(resamples, x.size))
+    bx, by = x[idx], y[idx]  # least-squares slope of every resample at once
+    dx = bx - bx.mean(axis=1, keepdims=True)
+    var = (dx * dx).sum(axis=1)
+    ok = var > 0
+    boot = (dx * (by - by.mean(axis=1, keepdims=True))).sum(axis=1)[ok] / var[ok]
+    lo, hi = _interval(boot, level)
     return Estimate(slope, lo, hi)
 
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests_support import write_config
 
 from measure import bundled
 from measure.artifacts import Tier, load_tier
@@ -49,52 +50,10 @@ def tier_copy(tmp_path: Path):
     return copy
 
 
-MINI_TOML = """
-golden = "rows.jsonl"
-
-[[tiers]]
-name = "base-fp32"
-path = "{demo}/base-fp32"
-role = "reference"
-
-[[tiers]]
-name = "base-int8"
-path = "{demo}/base-int8"
-role = "plain"
-
-[[tiers]]
-name = "small-int4"
-path = "{demo}/small-int4"
-role = "lite"
-
-[[pairs]]
-drafter = "small-int4"
-verifier = "base-int8"
-
-[wallclock]
-warmup = 1
-repeats = {repeats}
-k = [2, 4]
-bootstrap = 400
-
-[framing]
-k = [2, 4]
-"""
-
-
-def write_mini_config(folder: Path, rows: int = 12, repeats: int = 3, name: str = "suite.toml") -> Path:
-    """A small real suite config over the bundled tiers and the first ``rows`` golden rows."""
-    lines = bundled.GOLDEN.read_text(encoding="utf-8").splitlines(keepends=True)
-    (folder / "rows.jsonl").write_text("".join(lines[:rows]), encoding="utf-8")
-    path = folder / name
-    path.write_text(MINI_TOML.format(demo=bundled.DEMO_DIR.as_posix(), repeats=repeats), encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def mini_config(tmp_path: Path):
     def make(rows: int = 12, repeats: int = 3, name: str = "suite.toml") -> Path:
-        return write_mini_config(tmp_path, rows, repeats, name)
+        return write_config(tmp_path, rows, repeats, name)
 
     return make
 
@@ -107,6 +66,6 @@ def both_suites(tmp_path_factory):
     from measure.runner import run
 
     folder = tmp_path_factory.mktemp("run")
-    config = load_config(write_mini_config(folder, rows=16, repeats=3))
+    config = load_config(write_config(folder, rows=16, repeats=3))
     path = run(config, ["wallclock", "framing"], folder / "results", argv=["test"])
     return load_record(path), path

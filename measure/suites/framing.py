@@ -103,11 +103,16 @@ def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[s
             diffs[b].add(single, replay(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
     cer = [char_error_rate(o, r.output) for o, r in zip(outputs, golden.rows, strict=True)]
+    misses = [
+        {"line": r.line, "input": r.input, "expected": r.output, "output": o}
+        for o, r in zip(outputs, golden.rows, strict=True)
+        if o != r.output
+    ]
     return {
         "tier": tier.name,
         "precision": tier.fingerprint().precision,
         "blocks": [diffs[b].facts(b) for b in blocks],
-        "quality": {"rows": len(golden), "exact": exact, "cer_mean": float(np.mean(cer)), "cer": cer},
+        "quality": {"rows": len(golden), "exact": exact, "cer_mean": float(np.mean(cer)), "cer": cer, "misses": misses},
         "outputs": outputs,
     }
 

@@ -1,0 +1,741 @@
+"""Typed page contexts: every number computed, every verdict decided, every string escaped.
+
+The templates only lay these out. Untrusted text becomes :class:`Md` through
+:func:`md` here and nowhere else; the Jinja environment refuses any plain
+``str`` that reaches a template.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
+from measure.config import policy_from
+from measure.site import charts
+from measure.site.escape import Md, json_for_script, md, pre, slug, trusted
+from measure.stats import Estimate
+from measure.verdicts import Verdict, verdicts
+
+ADMONITION = {
+    "success": "success",
+    "failure": "failure",
+    "warning": "warning",
+    "inconclusive": "warning",
+    "info": "info",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One loaded record and what every page says about it."""
+
+    doc: dict[str, Any]
+    path: Path
+    run_id: str
+    machine_id: str
+    started_at: str
+    date: str
+    complete: bool
+
+    @classmethod
+    def of(cls, doc: dict[str, Any], path: Path) -> Run:
+        return cls(
+            doc,
+            path,
+            doc["run_id"],
+            doc["machine_id"],
+            doc["started_at"],
+            doc["started_at"][:10],
+            bool(doc["complete"]),
+        )
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """A run with its derived numbers, computed once per build."""
+
+    run: Run
+    tiers: tuple[TierTiming, ...]
+    pairs: tuple[PairTiming, ...]
+    verdicts: tuple[Verdict, ...]
+
+
+def analyse(run: Run) -> Analysed:
+    return Analysed(run, tuple(tier_timings(run.doc)), tuple(pair_timings(run.doc)), tuple(verdicts(run.doc)))
+
+
+# ------------------------------------------------------------------ pieces
+
+
+@dataclass(frozen=True)
+class RunRef:
+    run_id: Md
+    machine_id: Md
+    date: Md
+    started_at: Md
+    link: Md
+    """Relative link from a page under results/ to the run's page."""
+    complete: bool
+    state: Md
+    """"complete" or "incomplete"."""
+
+
+def run_ref(run: Run, prefix: str = "runs/") -> RunRef:
+    return RunRef(
+        md(run.run_id),
+        md(run.machine_id),
+        md(run.date),
+        md(run.started_at),
+        trusted(f"{prefix}{run_slug(run)}.md"),
+        run.complete,
+        md("complete" if run.complete else "incomplete"),
+    )
+
+
+def run_slug(run: Run) -> str:
+    """File-name-safe page name of a run (ids are checked by the schema, the machine joins them)."""
+    return f"{run.machine_id}--{run.run_id}"
+
+
+def fmt(x: float | None, digits: int = 3) -> Md:
+    return md("-" if x is None else f"{x:.{digits}f}")
+
+
+def fmt_ci(e: Estimate | None, digits: int = 3) -> Md:
+    return md("-" if e is None else f"{e.value:.{digits}f} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]")
+
+
+def fmt_sci(x: float | None) -> Md:
+    return md("-" if x is None else f"{x:.2e}")
+
+
+@dataclass(frozen=True)
+class Card:
+    """One verdict as an admonition."""
+
+    kind: Md
+    title: Md
+    rule: Md
+    measured: Md
+    run: RunRef
+    gate: bool
+
+
+def card(v: Verdict, run: Run, prefix: str = "runs/") -> Card:
+    if v.lo is not None and v.hi is not None and v.value is not None:
+        measured = f"{v.value:.4g}, 95% interval [{v.lo:.4g}, {v.hi:.4g}]"
+    elif v.value is not None:
+        measured = f"{v.value:.4g}"
+    else:
+        measured = "-"
+    label = "Inconclusive" if v.outcome == "inconclusive" else v.outcome.capitalize()
+    return Card(
+        md(ADMONITION[v.outcome]),
+        md(f"{label} — {v.subject}: {v.answer}"),
+        md(v.rule),
+        md(measured),
+        run_ref(run, prefix),
+        v.gate,
+    )
+
+
+@dataclass(frozen=True)
+class Topic:
+    question: Md
+    anchor: Md
+    cards: tuple[Card, ...]
+
+
+def topics(a: Analysed, prefix: str = "runs/") -> tuple[Topic, ...]:
+    groups: dict[str, list[Verdict]] = defaultdict(list)
+    for v in a.verdicts:
+        groups[v.topic].append(v)
+    return tuple(
+        Topic(md(vs[0].question), slug(f"{topic}-{a.run.date}"), tuple(card(v, a.run, prefix) for v in vs))
+        for topic, vs in groups.items()
+    )
+
+
+@dataclass(frozen=True)
+class Chart:
+    id: Md
+    title: Md
+    figure: Md
+    """Plotly figure JSON, safe inside a <script type="application/json">."""
+
+
+def _inert(value: Any) -> Any:
+    """Plotly renders a subset of HTML in names and labels: escape untrusted text in them."""
+    if isinstance(value, str):
+        return html.escape(value, quote=False)
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
+
+
+def chart(chart_id: str, title: str, figure: dict[str, Any]) -> Chart:
+    for trace in figure["data"]:
+        for key in ("name", "x", "text"):
+            if key in trace:
+                trace[key] = _inert(trace[key])
+    return Chart(slug(chart_id), md(title), json_for_script(json.dumps(figure, separators=(",", ":"))))
+
+
+# ------------------------------------------------------------------- pages
+
+
+@dataclass(frozen=True)
+class Overview:
+    current: RunRef | None
+    machines: tuple[RunRef, ...]
+    topics: tuple[Topic, ...]
+    records: int
+
+
+@dataclass(frozen=True)
+class TierRow:
+    tier: Md
+    role: Md
+    precision: Md
+    tokens: int
+    total_s: Md
+    ms_per_token: Md
+    tokens_per_s: Md
+    ratio: Md
+    exponent: Md
+    overhead: Md
+
+
+@dataclass(frozen=True)
+class PairRow:
+    case: Md
+    k: int
+    acceptance: Md
+    mean_length: Md
+    by_position: Md
+    cost_ratio: Md
+    predicted: Md
+    observed: Md
+    observed_over_predicted: Md
+
+
+@dataclass(frozen=True)
+class Wallclock:
+    run: RunRef | None
+    anchor: Md
+    tiers: tuple[TierRow, ...]
+    pairs: tuple[PairRow, ...]
+    charts: tuple[Chart, ...]
+    repeats: int
+    warmup: int
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    pair: Md
+    line: int
+    source: Md
+    speculative: Md
+    greedy: Md
+    """Both outputs with the differing characters inside <mark>."""
+
+
+@dataclass(frozen=True)
+class AcceptRow:
+    pair: Md
+    kind: Md
+    k: int
+    probe: Md
+    runtime: Md
+    preserved: Md
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    tier: Md
+    precision: Md
+    cells: tuple[Md, ...]
+    worst: Md
+    logits: Md
+    exact: Md
+    cer: Md
+
+
+@dataclass(frozen=True)
+class MissRow:
+    tier: Md
+    line: int
+    source: Md
+    expected: Md
+    output: Md
+
+
+@dataclass(frozen=True)
+class Framing:
+    run: RunRef | None
+    anchor: Md
+    blocks: tuple[Md, ...]
+    matrix: tuple[MatrixRow, ...]
+    acceptance: tuple[AcceptRow, ...]
+    differing: tuple[DiffRow, ...]
+    charts: tuple[Chart, ...]
+    misses: tuple[MissRow, ...] = ()
+    """Golden rows a tier decodes differently from the expected output (first 20 per tier)."""
+
+
+def marked(a: str, b: str) -> tuple[Md, Md]:
+    """Escape both strings and wrap the characters where they differ in <mark>."""
+    out_a, out_b = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        sa, sb = md(a[i1:i2]), md(b[j1:j2])
+        if op == "equal":
+            out_a.append(sa)
+            out_b.append(sb)
+        else:
+            out_a.append(f"<mark>{sa}</mark>" if sa else "")
+            out_b.append(f"<mark>{sb}</mark>" if sb else "")
+    return trusted("".join(out_a)), trusted("".join(out_b))
+
+
+def wallclock_page(a: Analysed | None) -> Wallclock:
+    if a is None or not a.tiers:
+        return Wallclock(None if a is None else run_ref(a.run), slug("wallclock"), (), (), (), 0, 0)
+    rows = tuple(
+        TierRow(
+            md(t.tier),
+            md(t.role),
+            md(t.precision),
+            t.tokens,
+            fmt_ci(t.total_s),
+            fmt_ci(t.ms_per_token),
+            fmt_ci(t.tokens_per_s, 0),
+            fmt_ci(t.ratio_vs_plain, 2),
+            fmt_ci(t.exponent, 2),
+            md(f"{t.overhead:.1%}"),
+        )
+        for t in a.tiers
+    )
+    pairs = tuple(
+        PairRow(
+            md(p.pair),
+            p.k,
+            fmt(p.acceptance, 4),
+            fmt(p.mean_accepted_length, 2),
+            md(" ".join("-" if x is None else f"{x:.2f}" for x in p.acceptance_by_position)),
+            fmt(p.cost_ratio, 2),
+            fmt(p.predicted_speedup, 2),
+            fmt_ci(p.observed_speedup, 2),
+            fmt(p.observed_over_predicted, 2),
+        )
+        for p in a.pairs
+    )
+    found = [
+        chart("wallclock-ms-per-token", "ms per token by tier (median, 95% CI)", charts.ms_per_token(a.tiers)),
+        chart("wallclock-growth", "row time against output length (log-log)", charts.growth(a.run.doc, a.tiers)),
+    ]
+    if a.pairs:
+        found.append(
+            chart(
+                "wallclock-speculative", "speculative: predicted vs observed speedup across k", charts.speedup(a.pairs)
+            )
+        )
+        found.append(chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs)))
+    wc = a.run.doc["wallclock"]
+    return Wallclock(
+        run_ref(a.run), slug(f"wallclock-{a.run.date}"), rows, pairs, tuple(found), wc["repeats_done"], wc["warmup"]
+    )
+
+
+def framing_page(a: Analysed | None) -> Framing:
+    fr = (a.run.doc.get("framing") if a else None) or None
+    if a is None or not fr:
+        return Framing(None if a is None else run_ref(a.run), slug("framing"), (), (), (), (), ())
+    blocks = tuple(md(f"k={b}") for b in fr["blocks"])
+    matrix = tuple(
+        MatrixRow(
+            md(t["tier"]),
+            md(t["precision"]),
+            tuple(md(f"{b['argmax_agree']}/{b['argmax_total']}") for b in t["blocks"]),
+            fmt_sci(max(b["present_max_abs_diff"] for b in t["blocks"])),
+            fmt_sci(max(b["logits_max_abs_diff"] for b in t["blocks"])),
+            md(f"{t['quality']['exact']}/{t['quality']['rows']}"),
+            fmt(t["quality"]["cer_mean"], 4),
+        )
+        for t in fr["tiers"]
+    )
+    acceptance = tuple(
+        AcceptRow(
+            md(f"{x['drafter']}->{x['verifier']}"),
+            md("self" if x["self"] else "pair"),
+            x["k"],
+            fmt(ratio(x["probe"]), 4),
+            fmt(ratio(x["runtime"]), 4),
+            md(f"{x['preserved']}/{x['rows']}"),
+        )
+        for x in fr["acceptance"]
+    )
+    differing = []
+    for x in fr["acceptance"]:
+        for d in x["differing"]:
+            spec, plain = marked(d["speculative"], d["greedy"])
+            differing.append(DiffRow(md(f"{x['drafter']}->{x['verifier']}"), d["line"], md(d["input"]), spec, plain))
+    misses = []
+    for t in fr["tiers"]:
+        for x in t["quality"].get("misses", [])[:20]:
+            expected, output = marked(x["expected"], x["output"])
+            misses.append(MissRow(md(t["tier"]), x["line"], md(x["input"]), expected, output))
+    found = (
+        chart(
+            "framing-layers",
+            "present key/value difference per layer, single-step vs batched (log)",
+            charts.layer_diffs(fr),
+        ),
+    )
+    return Framing(
+        run_ref(a.run),
+        slug(f"framing-{a.run.date}"),
+        blocks,
+        matrix,
+        acceptance,
+        tuple(differing),
+        found,
+        tuple(misses),
+    )
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive records that gave one verdict the same outcome."""
+
+    kind: Md
+    answer: Md
+    first: Md
+    last: Md
+    records: int
+    run: RunRef
+    superseded: Md | None
+    """Date of the record that changed the verdict, or None for the current entry."""
+
+
+@dataclass(frozen=True)
+class Series:
+    question: Md
+    subject: Md
+    machine: Md
+    anchor: Md
+    spans: tuple[Span, ...]
+    """Newest first."""
+
+
+@dataclass(frozen=True)
+class History:
+    series: tuple[Series, ...]
+    records: int
+
+
+def history_page(analysed: list[Analysed]) -> History:
+    seq: dict[tuple[str, str, str], list[tuple[Analysed, Verdict]]] = defaultdict(list)
+    for a in sorted(analysed, key=lambda a: (a.run.started_at, a.run.run_id)):
+        if not a.run.complete:
+            continue
+        for v in a.verdicts:
+            seq[(a.run.machine_id, v.topic, v.subject)].append((a, v))
+    series = []
+    for (machine, topic, subject), items in seq.items():
+        spans: list[list[tuple[Analysed, Verdict]]] = []
+        for item in items:
+            if spans and spans[-1][-1][1].outcome == item[1].outcome:
+                spans[-1].append(item)
+            else:
+                spans.append([item])
+        out = []
+        for i, span in enumerate(spans):
+            later = spans[i + 1][0][0].run.date if i + 1 < len(spans) else None
+            first, last = span[0][0].run, span[-1][0].run
+            out.append(
+                Span(
+                    md(ADMONITION[span[-1][1].outcome]),
+                    md(span[-1][1].answer),
+                    md(first.date),
+                    md(last.date),
+                    len(span),
+                    run_ref(last),
+                    md(later) if later else None,
+                )
+            )
+        question = items[0][1].question
+        series.append(
+            Series(md(question), md(subject), md(machine), slug(f"{topic}-{subject}-{machine}"), tuple(reversed(out)))
+        )
+    return History(tuple(series), sum(1 for a in analysed if a.run.complete))
+
+
+@dataclass(frozen=True)
+class MachineColumn:
+    machine: Md
+    cpu: Md
+    arch: Md
+    run: RunRef
+
+
+@dataclass(frozen=True)
+class MachineRow:
+    label: Md
+    cells: tuple[Md, ...]
+
+
+@dataclass(frozen=True)
+class Machines:
+    columns: tuple[MachineColumn, ...]
+    timing: tuple[MachineRow, ...]
+    framing: tuple[MachineRow, ...]
+    outputs: tuple[MachineRow, ...]
+
+
+def machines_page(latest: dict[str, Analysed]) -> Machines:
+    cols = tuple(
+        MachineColumn(
+            md(m),
+            md(a.run.doc["environment"]["machine"]["cpu"]),
+            md(a.run.doc["environment"]["machine"]["arch"]),
+            run_ref(a.run),
+        )
+        for m, a in sorted(latest.items())
+    )
+    names = list(dict.fromkeys(t.tier for a in latest.values() for t in a.tiers))
+    timing = []
+    for name in names:
+        cells = []
+        for _, a in sorted(latest.items()):
+            t = next((t for t in a.tiers if t.tier == name), None)
+            cells.append(fmt_ci(t.ms_per_token) if t else md("-"))
+        timing.append(MachineRow(md(name), tuple(cells)))
+    framing, outputs = [], []
+    fnames = list(
+        dict.fromkeys(t["tier"] for a in latest.values() for t in (a.run.doc.get("framing") or {}).get("tiers", []))
+    )
+    reference: dict[str, list[str]] = {}
+    for name in fnames:
+        cells, out_cells = [], []
+        for _, a in sorted(latest.items()):
+            t = next((t for t in (a.run.doc.get("framing") or {}).get("tiers", []) if t["tier"] == name), None)
+            if t is None:
+                cells.append(md("-"))
+                out_cells.append(md("-"))
+                continue
+            agree = sum(b["argmax_agree"] for b in t["blocks"])
+            total = sum(b["argmax_total"] for b in t["blocks"])
+            cells.append(md(f"{agree}/{total}"))
+            ref = reference.setdefault(name, t["outputs"])
+            same = sum(x == y for x, y in zip(t["outputs"], ref, strict=False))
+            out_cells.append(md(f"{same}/{len(ref)} rows as on the first machine"))
+        framing.append(MachineRow(md(name), tuple(cells)))
+        outputs.append(MachineRow(md(name), tuple(out_cells)))
+    return Machines(cols, tuple(timing), tuple(framing), tuple(outputs))
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: Md
+    value: Md
+
+
+@dataclass(frozen=True)
+class Methods:
+    run: RunRef | None
+    settings: tuple[Setting, ...]
+    policy: tuple[Setting, ...]
+
+
+def methods_page(a: Analysed | None) -> Methods:
+    if a is None:
+        return Methods(None, (), ())
+    cfg = a.run.doc["config"]
+    wc, fr, session = cfg["wallclock"], cfg["framing"], cfg["session"]
+    settings = [
+        ("golden rows", f"{a.run.doc['golden']['rows']} rows, sha256 {a.run.doc['golden']['sha256']}"),
+        ("warm-up passes", wc["warmup"]),
+        ("timed repeats (interleaved)", wc["repeats"]),
+        ("speculative k swept", ", ".join(map(str, wc["k"]))),
+        ("bootstrap", f"{wc['bootstrap']} resamples, seed {wc['seed']}, percentile 95% intervals"),
+        ("framing blocks", ", ".join(map(str, fr["k"])) + (", whole prefix" if fr["whole_prefix"] else "")),
+        ("acceptance k", fr["probe_k"]),
+        ("session", ", ".join(f"{k} {v}" for k, v in session.items())),
+    ]
+    policy = policy_from(cfg.get("policy"))
+    return Methods(
+        run_ref(a.run),
+        tuple(Setting(md(k), md(v)) for k, v in settings),
+        tuple(Setting(md(k), md(v)) for k, v in vars(policy).items()),
+    )
+
+
+@dataclass(frozen=True)
+class FileRow:
+    tier: Md
+    name: Md
+    bytes: int
+    sha256: Md
+
+
+@dataclass(frozen=True)
+class RunPage:
+    run: RunRef
+    environment: tuple[Setting, ...]
+    tiers: tuple[Setting, ...]
+    files: tuple[FileRow, ...]
+    golden: Md
+    config: Md
+    """The resolved config as escaped JSON for a <pre> block."""
+    command: Md
+    error: Md | None
+    topics: tuple[Topic, ...]
+
+
+def run_page(a: Analysed) -> RunPage:
+    doc = a.run.doc
+    env = doc["environment"]
+    m = env["machine"]
+    git = env["git"]
+    environment = [
+        ("machine id", doc["machine_id"]),
+        ("cpu", f"{m['cpu']} ({m['arch']}, {m['cores']} cores)"),
+        ("memory", f"{(m.get('memory_bytes') or 0) / 2**30:.1f} GiB"),
+        ("os", m.get("platform", m["os"])),
+        ("python", env["python"]),
+        ("onnxruntime", f"{env['onnxruntime']} ({', '.join(env['onnxruntime_providers'])})"),
+        ("numpy / tokenizers", f"{env['numpy']} / {env.get('tokenizers')}"),
+        ("git", f"{git['commit'] or 'not a git checkout'}{' (dirty)' if git['dirty'] else ''}"),
+        ("measure", doc["tool"]["version"]),
+        ("schema", doc["schema_version"]),
+        ("started / finished", f"{doc['started_at']} / {doc['finished_at'] or 'not finished'}"),
+    ]
+    tiers = [
+        (
+            n,
+            f"{t['role']}, {t['fingerprint']['precision']}, {t['fingerprint']['layout']} layout, "
+            f"{t['fingerprint']['layers']} layers",
+        )
+        for n, t in doc["tiers"].items()
+    ]
+    files = tuple(
+        FileRow(md(n), md(f["name"]), f["bytes"], md(f["sha256"]))
+        for n, t in doc["tiers"].items()
+        for f in t["fingerprint"]["files"]
+    )
+    config = doc["config"]
+    command = ["measure", "run", "--config", str(config.get("path", "suite.toml"))]
+    for s in doc["suites"]:
+        command += ["--suite", s]
+    return RunPage(
+        run_ref(a.run, ""),
+        tuple(Setting(md(k), md(v)) for k, v in environment),
+        tuple(Setting(md(k), md(v)) for k, v in tiers),
+        files,
+        md(f"{doc['golden']['rows']} rows, sha256 {doc['golden']['sha256']}"),
+        pre(json.dumps(config, indent=2, ensure_ascii=False)),
+        md(" ".join(command)),
+        md(doc["error"]) if doc.get("error") else None,
+        topics(a, ""),
+    )
+
+
+@dataclass(frozen=True)
+class RunsIndex:
+    runs: tuple[RunRef, ...]
+
+
+@dataclass
+class Site:
+    """All contexts of one build, and the headline numbers for metrics.json."""
+
+    overview: Overview
+    wallclock: Wallclock
+    framing: Framing
+    history: History
+    machines: Machines
+    methods: Methods
+    runs: list[tuple[str, RunPage]] = field(default_factory=list)
+    runs_index: RunsIndex = field(default_factory=lambda: RunsIndex(()))
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def metrics(latest: dict[str, Analysed]) -> dict[str, Any]:
+    out: dict[str, Any] = {"machines": {}}
+    for machine, a in sorted(latest.items()):
+        fr = a.run.doc.get("framing") or {}
+        out["machines"][machine] = {
+            "run_id": a.run.run_id,
+            "date": a.run.date,
+            "tiers": {
+                t.tier: {
+                    "ms_per_token": t.ms_per_token.to_dict(),
+                    "ratio_vs_plain": t.ratio_vs_plain.to_dict() if t.ratio_vs_plain else None,
+                    "exponent": t.exponent.to_dict() if t.exponent else None,
+                    "overhead": t.overhead,
+                }
+                for t in a.tiers
+            },
+            "pairs": {
+                p.case: {
+                    "acceptance": p.acceptance,
+                    "predicted_speedup": p.predicted_speedup,
+                    "observed_speedup": p.observed_speedup.to_dict(),
+                }
+                for p in a.pairs
+            },
+            "framing": {
+                t["tier"]: {
+                    "argmax_agree": sum(b["argmax_agree"] for b in t["blocks"]),
+                    "argmax_total": sum(b["argmax_total"] for b in t["blocks"]),
+                    "present_max_abs_diff": max(b["present_max_abs_diff"] for b in t["blocks"]),
+                }
+                for t in fr.get("tiers", [])
+            },
+            "verdicts": [
+                {
+                    "topic": v.topic,
+                    "subject": v.subject,
+                    "outcome": v.outcome,
+                    "answer": v.answer,
+                    "value": v.value,
+                    "lo": v.lo,
+                    "hi": v.hi,
+                }
+                for v in a.verdicts
+            ],
+        }
+    return out
+
+
+def build_site(runs: list[Run]) -> Site:
+    analysed = [analyse(r) for r in runs]
+    complete = sorted((a for a in analysed if a.run.complete), key=lambda a: (a.run.started_at, a.run.run_id))
+    latest: dict[str, Analysed] = {}
+    for a in complete:
+        latest[a.run.machine_id] = a
+    current = complete[-1] if complete else None
+    overview = Overview(
+        run_ref(current.run) if current else None,
+        tuple(run_ref(a.run) for _, a in sorted(latest.items())),
+        topics(current) if current else (),
+        len(analysed),
+    )
+    ordered = sorted(analysed, key=lambda a: (a.run.started_at, a.run.run_id), reverse=True)
+    return Site(
+        overview=overview,
+        wallclock=wallclock_page(current),
+        framing=framing_page(current),
+        history=history_page(analysed),
+        machines=machines_page(latest),
+        methods=methods_page(current),
+        runs=[(run_slug(a.run), run_page(a)) for a in ordered],
+        runs_index=RunsIndex(tuple(run_ref(a.run, "") for a in ordered)),
+        metrics=metrics(latest),
+    )

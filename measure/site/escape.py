@@ -1,0 +1,52 @@
+"""Untrusted text (golden rows, model outputs, metadata, names) made inert for Markdown and HTML.
+
+Templates receive only :class:`Md` strings: :func:`md` escapes every
+character that Markdown or HTML would interpret into a numeric entity, so a
+row holding ``<script>``, ``|``, backticks or ``**markup**`` renders as the
+text it is, inside a table cell or anywhere else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup
+
+_ENTITIES = {c: f"&#{ord(c)};" for c in "&<>\"'`|*_[](){}#\\!~$^"}
+
+
+class Md(Markup):
+    """Text that is safe to put into a Markdown page as is (escaped, or written by measure itself).
+
+    A ``Markup`` subclass, so Jinja's autoescape leaves it alone while any plain
+    ``str`` is refused by the environment's ``finalize``.
+    """
+
+    __slots__ = ()
+
+
+def md(text: object) -> Md:
+    """Escape arbitrary text for a Markdown page; newlines become spaces so a table row stays one row."""
+    s = str(text)
+    out = "".join(_ENTITIES.get(c, c) for c in s)
+    return Md(out.replace("\r", " ").replace("\n", " "))
+
+
+def trusted(text: str) -> Md:
+    """Markup measure wrote itself (links, <mark>, admonition syntax): passes unchanged."""
+    return Md(text)
+
+
+def json_for_script(text: str) -> Md:
+    """JSON embedded in a <script> element: no '</' can close it early, no '<!--' can open a comment."""
+    return Md(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def pre(text: str) -> Md:
+    """Escape for a <pre> block: like :func:`md`, but line breaks are kept."""
+    return Md("\n".join(md(line) for line in str(text).splitlines()))
+
+
+def slug(text: str) -> Md:
+    """An id or anchor: lowercase letters, digits and hyphens only, stable for a given text."""
+    return Md(re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x")

@@ -1,0 +1,71 @@
+"""The mkdocs plugin: RESULTS pages generated from the records at build time, never written into docs/.
+
+``on_files`` adds every page as ``File.generated`` (mkdocs >= 1.6), plus the
+local plotly.min.js and ``metrics.json``; ``on_serve`` watches the results
+folder, so a new record shows up in an open ``mkdocs serve`` tab.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mkdocs.config import config_options as c
+from mkdocs.config.base import Config
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files
+
+from measure.errors import MeasureError
+from measure.site.render import PREFIX, TEMPLATES, render_results
+
+PLOTLY_JS = "assets/javascripts/plotly.min.js"
+
+
+def plotly_js() -> Path:
+    """The plotly.min.js the plotly package ships: the site loads it locally, never from a CDN."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise PluginError(f"{path}: plotly.min.js not found in the installed plotly package")
+    return path
+
+
+class MeasureConfig(Config):
+    results = c.Type(str, default="results")
+    """Results tree (``<machine-id>/<run-id>.json``), relative to mkdocs.yml; env MEASURE_RESULTS overrides."""
+    templates = c.Type(str, default="")
+    """Page templates folder, relative to mkdocs.yml (default: measure's templates/)."""
+    prefix = c.Type(str, default=PREFIX)
+    """Where the pages go in the site."""
+
+
+class MeasurePlugin(BasePlugin[MeasureConfig]):
+    def _dirs(self, config) -> tuple[Path, Path]:
+        base = Path(config.config_file_path).resolve().parent
+        results = Path(os.environ.get("MEASURE_RESULTS") or self.config.results)
+        templates = Path(self.config.templates) if self.config.templates else TEMPLATES
+        return (
+            results if results.is_absolute() else base / results,
+            templates if templates.is_absolute() else base / templates,
+        )
+
+    def on_files(self, files: Files, config) -> Files:
+        results, templates = self._dirs(config)
+        try:
+            pages, metrics = render_results(results, templates, self.config.prefix)
+        except MeasureError as exc:
+            raise PluginError(f"measure: {exc}") from exc
+        for path, text in pages.items():
+            files.append(File.generated(config, path, content=text))
+        files.append(File.generated(config, PLOTLY_JS, abs_src_path=str(plotly_js())))
+        files.append(File.generated(config, "metrics.json", content=metrics))
+        return files
+
+    def on_serve(self, server, config, builder):
+        results, templates = self._dirs(config)
+        results.mkdir(parents=True, exist_ok=True)
+        server.watch(str(results))
+        server.watch(str(templates))
+        return server

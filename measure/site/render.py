@@ -1,0 +1,85 @@
+"""Jinja rendering of the page contexts into Markdown pages (and metrics.json).
+
+``StrictUndefined`` makes a missing field an error, and ``finalize`` refuses
+any plain ``str`` reaching output: only escaped :class:`Md` text and numbers
+can be printed, so forgetting to escape is a build failure, not an XSS.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from measure.errors import MeasureError
+from measure.record import load_record, record_paths
+from measure.site.context import Run, Site, build_site
+
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
+"""The project's templates/ folder (a checkout or an editable install)."""
+
+PREFIX = "results"
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Markup):  # Md from the context, or a macro's output (itself built from Md)
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise jinja2.TemplateError(f"unescaped {type(value).__name__} reached a template: {str(value)[:60]!r}")
+
+
+def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
+    if not (templates / "overview.md.j2").is_file():
+        raise MeasureError(f"{templates}: no measure page templates (expected overview.md.j2 and the others)")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,  # with finalize: only Md (escaped for Markdown and HTML) and numbers get through
+        finalize=_finalize,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env
+
+
+def load_runs(results: Path) -> list[Run]:
+    """Every record under ``results``; a bad one is a one-line error naming it."""
+    return [Run.of(load_record(path), path) for path in record_paths(results)]
+
+
+PAGES = {
+    "index.md": ("overview.md.j2", "overview"),
+    "wallclock.md": ("wallclock.md.j2", "wallclock"),
+    "framing.md": ("framing.md.j2", "framing"),
+    "history.md": ("history.md.j2", "history"),
+    "machines.md": ("machines.md.j2", "machines"),
+    "methods.md": ("methods.md.j2", "methods"),
+}
+
+
+def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> dict[str, str]:
+    """Page path (relative to docs) -> Markdown."""
+    try:
+        pages = {
+            f"{prefix}/{path}": env.get_template(tpl).render(page=getattr(site, attr))
+            for path, (tpl, attr) in PAGES.items()
+        }
+        pages[f"{prefix}/runs/index.md"] = env.get_template("runs.md.j2").render(page=site.runs_index)
+        run_tpl = env.get_template("run.md.j2")
+        for slug, page in site.runs:
+            pages[f"{prefix}/runs/{slug}.md"] = run_tpl.render(page=page)
+    except jinja2.TemplateError as exc:
+        where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
+        raise MeasureError(f"template error{where}: {exc}") from exc
+    return pages
+
+
+def render_results(results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX) -> tuple[dict[str, str], str]:
+    """Pages and the metrics.json text for every record under ``results``."""
+    site = build_site(load_runs(results))
+    return render_site(site, environment(templates), prefix), json.dumps(site.metrics, indent=2) + "\n"
