@@ -5,13 +5,11 @@ from __future__ import annotations
 import copy
 import html as html_module
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests_support import build, html, site_project, write_config
 
 from measure.config import load_config
 from measure.record import write_atomic
@@ -23,35 +21,9 @@ HOSTILE_IN = "<script>alert(1)</script> | `x` **b**"
 HOSTILE_OUT = "<img src=x onerror=alert(2)> | *y* [l](javascript:alert(3))"
 
 
-def site_project(tmp: Path) -> Path:
-    """A copy of the project's site sources, so a test build never touches the checkout."""
-    for name in ("docs", "overrides"):
-        shutil.copytree(ROOT / name, tmp / name)
-    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    (tmp / "mkdocs.yml").write_text(text.replace("site_dir: site", f"site_dir: {tmp / 'site'}"), encoding="utf-8")
-    return tmp / "mkdocs.yml"
-
-
-def build(project: Path, results: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, MEASURE_RESULTS=str(results), NO_MKDOCS_2_WARNING="1")
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-
-
-def html(project: Path, page: str) -> str:
-    return (project.parent / "site" / page / "index.html").read_text(encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def hostile_record(tmp_path_factory):
     """A real run whose golden rows include a hostile one (script tag, pipes, backticks, markup)."""
-    from tests_support import write_config
-
     tmp = tmp_path_factory.mktemp("hostile")
     config = write_config(tmp, rows=6, repeats=2)
     rows = tmp / "rows.jsonl"
@@ -102,15 +74,16 @@ def test_verdicts_render_as_admonitions_with_stable_anchors(built):
 
 
 def test_chart_data_is_embedded_and_plotly_loaded_once(built):
+    import re
+
     project, _ = built
     for page, charts in (("results/wallclock", 4), ("results/framing", 1)):
         text = html(project, page)
-        assert text.count("data-measure-figure=") == charts
+        figures = re.findall(r'data-figure="([^"]*)"', text)
+        assert len(figures) == charts
+        assert all(json.loads(html_module.unescape(f))["data"] for f in figures)
         assert text.count("plotly.min.js") == 1
         assert "cdn.plot.ly" not in text
-        start = text.index('data-measure-figure="')
-        body = text[text.index(">", start) + 1 : text.index("</script>", start)]
-        assert json.loads(body)["data"]
 
 
 def test_hostile_golden_row_renders_inert(built):
@@ -191,3 +164,97 @@ def test_render_verb_writes_plain_markdown(built, tmp_path):
     text = (tmp_path / "md" / "framing.md").read_text(encoding="utf-8")
     assert "| tier | precision |" in text and "<script>alert" not in text
     assert (tmp_path / "md" / "metrics.json").is_file()
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser_page(hostile_record, tmp_path_factory):
+    """Headless Debian Chromium, driven by playwright, on the built site served from loopback."""
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    import functools
+    import http.server
+    import threading
+
+    project = site_project(tmp_path_factory.mktemp("browser"))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(project.parent / "site"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    done = build(project, hostile_record[1], site_url=f"http://127.0.0.1:{server.server_address[1]}/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    errors: list[str] = []
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        yield page, f"http://127.0.0.1:{server.server_address[1]}", errors
+        browser.close()
+    server.shutdown()
+
+
+CHART_PAGES = {
+    "results/wallclock/": [
+        "wallclock-ms-per-token",
+        "wallclock-growth",
+        "wallclock-speculative",
+        "wallclock-acceptance",
+    ],
+    "results/framing/": ["framing-layers"],
+}
+
+
+def _drawn(page, chart_id: str) -> dict:
+    page.wait_for_selector(f"#{chart_id} .main-svg", timeout=15000)
+    return page.evaluate(
+        f"() => {{ const g = document.getElementById('{chart_id}');"
+        " return {traces: g.data.length, font: g.layout.font.color}; }"
+    )
+
+
+def test_charts_render_in_light_and_dark_and_after_instant_navigation(browser_page):
+    page, base, errors = browser_page
+    fonts = {}
+    for path, ids in CHART_PAGES.items():
+        page.goto(base + "/" + path)
+        for chart_id in ids:
+            assert _drawn(page, chart_id)["traces"] > 0
+        fonts[path] = _drawn(page, ids[0])["font"]
+    # dark mode: the palette toggle re-draws every chart with the dark template
+    page.locator("form[data-md-component=palette] label:not([hidden])").first.click()
+    page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    for path, ids in CHART_PAGES.items():
+        page.goto(base + "/" + path)
+        for chart_id in ids:
+            drawn = _drawn(page, chart_id)
+            assert drawn["traces"] > 0 and drawn["font"] != fonts[path], chart_id
+    # instant navigation: Material swaps the page without a reload; the charts must still be drawn
+    page.goto(base + "/results/")
+    page.wait_for_load_state("networkidle")  # instant navigation needs the sitemap it fetches after load
+    page.evaluate("() => window.__marker = 1")
+    page.locator("nav.md-nav a[href$='framing/']").first.click()
+    _drawn(page, "framing-layers")
+    assert page.evaluate("() => window.__marker") == 1, "navigation reloaded the page instead of swapping it"
+    page.locator("nav.md-nav a[href$='wallclock/']").first.click()
+    for chart_id in CHART_PAGES["results/wallclock/"]:
+        assert _drawn(page, chart_id)["traces"] > 0
+    assert errors == []

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from measure import bundled
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MINI_TOML = """
 golden = "rows.jsonl"
@@ -46,3 +52,29 @@ def write_config(folder: Path, rows: int = 12, repeats: int = 3, name: str = "su
     path = folder / name
     path.write_text(MINI_TOML.format(demo=bundled.DEMO_DIR.as_posix(), repeats=repeats), encoding="utf-8")
     return path
+
+
+def site_project(tmp: Path) -> Path:
+    """A copy of the project's site sources, so a test build never touches the checkout."""
+    for name in ("docs", "overrides"):
+        shutil.copytree(ROOT / name, tmp / name)
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    (tmp / "mkdocs.yml").write_text(text.replace("site_dir: site", f"site_dir: {tmp / 'site'}"), encoding="utf-8")
+    return tmp / "mkdocs.yml"
+
+
+def build(project: Path, results: Path, site_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, MEASURE_RESULTS=str(results), NO_MKDOCS_2_WARNING="1")
+    if site_url:
+        env["MEASURE_SITE_URL"] = site_url  # Material's instant navigation needs site_url to match the host
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+
+
+def html(project: Path, page: str) -> str:
+    return (project.parent / "site" / page / "index.html").read_text(encoding="utf-8")

@@ -14,7 +14,11 @@ from measure.analysis import PairTiming, TierTiming
 
 
 def _layout(**extra: Any) -> dict[str, Any]:
-    return {"margin": {"l": 60, "r": 20, "t": 30, "b": 50}, "height": 380, "legend": {"orientation": "h"}} | extra
+    return {
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
+        "height": 440,
+        "legend": {"orientation": "h", "y": -0.25, "yanchor": "top"},
+    } | extra
 
 
 def ms_per_token(tiers: tuple[TierTiming, ...]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
 from measure.config import policy_from
 from measure.site import charts
-from measure.site.escape import Md, json_for_script, md, pre, slug, trusted
+from measure.site.escape import Md, json_for_attribute, md, pre, slug, trusted
 from measure.stats import Estimate
 from measure.verdicts import Verdict, verdicts
 
@@ -167,7 +167,7 @@ class Chart:
     id: Md
     title: Md
     figure: Md
-    """Plotly figure JSON, safe inside a <script type="application/json">."""
+    """Plotly figure JSON, escaped for the chart element's data-figure attribute."""
 
 
 def _inert(value: Any) -> Any:
@@ -184,7 +184,7 @@ def chart(chart_id: str, title: str, figure: dict[str, Any]) -> Chart:
         for key in ("name", "x", "text"):
             if key in trace:
                 trace[key] = _inert(trace[key])
-    return Chart(slug(chart_id), md(title), json_for_script(json.dumps(figure, separators=(",", ":"))))
+    return Chart(slug(chart_id), md(title), json_for_attribute(json.dumps(figure, separators=(",", ":"))))
 
 
 # ------------------------------------------------------------------- pages
@@ -231,7 +231,8 @@ class Wallclock:
     anchor: Md
     tiers: tuple[TierRow, ...]
     pairs: tuple[PairRow, ...]
-    charts: tuple[Chart, ...]
+    tier_charts: tuple[Chart, ...]
+    pair_charts: tuple[Chart, ...]
     repeats: int
     warmup: int
 
@@ -305,7 +306,7 @@ def marked(a: str, b: str) -> tuple[Md, Md]:
 
 def wallclock_page(a: Analysed | None) -> Wallclock:
     if a is None or not a.tiers:
-        return Wallclock(None if a is None else run_ref(a.run), slug("wallclock"), (), (), (), 0, 0)
+        return Wallclock(None if a is None else run_ref(a.run), slug("wallclock"), (), (), (), (), 0, 0)
     rows = tuple(
         TierRow(
             md(t.tier),
@@ -335,20 +336,26 @@ def wallclock_page(a: Analysed | None) -> Wallclock:
         )
         for p in a.pairs
     )
-    found = [
+    tier_charts = (
         chart("wallclock-ms-per-token", "ms per token by tier (median, 95% CI)", charts.ms_per_token(a.tiers)),
         chart("wallclock-growth", "row time against output length (log-log)", charts.growth(a.run.doc, a.tiers)),
-    ]
+    )
+    pair_charts = ()
     if a.pairs:
-        found.append(
-            chart(
-                "wallclock-speculative", "speculative: predicted vs observed speedup across k", charts.speedup(a.pairs)
-            )
+        pair_charts = (
+            chart("wallclock-speculative", "predicted vs observed speedup across k", charts.speedup(a.pairs)),
+            chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs)),
         )
-        found.append(chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs)))
     wc = a.run.doc["wallclock"]
     return Wallclock(
-        run_ref(a.run), slug(f"wallclock-{a.run.date}"), rows, pairs, tuple(found), wc["repeats_done"], wc["warmup"]
+        run_ref(a.run),
+        slug(f"wallclock-{a.run.date}"),
+        rows,
+        pairs,
+        tier_charts,
+        pair_charts,
+        wc["repeats_done"],
+        wc["warmup"],
     )
 
 

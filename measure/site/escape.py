@@ -8,6 +8,7 @@ text it is, inside a table cell or anywhere else.
 
 from __future__ import annotations
 
+import html
 import re
 
 from markupsafe import Markup
@@ -37,9 +38,13 @@ def trusted(text: str) -> Md:
     return Md(text)
 
 
-def json_for_script(text: str) -> Md:
-    """JSON embedded in a <script> element: no '</' can close it early, no '<!--' can open a comment."""
-    return Md(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+def json_for_attribute(text: str) -> Md:
+    """JSON carried in an HTML attribute (``data-figure``): every quote and angle bracket becomes an entity.
+
+    Not a <script> element: Material's instant navigation re-creates scripts in
+    swapped-in content and would run JSON as code.
+    """
+    return Md(html.escape(text, quote=True))
 
 
 def pre(text: str) -> Md:
