@@ -88,7 +88,14 @@ def _exponent(case: dict[str, Any], b: Bootstrap) -> Estimate | None:
         return None
 
 
-def tier_timings(doc: dict[str, Any]) -> list[TierTiming]:
+def _point(values: np.ndarray) -> Estimate:
+    v = float(np.median(values))
+    return Estimate(v, v, v)
+
+
+def tier_timings(doc: dict[str, Any], intervals: bool = True) -> list[TierTiming]:
+    """``intervals=False`` skips the bootstrap of totals, ms/token and ratios (lo = hi = value, ratio None):
+    what verdicts need (exponent, overhead) at a fraction of the cost, for history over many records."""
     wc = doc.get("wallclock") or {}
     cases = {n: c for n, c in wc.get("cases", {}).items() if c["kind"] == "greedy" and c["wall_s"]}
     if not cases:
@@ -101,18 +108,19 @@ def tier_timings(doc: dict[str, Any]) -> list[TierTiming]:
         ms = per_repeat_ms_per_token(case)
         totals = per_repeat_totals(case)
         ratio = None
-        if plain_ms is not None and len(plain_ms) == len(ms):
+        if intervals and plain_ms is not None and len(plain_ms) == len(ms):
             ratio = paired_ratio(ms, plain_ms, resamples=b.resamples, seed=b.seed)
         tier = doc["tiers"][name]
+        est = (lambda x: summarize(x, resamples=b.resamples, seed=b.seed)) if intervals else _point
         out.append(
             TierTiming(
                 tier=name,
                 role=tier["role"],
                 precision=tier["fingerprint"]["precision"],
                 tokens=sum(case["tokens"]),
-                total_s=summarize(totals, resamples=b.resamples, seed=b.seed),
-                ms_per_token=summarize(ms, resamples=b.resamples, seed=b.seed),
-                tokens_per_s=summarize(1000 / ms, resamples=b.resamples, seed=b.seed),
+                total_s=est(totals),
+                ms_per_token=est(ms),
+                tokens_per_s=est(1000 / ms),
                 ratio_vs_plain=ratio,
                 exponent=_exponent(case, b),
                 overhead=_overhead(case),
@@ -121,7 +129,8 @@ def tier_timings(doc: dict[str, Any]) -> list[TierTiming]:
     return out
 
 
-def pair_timings(doc: dict[str, Any]) -> list[PairTiming]:
+def pair_timings(doc: dict[str, Any], intervals: bool = True) -> list[PairTiming]:
+    """``intervals=False`` gives ms/token as a point value; the observed speedup keeps its interval."""
     wc = doc.get("wallclock") or {}
     cases = wc.get("cases", {})
     b = bootstrap_of(doc)
@@ -155,7 +164,9 @@ def pair_timings(doc: dict[str, Any]) -> list[PairTiming]:
                 drafter=case["drafter"],
                 verifier=case["verifier"],
                 k=case["k"],
-                ms_per_token=summarize(per_repeat_ms_per_token(case), resamples=b.resamples, seed=b.seed),
+                ms_per_token=summarize(per_repeat_ms_per_token(case), resamples=b.resamples, seed=b.seed)
+                if intervals
+                else _point(per_repeat_ms_per_token(case)),
                 acceptance=acceptance,
                 mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
                 acceptance_by_position=by_pos,

@@ -15,6 +15,7 @@ interrupted run leaves a valid record marked incomplete, never a truncated file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -118,22 +119,64 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
     return doc
 
 
-def load_record(path: Path | str) -> dict[str, Any]:
-    """Read, migrate and validate one record file."""
+def load_record(path: Path | str, cache: ValidationCache | None = None) -> dict[str, Any]:
+    """Read, migrate and validate one record file.
+
+    With a ``cache``, a file whose exact bytes were validated before (same
+    schema, same measure) is not validated again: a site build over years of
+    records then validates each record once, not on every rebuild.
+    """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
     try:
-        doc = json.loads(text)
+        doc = json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise MeasureError(f"{path}: not UTF-8 ({exc.reason})") from exc
     except json.JSONDecodeError as exc:
         raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
     if not isinstance(doc, dict):
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
     doc = migrate(doc, str(path))
-    validate(doc, str(path))
+    digest = hashlib.sha256(data).hexdigest() if cache is not None else ""
+    if cache is None or digest not in cache.known:
+        validate(doc, str(path))
+        if cache is not None:
+            cache.add(digest)
     return doc
+
+
+class ValidationCache:
+    """sha256 of record files already validated, kept in the user's cache folder (never in results/)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        from measure import __version__
+
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "measure"
+        self.path = path or base / f"validated-schema{SCHEMA_VERSION}-measure{__version__}.txt"
+        try:
+            self.known = set(self.path.read_text(encoding="ascii").split())
+        except OSError:
+            self.known = set()
+        self._new: list[str] = []
+
+    def add(self, digest: str) -> None:
+        self.known.add(digest)
+        self._new.append(digest)
+
+    def save(self) -> None:
+        """Best effort: a read-only home only costs the next build its validation time."""
+        if not self._new:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="ascii") as f:
+                f.write("".join(d + "\n" for d in self._new))
+            self._new.clear()
+        except OSError:
+            pass
 
 
 def record_paths(results: Path) -> list[Path]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from measure.analysis import pair_timings, ratio, tier_timings
+from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
 from measure.config import Policy, policy_from
 from measure.stats import Estimate, ratio_of_medians
 
@@ -44,9 +44,15 @@ def _est(e: Estimate) -> dict[str, float]:
     return {"value": e.value, "lo": e.lo, "hi": e.hi}
 
 
-def wallclock_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
+def wallclock_verdicts(
+    doc: dict[str, Any],
+    policy: Policy,
+    tiers: list[TierTiming] | tuple[TierTiming, ...] | None = None,
+    pairs: list[PairTiming] | tuple[PairTiming, ...] | None = None,
+) -> list[Verdict]:
+    """``tiers``/``pairs``: the record's analysis when the caller has it already (it is the costly part)."""
     out = []
-    for t in tier_timings(doc):
+    for t in tier_timings(doc) if tiers is None else tiers:
         if t.exponent is not None:
             e = t.exponent
             if e.hi <= policy.exponent_max:
@@ -80,7 +86,7 @@ def wallclock_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
             )
         )
     best: dict[str, Any] = {}
-    for p in pair_timings(doc):
+    for p in pair_timings(doc) if pairs is None else pairs:
         if p.pair not in best or p.observed_speedup.value > best[p.pair].observed_speedup.value:
             best[p.pair] = p
     for p in best.values():
@@ -179,10 +185,15 @@ def framing_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
     return out
 
 
-def verdicts(doc: dict[str, Any], policy: Policy | None = None) -> list[Verdict]:
+def verdicts(
+    doc: dict[str, Any],
+    policy: Policy | None = None,
+    tiers: list[TierTiming] | tuple[TierTiming, ...] | None = None,
+    pairs: list[PairTiming] | tuple[PairTiming, ...] | None = None,
+) -> list[Verdict]:
     """Every verdict for one record, under ``policy`` (default: the policy the record states)."""
     policy = policy or policy_from(doc["config"].get("policy"))
-    return wallclock_verdicts(doc, policy) + framing_verdicts(doc, policy)
+    return wallclock_verdicts(doc, policy, tiers, pairs) + framing_verdicts(doc, policy)
 
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 import html as html_module
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -258,3 +261,46 @@ def test_charts_render_in_light_and_dark_and_after_instant_navigation(browser_pa
     for chart_id in CHART_PAGES["results/wallclock/"]:
         assert _drawn(page, chart_id)["traces"] > 0
     assert errors == []
+
+
+def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
+    import socket
+    import time
+    import urllib.request
+
+    _, doc = built
+    project = site_project(tmp_path / "p")
+    results = tmp_path / "results"
+    write_atomic(results / doc["machine_id"] / f"{doc['run_id']}.json", doc)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, MEASURE_RESULTS=str(results), NO_MKDOCS_2_WARNING="1")
+    log = (tmp_path / "serve.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-f", str(project), "-a", f"127.0.0.1:{port}"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+    def runs_page(deadline: float, want: str) -> bool:
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/results/runs/", timeout=5) as r:
+                    if want in r.read().decode("utf-8"):
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.5)
+        return False
+
+    try:
+        assert runs_page(time.monotonic() + 90, doc["run_id"]), (tmp_path / "serve.log").read_text()
+        newer = _newer(doc, 2, break_preservation=False)
+        write_atomic(results / newer["machine_id"] / f"{newer['run_id']}.json", newer)
+        assert runs_page(time.monotonic() + 90, newer["run_id"]), (tmp_path / "serve.log").read_text()[-3000:]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()

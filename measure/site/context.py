@@ -66,8 +66,10 @@ class Analysed:
     verdicts: tuple[Verdict, ...]
 
 
-def analyse(run: Run) -> Analysed:
-    return Analysed(run, tuple(tier_timings(run.doc)), tuple(pair_timings(run.doc)), tuple(verdicts(run.doc)))
+def analyse(run: Run, intervals: bool = True) -> Analysed:
+    """``intervals=False`` for records only the history and run list need (verdicts keep their intervals)."""
+    tiers, pairs = tuple(tier_timings(run.doc, intervals)), tuple(pair_timings(run.doc, intervals))
+    return Analysed(run, tiers, pairs, tuple(verdicts(run.doc, tiers=tiers, pairs=pairs)))
 
 
 # ------------------------------------------------------------------ pieces
@@ -125,6 +127,9 @@ class Card:
     measured: Md
     run: RunRef
     gate: bool
+    subject: Md
+    outcome: Md
+    answer: Md
 
 
 def card(v: Verdict, run: Run, prefix: str = "runs/") -> Card:
@@ -142,6 +147,9 @@ def card(v: Verdict, run: Run, prefix: str = "runs/") -> Card:
         md(measured),
         run_ref(run, prefix),
         v.gate,
+        md(v.subject),
+        md(v.outcome),
+        md(v.answer),
     )
 
 
@@ -722,7 +730,11 @@ def metrics(latest: dict[str, Analysed]) -> dict[str, Any]:
 
 
 def build_site(runs: list[Run]) -> Site:
-    analysed = [analyse(r) for r in runs]
+    newest: dict[str, Run] = {}
+    for r in sorted((r for r in runs if r.complete), key=lambda r: (r.started_at, r.run_id)):
+        newest[r.machine_id] = r
+    full = {id(r) for r in newest.values()}
+    analysed = [analyse(r, intervals=id(r) in full) for r in runs]
     complete = sorted((a for a in analysed if a.run.complete), key=lambda a: (a.run.started_at, a.run.run_id))
     latest: dict[str, Analysed] = {}
     for a in complete:

@@ -44,6 +44,11 @@ def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tup
     return cases
 
 
+def _ns(seconds: float) -> float:
+    """Seconds to the nanosecond: all perf_counter resolves here, and half the digits of a raw float in JSON."""
+    return round(seconds, 9)
+
+
 def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
     """Per-row facts that do not change between repeats (checked, not assumed)."""
     facts: dict[str, Any] = {
@@ -106,11 +111,11 @@ def run_wallclock(
                     entry |= {"drafter_run_s": [], "verifier_run_s": []}
             elif [len(d.tokens) for d in results] != entry["tokens"]:
                 entry["outputs_stable"] = False
-            entry["wall_s"].append([d.wall_s for d in results])
-            entry["run_s"].append([d.run_s for d in results])
+            entry["wall_s"].append([_ns(d.wall_s) for d in results])
+            entry["run_s"].append([_ns(d.run_s) for d in results])
             if case.facts["kind"] == "speculative":
-                entry["drafter_run_s"].append([d.drafter_run_s for d in results])
-                entry["verifier_run_s"].append([d.verifier_run_s for d in results])
+                entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
+                entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
             done += 1
             progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
             save()

@@ -1,0 +1,90 @@
+"""Site build benchmark: ``mkdocs build --strict`` over 1, 100 and 1,000 records. Prints figures only.
+
+The records are copies of one real demo record with varied dates, run ids and
+machines (five machine ids), so every page, the history and the machines
+table grow as they would over months of CI. Reports the build time per size,
+the time per record, and the weight of the largest page. Each size is built
+twice: *cold* (an empty validation cache, as on a fresh CI machine) and *warm*
+(the rebuild ``mkdocs serve`` does when a record is added).
+
+Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000]``
+(default record: the newest under ./results, made by ``measure run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from measure.record import record_paths, write_atomic
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def copies(doc: dict, n: int, out: Path) -> None:
+    start = datetime(2026, 1, 1)
+    for i in range(n):
+        d = copy.deepcopy(doc)
+        when = start + timedelta(hours=7 * i)
+        d["started_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        d["finished_at"] = (when + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        d["run_id"] = when.strftime("%Y%m%dT%H%M%SZ") + f"-{i:06x}"
+        d["machine_id"] = f"{doc['machine_id']}-m{i % 5}"
+        write_atomic(out / d["machine_id"] / f"{d['run_id']}.json", d)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--record", type=Path, default=None)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000])
+    args = ap.parse_args()
+    record = args.record or (record_paths(ROOT / "results") or [None])[-1]
+    if record is None:
+        sys.exit("no record: run `measure run` first or pass --record")
+    doc = json.loads(Path(record).read_text(encoding="utf-8"))
+    print(f"record {record} ({Path(record).stat().st_size:,} B)")
+    print(f"{'records':>8}{'cold s':>9}{'warm s':>9}{'ms/record':>11}{'pages':>8}{'largest page':>16}  largest")
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            copies(doc, n, tmp / "results")
+            for name in ("docs", "overrides"):
+                shutil.copytree(ROOT / name, tmp / name)
+            (tmp / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), encoding="utf-8")
+            env = dict(
+                os.environ,
+                MEASURE_RESULTS=str(tmp / "results"),
+                NO_MKDOCS_2_WARNING="1",
+                XDG_CACHE_HOME=str(tmp / "cache"),
+            )
+            times = []
+            for _ in ("cold", "warm"):
+                started = time.perf_counter()
+                done = subprocess.run(
+                    [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(tmp / "mkdocs.yml")],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
+                times.append(time.perf_counter() - started)
+                if done.returncode:
+                    sys.exit(done.stderr[-2000:])
+            pages = list((tmp / "site").rglob("index.html"))
+            largest = max(pages, key=lambda p: p.stat().st_size)
+            print(
+                f"{n:>8}{times[0]:>9.1f}{times[1]:>9.1f}{1000 * times[0] / n:>11.1f}{len(pages):>8}"
+                f"{largest.stat().st_size:>14,} B  {largest.relative_to(tmp / 'site')}"
+            )
+
+
+if __name__ == "__main__":
+    main()
