@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from measure.errors import MeasureError
 from measure.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
 from measure.graphs import LAYOUT_FILES, Cache, Decoder, Encoder, detect_layout, open_graphs
@@ -126,7 +128,7 @@ class Tier:
         hidden, mask = self.encoder.run(ids, trace)
         return self.decoder.empty(hidden, mask, trace)
 
-    def feed(self, cache: Cache, tokens: list[int], trace: Trace):
+    def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         """k tokens in one decoder call: logits (k, vocab) and the grown cache."""
         return self.decoder.feed(cache, tokens, trace)
 

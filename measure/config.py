@@ -14,6 +14,7 @@ from typing import Any
 
 from measure import bundled
 from measure.errors import MeasureError
+from measure.policy import Policy
 from measure.session import SessionConfig
 
 ROLES = ("reference", "plain", "lite", "drafter", "verifier")
@@ -67,22 +68,6 @@ class FramingConfig:
 
 
 @dataclass(frozen=True)
-class Policy:
-    """The stated rules verdicts are computed with; changing one never needs a re-run."""
-
-    exponent_max: float = 1.15
-    """Decoding is O(T) when the fitted exponent's upper bound is at most this."""
-    overhead_max: float = 0.10
-    """Harness overhead (wall time outside session.run) at most this share."""
-    framing_tolerance: float = 1e-4
-    """Largest present/logit difference that still counts as 'framing does not change the decode'."""
-    speedup_min: float = 1.0
-    """Speculative counts as faster when the lower bound of its speedup over plain exceeds this."""
-    compare_tolerance: float = 0.05
-    """compare/check: a ratio within 1 +/- this is 'same'."""
-
-
-@dataclass(frozen=True)
 class SuiteConfig:
     path: Path
     """The config file (or the bundled demo's)."""
@@ -113,12 +98,6 @@ class SuiteConfig:
             "framing": asdict(self.framing) | {"k": list(self.framing.k)},
             "policy": asdict(self.policy),
         }
-
-
-def policy_from(data: dict[str, Any] | None) -> Policy:
-    """The policy stored in a record (unknown keys ignored, so an older record still reads)."""
-    names = {f.name for f in fields(Policy)}
-    return Policy(**{k: v for k, v in (data or {}).items() if k in names})
 
 
 def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:

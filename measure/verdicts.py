@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
-from measure.config import Policy, policy_from
+from measure.policy import Policy, policy_from
 from measure.stats import Estimate, ratio_of_medians
 
 OUTCOMES = ("success", "failure", "warning", "inconclusive", "info")
@@ -44,6 +44,16 @@ def _est(e: Estimate) -> dict[str, float]:
     return {"value": e.value, "lo": e.lo, "hi": e.hi}
 
 
+def _against(e: Estimate, threshold: float, want_above: bool) -> tuple[str, str]:
+    """An interval against a threshold: wholly on the wanted side, wholly on the other, or straddling it."""
+    good, bad = (e.lo > threshold, e.hi < threshold) if want_above else (e.hi <= threshold, e.lo > threshold)
+    if good:
+        return "success", "yes"
+    if bad:
+        return "failure", "no"
+    return "inconclusive", "inconclusive"
+
+
 def wallclock_verdicts(
     doc: dict[str, Any],
     policy: Policy,
@@ -55,12 +65,7 @@ def wallclock_verdicts(
     for t in tier_timings(doc) if tiers is None else tiers:
         if t.exponent is not None:
             e = t.exponent
-            if e.hi <= policy.exponent_max:
-                outcome, answer = "success", "yes"
-            elif e.lo > policy.exponent_max:
-                outcome, answer = "failure", "no"
-            else:
-                outcome, answer = "inconclusive", "inconclusive"
+            outcome, answer = _against(e, policy.exponent_max, want_above=False)
             out.append(
                 Verdict(
                     "decode-linear",
@@ -91,12 +96,7 @@ def wallclock_verdicts(
             best[p.pair] = p
     for p in best.values():
         s = p.observed_speedup
-        if s.lo > policy.speedup_min:
-            outcome, answer = "success", "yes"
-        elif s.hi < policy.speedup_min:
-            outcome, answer = "failure", "no"
-        else:
-            outcome, answer = "inconclusive", "inconclusive"
+        outcome, answer = _against(s, policy.speedup_min, want_above=True)
         out.append(
             Verdict(
                 "speculative-speedup",

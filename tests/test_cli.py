@@ -146,3 +146,13 @@ def test_env_verb():
     assert done.returncode == 0
     env = json.loads(done.stdout)
     assert env["machine_id"] and env["onnxruntime"] and env["machine"]["cores"] >= 1
+
+
+def test_rendering_never_imports_onnxruntime():
+    code = (
+        "import sys, measure.site.render, measure.site.plugin, measure.verdicts;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('onnxruntime', 'onnx', 'torch')];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

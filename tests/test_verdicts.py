@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from measure.config import Policy, policy_from
+from measure.policy import Policy, policy_from
 from measure.verdicts import compare, failed_gates, verdicts
 
 DATA = Path(__file__).resolve().parent / "data"

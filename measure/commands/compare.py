@@ -19,8 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.config import policy_from
     from measure.errors import MeasureError
+    from measure.policy import policy_from
     from measure.record import load_record
     from measure.verdicts import compare
 

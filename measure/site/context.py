@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
-from measure.config import policy_from
+from measure.policy import policy_from
 from measure.site import charts
 from measure.site.escape import Md, json_for_attribute, md, pre, slug, trusted
 from measure.stats import Estimate

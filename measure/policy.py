@@ -1,0 +1,32 @@
+"""The verdict policy: the stated rules verdicts are judged by. Pure data, no runtime imports.
+
+Kept apart from the suite config so that verdicts and the site (downstream of
+measurement) read a record's policy without importing onnxruntime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The stated rules verdicts are computed with; changing one never needs a re-run."""
+
+    exponent_max: float = 1.15
+    """Decoding is O(T) when the fitted exponent's upper bound is at most this."""
+    overhead_max: float = 0.10
+    """Harness overhead (wall time outside session.run) at most this share."""
+    framing_tolerance: float = 1e-4
+    """Largest present/logit difference that still counts as 'framing does not change the decode'."""
+    speedup_min: float = 1.0
+    """Speculative counts as faster when the lower bound of its speedup over plain exceeds this."""
+    compare_tolerance: float = 0.05
+    """compare/check: a ratio within 1 +/- this is 'same'."""
+
+
+def policy_from(data: dict[str, Any] | None) -> Policy:
+    """The policy stored in a record (unknown keys ignored, so an older record still reads)."""
+    names = {f.name for f in fields(Policy)}
+    return Policy(**{k: v for k, v in (data or {}).items() if k in names})
