@@ -4,8 +4,8 @@ The records are copies of one real demo record with varied dates, run ids and
 machines (five machine ids), so every page, the history and the machines
 table grow as they would over months of CI. Reports the build time per size,
 the time per record, and the weight of the largest page. Each size is built
-twice: *cold* (an empty validation cache, as on a fresh CI machine) and *warm*
-(the rebuild ``mkdocs serve`` does when a record is added).
+twice: *cold* (the first build, as on a fresh CI machine) and *warm* (a second
+build right after, as ``mkdocs serve`` does when a record is added).
 
 Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000]``
 (default record: the newest under ./results, made by ``measure run``).

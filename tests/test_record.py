@@ -80,3 +80,15 @@ def test_atomic_write_replaces_whole_files(tmp_path):
     assert json.loads(path.read_text()) == {"a": 2}
     assert [p.name for p in path.parent.iterdir()] == ["r.json"]
     assert record_paths(tmp_path) == [path]
+
+
+def test_raw_samples_are_checked_too():
+    doc = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+    bad = copy.deepcopy(doc)
+    bad["wallclock"]["cases"]["base-fp32"]["wall_s"][0][3] = -1.0
+    with pytest.raises(MeasureError, match=r"field wallclock/cases/base-fp32/wall_s/0/3: -1\.0 is less than"):
+        validate(bad, "r.json")
+    short = copy.deepcopy(doc)
+    short["wallclock"]["cases"]["base-fp32"]["run_s"][1].pop()
+    with pytest.raises(MeasureError, match=r"wallclock/cases/base-fp32/run_s: expected one list of 8 seconds"):
+        validate(short, "r.json")

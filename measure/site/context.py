@@ -610,7 +610,8 @@ class RunPage:
     """The resolved config as escaped JSON for a <pre> block."""
     command: Md
     error: Md | None
-    topics: tuple[Topic, ...]
+    verdicts: Md
+    """How many verdicts this run gave, by outcome."""
 
 
 def run_page(a: Analysed) -> RunPage:
@@ -657,8 +658,14 @@ def run_page(a: Analysed) -> RunPage:
         pre(json.dumps(config, indent=2, ensure_ascii=False)),
         md(" ".join(command)),
         md(doc["error"]) if doc.get("error") else None,
-        topics(a, ""),
+        md(_outcome_counts(a.verdicts)),
     )
+
+
+def _outcome_counts(found: tuple[Verdict, ...]) -> str:
+    counts = {o: sum(v.outcome == o for v in found) for o in ("success", "failure", "warning", "inconclusive", "info")}
+    parts = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    return f"{len(found)} verdicts: {parts}." if found else "No verdicts (no suite finished)."
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from measure.errors import MeasureError
-from measure.record import ValidationCache, load_record, record_paths
+from measure.record import load_record, record_paths
 from measure.site.context import Run, Site, build_site
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
@@ -49,11 +49,7 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
 
 def load_runs(results: Path) -> list[Run]:
     """Every record under ``results``; a bad one is a one-line error naming it."""
-    cache = ValidationCache()
-    try:
-        return [Run.of(load_record(path, cache), path) for path in record_paths(results)]
-    finally:
-        cache.save()
+    return [Run.of(load_record(path), path) for path in record_paths(results)]
 
 
 PAGES = {
