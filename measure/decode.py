@@ -14,6 +14,7 @@ from time import perf_counter
 import numpy as np
 
 from measure.artifacts import Tier
+from measure.graphs import Cache
 from measure.session import Trace
 
 
@@ -85,20 +86,17 @@ def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None,
     return finish(tier, prefix[1:], "max_new_tokens", trace)
 
 
-def batched_logits(tier: Tier, text: str, tokens: list[int], trace: Trace | None = None) -> np.ndarray:
-    """Logits for every position of ``[start] + tokens`` from one batched decoder call."""
-    trace = trace or Trace()
-    cache = tier.start(tier.source_ids(text), trace)
-    logits, _ = tier.feed(cache, [tier.special.decoder_start, *tokens], trace)
-    return logits
+def feed_prefix(
+    tier: Tier, ids: list[int], prefix: list[int], block: int, trace: Trace | None = None
+) -> tuple[np.ndarray, Cache]:
+    """Feed ``prefix`` from an empty cache in calls of ``block`` tokens: logits of every position, final cache.
 
-
-def single_step_logits(tier: Tier, text: str, tokens: list[int], trace: Trace | None = None) -> np.ndarray:
-    """The same positions as :func:`batched_logits`, fed one token per call."""
+    block = 1 is single-step framing; block = len(prefix) feeds the whole prefix in one batched call.
+    """
     trace = trace or Trace()
-    cache = tier.start(tier.source_ids(text), trace)
+    cache = tier.start(ids, trace)
     rows = []
-    for token in [tier.special.decoder_start, *tokens]:
-        logits, cache = tier.feed(cache, [token], trace)
-        rows.append(logits[-1])
-    return np.stack(rows)
+    for i in range(0, len(prefix), block):
+        logits, cache = tier.feed(cache, prefix[i : i + block], trace)
+        rows.append(logits)
+    return np.concatenate(rows), cache

@@ -83,7 +83,6 @@ class RunRef:
     started_at: Md
     link: Md
     """Relative link from a page under results/ to the run's page."""
-    complete: bool
     state: Md
     """"complete" or "incomplete"."""
 
@@ -95,7 +94,6 @@ def run_ref(run: Run, prefix: str = "runs/") -> RunRef:
         md(run.date),
         md(run.started_at),
         trusted(f"{prefix}{run_slug(run)}.md"),
-        run.complete,
         md("complete" if run.complete else "incomplete"),
     )
 

@@ -16,24 +16,12 @@ import numpy as np
 
 from measure.artifacts import Tier
 from measure.config import FramingConfig
-from measure.decode import greedy
+from measure.decode import feed_prefix, greedy
 from measure.golden import GoldenRows
 from measure.graphs import Cache
-from measure.session import Trace
 from measure.speculative import SpeculativePair
 from measure.stats import char_error_rate
 from measure.suites import Progress, Save, no_progress
-
-
-def replay(tier: Tier, ids: list[int], prefix: list[int], block: int) -> tuple[np.ndarray, Cache]:
-    """Feed ``prefix`` in blocks of ``block`` tokens from an empty cache: logits of every position, final cache."""
-    trace = Trace()
-    cache = tier.start(ids, trace)
-    rows = []
-    for i in range(0, len(prefix), block):
-        logits, cache = tier.feed(cache, prefix[i : i + block], trace)
-        rows.append(logits)
-    return np.concatenate(rows), cache
 
 
 class _Diff:
@@ -98,9 +86,9 @@ def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[s
         outputs.append(decoded.text)
         ids = tier.source_ids(row.input)
         prefix = [tier.special.decoder_start, *decoded.tokens]
-        single = replay(tier, ids, prefix, 1)
+        single = feed_prefix(tier, ids, prefix, 1)
         for b in blocks:
-            diffs[b].add(single, replay(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
+            diffs[b].add(single, feed_prefix(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
     cer = [char_error_rate(o, r.output) for o, r in zip(outputs, golden.rows, strict=True)]
     misses = [
