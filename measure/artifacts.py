@@ -132,10 +132,10 @@ class Tier:
         """k tokens in one decoder call: logits (k, vocab) and the grown cache."""
         return self.decoder.feed(cache, tokens, trace)
 
-    def slow_down(self, seconds_per_call: float) -> None:
-        """Test-only hook: every decoder call of this tier takes this much longer (inside the timing)."""
-        for session in self.decoder.sessions:
-            session.delay_s = seconds_per_call
+    def slow_down(self, factor: float) -> None:
+        """Test-only hook: every call of this tier lasts ``factor`` longer (0.3 = 30%), inside the timing."""
+        for session in (self.encoder.session, *self.decoder.sessions):
+            session.slowdown = factor
 
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""

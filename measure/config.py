@@ -47,8 +47,12 @@ class PairSpec:
 class WallclockConfig:
     warmup: int = 1
     """Untimed passes over the golden rows per case before timing starts."""
+    warmup_s: float = 2.0
+    """Keep warming up until this many seconds have passed: an idle CPU needs a second or two to reach speed."""
     repeats: int = 7
     """Timed passes per case, interleaved across cases (A B C A B C ...)."""
+    fresh_sessions: bool = True
+    """Load new onnxruntime sessions for every repeat, so session-to-session variance is inside the interval."""
     k: tuple[int, ...] = (2, 4, 8)
     """Draft lengths swept for each speculative pair."""
     bootstrap: int = 2000

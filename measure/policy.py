@@ -23,7 +23,9 @@ class Policy:
     speedup_min: float = 1.0
     """Speculative counts as faster when the lower bound of its speedup over plain exceeds this."""
     compare_tolerance: float = 0.05
-    """compare/check: a ratio within 1 +/- this is 'same'."""
+    """compare: a ratio within 1 +/- this is 'same'; an A/A calibration may only widen it."""
+    compare_alpha: float = 0.05
+    """compare: chance of any false faster/slower call among all metrics compared (Holm-corrected)."""
 
 
 def policy_from(data: dict[str, Any] | None) -> Policy:

@@ -4,6 +4,9 @@ JSON format history (``schema_version``, kept apart from the tool version):
 
 * 1 — first format: environment, resolved config, golden rows provenance,
   tier fingerprints, raw wall-clock samples, framing-parity facts.
+  Later additions, all optional so every earlier version-1 file still reads:
+  ``framing.tiers[].output_ids`` (token ids of each greedy decode, for the
+  cross-machine first divergent token) and ``test_slowdown_factor``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import tempfile
 from collections.abc import Callable
@@ -28,6 +32,8 @@ from typing import Any
 from measure.errors import MeasureError
 
 SCHEMA_VERSION = 1
+RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
+"""What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -139,7 +145,8 @@ def record_paths(results: Path) -> list[Path]:
     """Every record under a results tree (``<machine-id>/<run-id>.json``), oldest run first."""
     if not results.is_dir():
         return []
-    return sorted(results.glob("*/*.json"), key=lambda p: (p.stem, p.parent.name))
+    found = (p for p in results.glob("*/*.json") if RUN_ID.fullmatch(p.stem))  # not conflict copies or other files
+    return sorted(found, key=lambda p: (p.stem, p.parent.name))
 
 
 def write_atomic(path: Path, doc: dict[str, Any]) -> None:

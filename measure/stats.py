@@ -38,7 +38,7 @@ def _row_medians(mat: np.ndarray) -> np.ndarray:
     return srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])
 
 
-def _interval(boot: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_interval(boot: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
     """Percentile interval, linearly interpolated as np.quantile does, from one sort."""
     srt = np.sort(boot)
     tail = (1 - level) / 2
@@ -59,7 +59,7 @@ def summarize(values: Sequence[float], *, resamples: int, seed: int, level: floa
         raise ValueError("no samples to summarize")
     rng = np.random.default_rng(seed)
     boot = _row_medians(x[rng.integers(0, x.size, size=(resamples, x.size))])
-    lo, hi = _interval(boot, level)
+    lo, hi = percentile_interval(boot, level)
     q1, q3 = np.quantile(x, [0.25, 0.75])
     return Estimate(float(np.median(x)), lo, hi, float(q1), float(q3))
 
@@ -74,22 +74,49 @@ def paired_ratio(
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, a.size, size=(resamples, a.size))
     boot = _row_medians(a[idx]) / _row_medians(b[idx])
-    lo, hi = _interval(boot, level)
+    lo, hi = percentile_interval(boot, level)
     return Estimate(float(np.median(a) / np.median(b)), lo, hi)
 
 
-def ratio_of_medians(
-    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
-) -> Estimate:
-    """median(num) / median(den) for two independent runs: each side resampled on its own."""
+def ratio_bootstrap(num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap distribution of median(num) / median(den) for two independent runs (each side on its own)."""
     a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if a.size == 0 or b.size == 0:
         raise ValueError("a ratio needs samples on both sides")
     rng = np.random.default_rng(seed)
     boot_a = _row_medians(a[rng.integers(0, a.size, size=(resamples, a.size))])
     boot_b = _row_medians(b[rng.integers(0, b.size, size=(resamples, b.size))])
-    lo, hi = _interval(boot_a / boot_b, level)
-    return Estimate(float(np.median(a) / np.median(b)), lo, hi)
+    return boot_a / boot_b
+
+
+def ratio_of_medians(
+    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
+) -> Estimate:
+    """median(num) / median(den) for two independent runs: each side resampled on its own."""
+    lo, hi = percentile_interval(ratio_bootstrap(num, den, resamples=resamples, seed=seed), level)
+    return Estimate(float(np.median(num) / np.median(den)), lo, hi)
+
+
+def tail_share(boot: np.ndarray, below: float | None = None, above: float | None = None) -> float:
+    """Bootstrap p-value: share of resamples at or beyond a bound, with the +1 that keeps it above zero."""
+    hits = np.count_nonzero(boot <= below) if below is not None else np.count_nonzero(boot >= above)
+    return float((hits + 1) / (boot.size + 1))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone), in the order given.
+
+    Rejecting where the adjusted value is below alpha keeps the chance of any
+    false call among all the metrics compared at most alpha.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def fit_exponent(
@@ -107,7 +134,7 @@ def fit_exponent(
     var = (dx * dx).sum(axis=1)
     ok = var > 0
     boot = (dx * (by - by.mean(axis=1, keepdims=True))).sum(axis=1)[ok] / var[ok]
-    lo, hi = _interval(boot, level)
+    lo, hi = percentile_interval(boot, level)
     return Estimate(slope, lo, hi)
 
 
@@ -117,7 +144,7 @@ def bootstrap(
     """Interval of ``fn(indices)`` over resampled index sets of size ``n``."""
     rng = np.random.default_rng(seed)
     boot = np.asarray([fn(idx) for idx in rng.integers(0, n, size=(resamples, n))])
-    return _interval(boot, level)
+    return percentile_interval(boot, level)
 
 
 def predicted_speedup(acceptance: float, k: int, cost_ratio: float) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
 from measure.policy import Policy, policy_from
-from measure.stats import Estimate, ratio_of_medians
+from measure.stats import Estimate
 
 OUTCOMES = ("success", "failure", "warning", "inconclusive", "info")
 
@@ -198,39 +198,3 @@ def verdicts(
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:
     return [v for v in found if v.gate]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    case: str
-    outcome: str
-    """faster, slower, same or inconclusive."""
-    ratio: Estimate
-    """NEW ms/token / BASE ms/token."""
-
-
-def compare(base: dict[str, Any], new: dict[str, Any], policy: Policy | None = None) -> list[Comparison]:
-    """Per wall-clock case in both records: the ratio's interval against the tolerance band."""
-    from measure.analysis import bootstrap_of, per_repeat_ms_per_token
-
-    policy = policy or policy_from(new["config"].get("policy"))
-    tol = policy.compare_tolerance
-    b = bootstrap_of(new)
-    out = []
-    base_cases = (base.get("wallclock") or {}).get("cases", {})
-    for name, case in ((new.get("wallclock") or {}).get("cases", {})).items():
-        if name not in base_cases or not case["wall_s"] or not base_cases[name]["wall_s"]:
-            continue
-        r = ratio_of_medians(
-            per_repeat_ms_per_token(case), per_repeat_ms_per_token(base_cases[name]), resamples=b.resamples, seed=b.seed
-        )
-        if r.hi < 1 - tol:
-            outcome = "faster"
-        elif r.lo > 1 + tol:
-            outcome = "slower"
-        elif r.lo >= 1 - tol and r.hi <= 1 + tol:
-            outcome = "same"
-        else:
-            outcome = "inconclusive"
-        out.append(Comparison(name, outcome, r))
-    return out

@@ -93,9 +93,12 @@ def test_compare_fail_on_slower_is_a_gate(tmp_path):
     slow.write_text(json.dumps(doc), encoding="utf-8")
     same = measure("compare", str(data), str(data), "--fail-on", "slower")
     assert same.returncode == 0, same.stdout
-    gated = measure("compare", str(data), str(slow), "--fail-on", "slower")
+    summary = tmp_path / "summary.md"
+    gated = measure("compare", str(data), str(slow), "--fail-on", "slower", "--markdown", str(summary))
     assert gated.returncode == 1
     assert "base-int8" in gated.stdout and "slower" in gated.stdout
+    table = summary.read_text(encoding="utf-8")
+    assert "| `base-int8` |" in table and "**slower**" in table and "Gate failed: slower in 1 case(s)." in table
 
 
 def test_check_fails_on_an_fp32_preservation_bug(tmp_path):

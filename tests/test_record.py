@@ -74,12 +74,14 @@ def test_malformed_json_names_the_line(tmp_path):
 
 
 def test_atomic_write_replaces_whole_files(tmp_path):
-    path = tmp_path / "m" / "r.json"
+    path = tmp_path / "m" / "20261202T000000Z-abcdef.json"
     write_atomic(path, {"a": 1})
     write_atomic(path, {"a": 2})
     assert json.loads(path.read_text()) == {"a": 2}
-    assert [p.name for p in path.parent.iterdir()] == ["r.json"]
-    assert record_paths(tmp_path) == [path]
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    (path.parent / "calibration.json").write_text("{}", encoding="utf-8")
+    (path.parent / f"{path.stem}.conflict-0123456789ab.json").write_text("{}", encoding="utf-8")
+    assert record_paths(tmp_path) == [path]  # only files named by a run id are records
 
 
 def test_raw_samples_are_checked_too():

@@ -11,7 +11,6 @@ from measure.config import load_config
 from measure.errors import MeasureError
 from measure.record import load_record
 from measure.runner import run
-from measure.verdicts import compare
 
 
 def test_record_is_complete_and_valid(both_suites):
@@ -81,19 +80,6 @@ def test_acceptance_three_ways_and_preservation(both_suites):
     quality = {t["tier"]: t["quality"] for t in doc["framing"]["tiers"]}
     assert quality["base-fp32"]["exact"] >= 14
     assert 0 <= quality["small-int4"]["cer_mean"] < 0.2
-
-
-def test_a_slowed_tier_shows_slower_with_an_interval_excluding_one(mini_config, tmp_path, both_suites):
-    config = load_config(mini_config(rows=12, repeats=5))
-    path = run(config, ["wallclock"], tmp_path / "slow", argv=["test"], slow={"small-int4": 0.0015})
-    doc = load_record(path)
-    tiers = {t.tier: t for t in tier_timings(doc)}
-    slowed = tiers["small-int4"].ratio_vs_plain
-    assert slowed.lo > 1.0, slowed
-    assert doc["test_slowdown_s"] == {"small-int4": 0.0015}
-    base = load_record(run(config, ["wallclock"], tmp_path / "base", argv=["test"]))
-    outcome = {c.case: c.outcome for c in compare(base, doc)}
-    assert outcome["small-int4"] == "slower"
 
 
 def test_interrupted_run_leaves_a_valid_incomplete_record(mini_config, tmp_path):

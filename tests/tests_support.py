@@ -36,6 +36,7 @@ verifier = "base-int8"
 
 [wallclock]
 warmup = 1
+warmup_s = 0.0
 repeats = {repeats}
 k = [2, 4]
 bootstrap = 400

@@ -80,10 +80,11 @@ class _Diff:
 def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
-    outputs = []
+    outputs, output_ids = [], []
     for row in golden.rows:
         decoded = greedy(tier, row.input)
         outputs.append(decoded.text)
+        output_ids.append([int(t) for t in decoded.tokens])
         ids = tier.source_ids(row.input)
         prefix = [tier.special.decoder_start, *decoded.tokens]
         single = feed_prefix(tier, ids, prefix, 1)
@@ -102,6 +103,7 @@ def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[s
         "blocks": [diffs[b].facts(b) for b in blocks],
         "quality": {"rows": len(golden), "exact": exact, "cer_mean": float(np.mean(cer)), "cer": cer, "misses": misses},
         "outputs": outputs,
+        "output_ids": output_ids,
     }
 
 

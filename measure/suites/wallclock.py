@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any
 
 from measure.artifacts import Tier
@@ -78,29 +79,56 @@ def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
     return facts
 
 
+Loader = Callable[[], tuple[dict[str, Tier], dict[str, SpeculativePair]]]
+
+
 def run_wallclock(
-    tiers: dict[str, Tier],
-    pairs: dict[str, SpeculativePair],
+    load: Loader,
     texts: list[str],
     config: WallclockConfig,
     out: dict[str, Any],
     save: Save,
     progress: Progress = no_progress,
 ) -> dict[str, Any]:
-    """Fill ``out`` (the record's ``wallclock`` section) in place, saving after every case pass."""
-    cases = cases_for(tiers, pairs, config.k)
+    """Fill ``out`` (the record's ``wallclock`` section) in place, saving after every case pass.
+
+    With ``fresh_sessions`` every repeat loads new onnxruntime sessions (after one
+    untimed row each): on shared machines one session can run 1.5x slower than
+    the next for its whole life, so, as pyperf spreads values over processes,
+    repeats are spread over sessions and that variance lands inside the interval
+    instead of between two runs.
+    """
+    cases = cases_for(*load(), config.k)
     out.update(
-        {"warmup": config.warmup, "repeats": config.repeats, "order": "interleaved", "repeats_done": 0, "cases": {}}
+        {
+            "warmup": config.warmup,
+            "warmup_s": config.warmup_s,
+            "repeats": config.repeats,
+            "order": "interleaved",
+            "fresh_sessions": config.fresh_sessions,
+            "repeats_done": 0,
+            "cases": {},
+        }
     )
     total = len(cases) * (config.warmup + config.repeats)
     done = 0
-    for _ in range(config.warmup):
+    start, passes = perf_counter(), 0
+    # At least ``warmup`` passes and ``warmup_s`` seconds: a CPU that was idle runs the first second
+    # or two up to 1.7x slower (frequency ramp, a host waking), which passes alone do not cover.
+    while passes < config.warmup or perf_counter() - start < config.warmup_s:
         for case in cases:
             for text in texts:
                 case.decode(text)
-            done += 1
-            progress(f"wallclock warm-up {case.name}", done, total)
+            if passes < config.warmup:
+                done += 1
+                progress(f"wallclock warm-up {case.name}", done, total)
+        passes += 1
+    out["warmup_passes"] = passes
     for rep in range(config.repeats):
+        if config.fresh_sessions and rep:
+            cases = cases_for(*load(), config.k)
+            for case in cases:
+                case.decode(texts[0])
         for case in cases:
             results = [case.decode(text) for text in texts]
             entry = out["cases"].get(case.name)
