@@ -162,3 +162,25 @@ def test_imports_flow_one_way(modules, forbidden):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_compare_takes_its_baseline_from_a_results_tree_by_commit(tmp_path):
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data" / "record-v1.json"
+    doc = json.loads(data.read_text(encoding="utf-8"))
+    commit = doc["environment"]["git"]["commit"] or "0" * 40
+    doc["environment"]["git"]["commit"] = commit
+    tree = tmp_path / "history"
+    (tree / doc["machine_id"]).mkdir(parents=True)
+    (tree / doc["machine_id"] / f"{doc['run_id']}.json").write_text(json.dumps(doc), encoding="utf-8")
+    found = measure("compare", str(tree), str(data), "--base-commit", commit[:12])
+    assert found.returncode == 0, found.stderr
+    assert "Holm-corrected over" in found.stdout
+    summary = tmp_path / "summary.md"
+    missing = measure("compare", str(tree), str(data), "--base-commit", "f" * 12)
+    assert missing.returncode == 2 and "no complete record of machine" in missing.stderr
+    ok = measure(
+        "compare", str(tree), str(data), "--base-commit", "f" * 12, "--missing-base-ok", "--markdown", str(summary)
+    )
+    assert ok.returncode == 0 and "No baseline" in summary.read_text(encoding="utf-8")

@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```bash\n(.+?)\n```", setup, flags=re.S)
+from tests_support import ROOT
+from tests_support import readme_setup_commands as _commands
 
 
 def test_readme_has_exactly_two_setup_commands():

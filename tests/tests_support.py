@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,13 @@ bootstrap = 400
 [framing]
 k = [2, 4]
 """
+
+
+def readme_setup_commands() -> list[str]:
+    """The README's set-up commands, in order: the main job, then the tests."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```", setup, flags=re.S)
 
 
 def write_config(folder: Path, rows: int = 12, repeats: int = 3, name: str = "suite.toml") -> Path:

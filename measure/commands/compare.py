@@ -12,8 +12,19 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", type=Path, metavar="BASE", help="the baseline record")
-    p.add_argument("new", type=Path, metavar="NEW", help="the record to judge")
+    p.add_argument("base", type=Path, metavar="BASE", help="the baseline record, or a results tree (see --base-commit)")
+    p.add_argument("new", type=Path, metavar="NEW", help="the record to judge, or a results tree (its newest record)")
+    p.add_argument(
+        "--base-commit",
+        default=None,
+        metavar="SHA",
+        help="BASE is a results tree: take its newest complete record of NEW's machine measured at this commit",
+    )
+    p.add_argument(
+        "--missing-base-ok",
+        action="store_true",
+        help="when no baseline record exists (first run, new machine), say so and exit 0",
+    )
     p.add_argument(
         "--fail-on",
         choices=["slower", "faster", "inconclusive"],
@@ -45,12 +56,39 @@ def _markdown(base: Path, new: Path, rows: list, failing: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _newest(results: Path, machine: str | None, commit: str | None) -> Path | None:
+    """The newest complete record in a tree, of one machine and (by prefix) one commit when given."""
+    from measure.record import load_record, record_paths
+
+    found = None
+    for path in record_paths(results):
+        doc = load_record(path)
+        sha = doc["environment"]["git"]["commit"] or ""
+        if doc["complete"] and machine in (None, doc["machine_id"]) and (commit is None or sha.startswith(commit)):
+            found = path
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.comparison import compare
     from measure.errors import MeasureError
     from measure.record import load_record
 
-    base, new = load_record(args.base), load_record(args.new)
+    new_path = _newest(args.new, None, None) if args.new.is_dir() else args.new
+    if new_path is None:
+        raise MeasureError(f"{args.new}: no complete run records (expected <machine-id>/<run-id>.json)")
+    new = load_record(new_path)
+    base_path = _newest(args.base, new["machine_id"], args.base_commit) if args.base.is_dir() else args.base
+    if base_path is None:
+        what = f"{args.base}: no complete record of machine {new['machine_id']} at commit {args.base_commit or 'any'}"
+        if not args.missing_base_ok:
+            raise MeasureError(what)
+        print(f"no baseline: {what}")
+        if args.markdown is not None:
+            args.markdown.write_text(f"### measure compare\n\nNo baseline: {what}.\n", encoding="utf-8")
+        return 0
+    base = load_record(base_path)
+    args.base, args.new = base_path, new_path
     if base["golden"]["sha256"] != new["golden"]["sha256"]:
         raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
     rows = compare(base, new, tolerance=args.tolerance)
