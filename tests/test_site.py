@@ -304,3 +304,30 @@ def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
+
+
+def test_machines_page_shows_platform_parity_by_precision_with_the_first_divergent_token(both_suites):
+    from measure.site.context import Run, build_site
+
+    doc, path = both_suites
+    arm = copy.deepcopy(doc)
+    arm["machine_id"], arm["run_id"] = "linux-aarch64-4c-0000000000", "20261202T000000Z-abcdef"
+    int8 = next(t for t in arm["framing"]["tiers"] if t["tier"] == "base-int8")
+    int8["output_ids"][2][1] += 1  # this machine's int8 kernels decode row 3 differently from its second token
+    other = copy.deepcopy(arm)
+    other["machine_id"] = "windows-amd64-8c-1111111111"  # sorts last: never the reference
+    other["tiers"]["base-fp32"]["fingerprint"]["files"][0]["sha256"] = "0" * 64
+    site = build_site([Run.of(d, path) for d in (doc, arm, other)])
+    text = html_module.unescape
+    rows = {text(str(r.label)): [text(str(c)) for c in r.cells] for r in site.machines.outputs}
+    by_machine = [text(str(c.machine)) for c in site.machines.columns]
+    fp32 = dict(zip(by_machine, rows["base-fp32 (fp32)"], strict=True))
+    int8_cells = dict(zip(by_machine, rows["base-int8 (int8-dynamic)"], strict=True))
+    reference = by_machine[0]
+    assert fp32[reference].startswith("reference")
+    assert fp32["windows-amd64-8c-1111111111"] == "other artifacts or golden rows: not comparable"
+    rows_n = doc["golden"]["rows"]
+    (compared,) = {doc["machine_id"], arm["machine_id"]} - {reference}
+    assert fp32[compared] == f"{rows_n}/{rows_n} rows identical"
+    assert int8_cells[compared] == f"{rows_n - 1}/{rows_n} rows identical; first divergence: row 3, token 2"
+    assert next(iter(rows)).endswith("(fp32)")  # grouped by precision

@@ -511,6 +511,32 @@ class Machines:
     outputs: tuple[MachineRow, ...]
 
 
+def _precision_of(latest: dict[str, Analysed], tier: str) -> str:
+    docs = (a.run.doc for a in latest.values() if tier in a.run.doc["tiers"])
+    return next((d["tiers"][tier]["fingerprint"]["precision"] for d in docs), "?")
+
+
+def _golden_of(latest: dict[str, Analysed], machine: str) -> str:
+    return latest[machine].run.doc["golden"]["sha256"]
+
+
+def output_parity(ref: dict[str, Any], other: dict[str, Any]) -> str:
+    """Rows decoded identically to the reference machine, and where the first difference is.
+
+    Token ids when both records carry them (the first divergent token), texts otherwise.
+    """
+    key = "output_ids" if "output_ids" in ref and "output_ids" in other else "outputs"
+    pairs = list(zip(ref[key], other[key], strict=False))
+    same = sum(x == y for x, y in pairs)
+    text = f"{same}/{len(pairs)} rows identical"
+    for row, (x, y) in enumerate(pairs, start=1):
+        if x != y:
+            at = next((i for i, (u, v) in enumerate(zip(x, y, strict=False)) if u != v), min(len(x), len(y)))
+            unit = "token" if key == "output_ids" else "character"
+            return f"{text}; first divergence: row {row}, {unit} {at + 1}"
+    return text
+
+
 def machines_page(latest: dict[str, Analysed]) -> Machines:
     cols = tuple(
         MachineColumn(
@@ -533,10 +559,10 @@ def machines_page(latest: dict[str, Analysed]) -> Machines:
     fnames = list(
         dict.fromkeys(t["tier"] for a in latest.values() for t in (a.run.doc.get("framing") or {}).get("tiers", []))
     )
-    reference: dict[str, list[str]] = {}
-    for name in fnames:
+    reference: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {}
+    for name in sorted(fnames, key=lambda n: (_precision_of(latest, n), n)):
         cells, out_cells = [], []
-        for _, a in sorted(latest.items()):
+        for machine, a in sorted(latest.items()):
             t = next((t for t in (a.run.doc.get("framing") or {}).get("tiers", []) if t["tier"] == name), None)
             if t is None:
                 cells.append(md("-"))
@@ -545,11 +571,17 @@ def machines_page(latest: dict[str, Analysed]) -> Machines:
             agree = sum(b["argmax_agree"] for b in t["blocks"])
             total = sum(b["argmax_total"] for b in t["blocks"])
             cells.append(md(f"{agree}/{total}"))
-            ref = reference.setdefault(name, t["outputs"])
-            same = sum(x == y for x, y in zip(t["outputs"], ref, strict=False))
-            out_cells.append(md(f"{same}/{len(ref)} rows as on the first machine"))
+            artifacts = tuple(f["sha256"] for f in a.run.doc["tiers"][name]["fingerprint"]["files"])
+            ref_machine, ref, ref_artifacts = reference.setdefault(name, (machine, t, artifacts))
+            if ref_machine == machine:
+                out_cells.append(md(f"reference ({len(t['outputs'])} rows)"))
+            elif artifacts != ref_artifacts or a.run.doc["golden"]["sha256"] != _golden_of(latest, ref_machine):
+                out_cells.append(md("other artifacts or golden rows: not comparable"))
+            else:
+                out_cells.append(md(output_parity(ref, t)))
+        label = f"{name} ({_precision_of(latest, name)})"
         framing.append(MachineRow(md(name), tuple(cells)))
-        outputs.append(MachineRow(md(name), tuple(out_cells)))
+        outputs.append(MachineRow(md(label), tuple(out_cells)))
     return Machines(cols, tuple(timing), tuple(framing), tuple(outputs))
 
 
