@@ -1,4 +1,4 @@
-"""Wall-clock suite: warm sessions, warm-up passes, repeats interleaved across cases, every sample kept.
+"""Wall-clock suite: timed warm-up, fresh sessions per repeat, repeats interleaved across cases, every sample kept.
 
 A *case* is one tier's greedy decode or one speculative pair at one k. Each
 timed pass decodes every golden row; passes go A B C A B C ... so drift on a
