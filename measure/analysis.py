@@ -182,3 +182,36 @@ def pair_timings(doc: dict[str, Any], intervals: bool = True) -> list[PairTiming
 
 def ratio(part: dict[str, int]) -> float | None:
     return part["accepted"] / part["proposed"] if part["proposed"] else None
+
+
+def framing_legs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The framing suite's runtime legs; the first is always Python onnxruntime."""
+    return (doc.get("framing") or {}).get("legs", [])
+
+
+def python_tiers(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Framing facts of the Python onnxruntime leg, the one that also carries quality."""
+    legs = framing_legs(doc)
+    return legs[0]["tiers"] if legs else []
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """single-step == batched for one tier under one runtime, counted in golden rows."""
+
+    rows_same: int
+    rows: int
+    present_max_abs_diff: float
+    logits_max_abs_diff: float
+
+
+def row_agreement(tier: dict[str, Any]) -> Agreement:
+    """A row agrees when no batched block changes any argmax of its single-step decode."""
+    per_row = zip(*(b["first_divergent_step"] for b in tier["blocks"]), strict=True)
+    same = [all(step is None for step in row) for row in per_row]
+    return Agreement(
+        sum(same),
+        len(same),
+        max((b["present_max_abs_diff"] for b in tier["blocks"]), default=0.0),
+        max((b["logits_max_abs_diff"] for b in tier["blocks"]), default=0.0),
+    )

@@ -69,6 +69,10 @@ class FramingConfig:
     """Also replay each row's whole prefix in one call."""
     probe_k: int = 4
     """Draft length for acceptance three ways (probe, runtime, self)."""
+    node_leg: bool = True
+    """Also decode every tier under onnxruntime-node; recorded as skipped, with the reason, where it cannot run."""
+    node: str = "node"
+    """The Node.js executable, looked up on PATH."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,13 @@ JSON format history (``schema_version``, kept apart from the tool version):
   Later additions, all optional so every earlier version-1 file still reads:
   ``framing.tiers[].output_ids`` (token ids of each greedy decode, for the
   cross-machine first divergent token) and ``test_slowdown_factor``.
+* 2 — the runtime dimension: ``framing.tiers`` moved into ``framing.legs``,
+  one entry per runtime that decoded the tiers (``runtime``, ``language``,
+  ``version``, ``status``, ``reason`` when skipped or failed). The first leg is
+  always Python onnxruntime and carries quality; later legs (onnxruntime-node)
+  carry framing facts and their own greedy decodes per tier. Every tier entry
+  has a ``status``. Migrated from 1: the tiers become the Python leg, at the
+  onnxruntime version the environment states.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -31,14 +38,27 @@ from typing import Any
 
 from measure.errors import MeasureError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 """What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
-MIGRATIONS: dict[int, Migration] = {}
-"""``MIGRATIONS[n]`` upgrades a version-n document to version n + 1. Empty while only version 1 exists."""
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 1's framing tiers were all decoded by Python onnxruntime: make them that leg."""
+    framing = doc.get("framing")
+    if framing:
+        tiers = [{**t, "status": "measured"} for t in framing.pop("tiers", [])]
+        version = (doc.get("environment") or {}).get("onnxruntime")
+        leg = {"runtime": "onnxruntime", "language": "python", "version": version, "status": "measured", "tiers": tiers}
+        framing["legs"] = [leg]
+    return doc
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2}
+"""``MIGRATIONS[n]`` upgrades a version-n document to version n + 1."""
 
 
 def now_iso() -> str:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from measure.analysis import pair_timings, tier_timings
+from measure.analysis import pair_timings, python_tiers, tier_timings
 from measure.config import load_config
 from measure.errors import MeasureError
 from measure.record import load_record
@@ -55,7 +55,7 @@ def test_derived_numbers(both_suites):
 
 def test_framing_fp32_is_control_and_int8_differs(both_suites):
     doc, _ = both_suites
-    tiers = {t["tier"]: t for t in doc["framing"]["tiers"]}
+    tiers = {t["tier"]: t for t in python_tiers(doc)}
     fp32 = max(b["present_max_abs_diff"] for b in tiers["base-fp32"]["blocks"])
     int8 = max(b["present_max_abs_diff"] for b in tiers["base-int8"]["blocks"])
     assert fp32 < 1e-4
@@ -77,7 +77,7 @@ def test_acceptance_three_ways_and_preservation(both_suites):
         acc[("small-int4", "small-int4")]["runtime"]["accepted"]
         == acc[("small-int4", "small-int4")]["runtime"]["proposed"]
     )
-    quality = {t["tier"]: t["quality"] for t in doc["framing"]["tiers"]}
+    quality = {t["tier"]: t["quality"] for t in python_tiers(doc)}
     assert quality["base-fp32"]["exact"] >= 14
     assert 0 <= quality["small-int4"]["cer_mean"] < 0.2
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests_support import build, html, site_project, write_config
 
+from measure.analysis import python_tiers
 from measure.config import load_config
 from measure.record import write_atomic
 from measure.runner import run
@@ -312,7 +313,7 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
     doc, path = both_suites
     arm = copy.deepcopy(doc)
     arm["machine_id"], arm["run_id"] = "linux-aarch64-4c-0000000000", "20261202T000000Z-abcdef"
-    int8 = next(t for t in arm["framing"]["tiers"] if t["tier"] == "base-int8")
+    int8 = next(t for t in python_tiers(arm) if t["tier"] == "base-int8")
     int8["output_ids"][2][1] += 1  # this machine's int8 kernels decode row 3 differently from its second token
     other = copy.deepcopy(arm)
     other["machine_id"] = "windows-amd64-8c-1111111111"  # sorts last: never the reference

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from measure.policy import policy_from
+from measure.record import SCHEMA_VERSION, load_record
 from measure.verdicts import failed_gates, verdicts
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
 def _doc():
-    return json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+    return load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
 
 
 def test_same_record_same_verdicts():

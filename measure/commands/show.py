@@ -15,7 +15,7 @@ def _ci(e) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis import pair_timings, ratio, tier_timings
+    from measure.analysis import pair_timings, python_tiers, ratio, tier_timings
     from measure.record import load_record
     from measure.verdicts import verdicts
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     fr = doc.get("framing")
     if fr:
         print("\nframing parity (single-step == batched argmax; worst present |diff|)")
-        for t in fr["tiers"]:
+        for t in python_tiers(doc):
             cells = "  ".join(
                 f"k={b['block']}: {b['argmax_agree']}/{b['argmax_total']} ({b['present_max_abs_diff']:.1e})"
                 for b in t["blocks"]

@@ -139,10 +139,10 @@ def by_position(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
     }
 
 
-def layer_diffs(framing: dict[str, Any]) -> dict[str, Any]:
+def layer_diffs(tiers: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean |single - batched| of presents per layer for each tier (worst block), log scale."""
     data = []
-    for t in framing["tiers"]:
+    for t in tiers:
         worst = max(t["blocks"], key=lambda b: b["present_max_abs_diff"])
         for part in ("key", "value"):
             ys = [max(layer[f"{part}_mean_abs_diff"], 1e-12) for layer in worst["layers"]]

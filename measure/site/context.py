@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from measure.analysis import PairTiming, TierTiming, pair_timings, ratio, tier_timings
+from measure.analysis import (
+    PairTiming,
+    TierTiming,
+    framing_legs,
+    pair_timings,
+    python_tiers,
+    ratio,
+    row_agreement,
+    tier_timings,
+)
 from measure.policy import policy_from
 from measure.site import charts
 from measure.site.escape import Md, json_for_attribute, md, pre, slug, trusted
@@ -284,6 +293,42 @@ class MissRow:
 
 
 @dataclass(frozen=True)
+class RuntimeRow:
+    """One runtime leg across the precision columns: single == batched rows and the worst difference."""
+
+    runtime: Md
+    cells: tuple[Md, ...]
+
+
+@dataclass(frozen=True)
+class LegNote:
+    """A leg or one of its tiers that was not measured, and why."""
+
+    runtime: Md
+    subject: Md
+    status: Md
+    reason: Md
+
+
+@dataclass(frozen=True)
+class RuntimeParity:
+    """One tier's plain greedy decodes under another runtime against Python onnxruntime's."""
+
+    tier: Md
+    cells: tuple[Md, ...]
+
+
+@dataclass(frozen=True)
+class Runtimes:
+    precisions: tuple[Md, ...]
+    matrix: tuple[RuntimeRow, ...]
+    others: tuple[Md, ...]
+    """Column heads of ``parity``: every runtime but Python onnxruntime."""
+    parity: tuple[RuntimeParity, ...]
+    notes: tuple[LegNote, ...]
+
+
+@dataclass(frozen=True)
 class Framing:
     run: RunRef | None
     anchor: Md
@@ -294,6 +339,8 @@ class Framing:
     charts: tuple[Chart, ...]
     misses: tuple[MissRow, ...] = ()
     """Golden rows a tier decodes differently from the expected output (first 20 per tier)."""
+    runtimes: Runtimes | None = None
+    """The runtime x precision matrix; None for records with one leg only."""
 
 
 def marked(a: str, b: str) -> tuple[Md, Md]:
@@ -365,6 +412,64 @@ def wallclock_page(a: Analysed | None) -> Wallclock:
     )
 
 
+PRECISION_ORDER = ("fp32", "fp16", "int8-dynamic", "int8-static", "int4")
+"""Column order of the runtime matrix; other precision labels follow, sorted."""
+
+
+def _leg_name(leg: dict[str, Any]) -> str:
+    version = f" {leg['version']}" if leg.get("version") else ""
+    return f"{leg['runtime']}{version} ({leg['language']})"
+
+
+def runtimes_section(doc: dict[str, Any]) -> Runtimes | None:
+    """Runtime x precision: rows of single-step == batched decodes per cell, and each runtime's greedy parity."""
+    legs = framing_legs(doc)
+    if len(legs) < 2:
+        return None
+    found = {t["precision"] for leg in legs for t in leg["tiers"] if t["status"] == "measured"}
+    precisions = [p for p in PRECISION_ORDER if p in found] + sorted(found - set(PRECISION_ORDER))
+    matrix, notes = [], []
+    for leg in legs:
+        name = _leg_name(leg)
+        if leg["status"] != "measured" and not leg["tiers"]:
+            notes.append(LegNote(md(name), md("every tier"), md(leg["status"]), md(leg.get("reason", ""))))
+        cells = []
+        for precision in precisions:
+            tiers = [t for t in leg["tiers"] if t.get("precision") == precision]
+            measured = [row_agreement(t) for t in tiers if t["status"] == "measured"]
+            if not measured:
+                cells.append(md(leg["status"] if leg["status"] != "measured" else "not measured"))
+                continue
+            same, rows = sum(x.rows_same for x in measured), sum(x.rows for x in measured)
+            worst = max(x.present_max_abs_diff for x in measured)
+            logits = max(x.logits_max_abs_diff for x in measured)
+            missing = len(tiers) - len(measured)
+            extra = f" ({missing} tier{'s' if missing > 1 else ''} not measured)" if missing else ""
+            text = f"{same}/{rows} rows · present ≤ {worst:.1e} · logits ≤ {logits:.1e}{extra}"
+            cells.append(md(text))
+        matrix.append(RuntimeRow(md(name), tuple(cells)))
+        notes.extend(
+            LegNote(md(name), md(t["tier"]), md(t["status"]), md(t.get("reason", "")))
+            for t in leg["tiers"]
+            if t["status"] != "measured"
+        )
+    python = {t["tier"]: t for t in legs[0]["tiers"]}
+    parity = []
+    for name, ref in python.items():
+        cells = []
+        for leg in legs[1:]:
+            t = next((t for t in leg["tiers"] if t["tier"] == name), None)
+            if t is None or t["status"] != "measured":
+                cells.append(md(t["status"] if t else leg["status"] if leg["status"] != "measured" else "-"))
+            elif "output_ids" not in ref:
+                cells.append(md("not comparable: the Python leg kept no token ids"))
+            else:
+                cells.append(md(output_parity(ref, t)))
+        parity.append(RuntimeParity(md(f"{name} ({ref['precision']})"), tuple(cells)))
+    others = tuple(md(_leg_name(leg)) for leg in legs[1:])
+    return Runtimes(tuple(md(p) for p in precisions), tuple(matrix), others, tuple(parity), tuple(notes))
+
+
 def framing_page(a: Analysed | None) -> Framing:
     fr = (a.run.doc.get("framing") if a else None) or None
     if a is None or not fr:
@@ -380,7 +485,7 @@ def framing_page(a: Analysed | None) -> Framing:
             md(f"{t['quality']['exact']}/{t['quality']['rows']}"),
             fmt(t["quality"]["cer_mean"], 4),
         )
-        for t in fr["tiers"]
+        for t in python_tiers(a.run.doc)
     )
     acceptance = tuple(
         AcceptRow(
@@ -399,7 +504,7 @@ def framing_page(a: Analysed | None) -> Framing:
             spec, plain = marked(d["speculative"], d["greedy"])
             differing.append(DiffRow(md(f"{x['drafter']}->{x['verifier']}"), d["line"], md(d["input"]), spec, plain))
     misses = []
-    for t in fr["tiers"]:
+    for t in python_tiers(a.run.doc):
         for x in t["quality"].get("misses", [])[:20]:
             expected, output = marked(x["expected"], x["output"])
             misses.append(MissRow(md(t["tier"]), x["line"], md(x["input"]), expected, output))
@@ -407,7 +512,7 @@ def framing_page(a: Analysed | None) -> Framing:
         chart(
             "framing-layers",
             "present key/value difference per layer, single-step vs batched (log)",
-            charts.layer_diffs(fr),
+            charts.layer_diffs(python_tiers(a.run.doc)),
         ),
     )
     return Framing(
@@ -419,6 +524,7 @@ def framing_page(a: Analysed | None) -> Framing:
         tuple(differing),
         found,
         tuple(misses),
+        runtimes_section(a.run.doc),
     )
 
 
@@ -556,14 +662,12 @@ def machines_page(latest: dict[str, Analysed]) -> Machines:
             cells.append(fmt_ci(t.ms_per_token) if t else md("-"))
         timing.append(MachineRow(md(name), tuple(cells)))
     framing, outputs = [], []
-    fnames = list(
-        dict.fromkeys(t["tier"] for a in latest.values() for t in (a.run.doc.get("framing") or {}).get("tiers", []))
-    )
+    fnames = list(dict.fromkeys(t["tier"] for a in latest.values() for t in python_tiers(a.run.doc)))
     reference: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {}
     for name in sorted(fnames, key=lambda n: (_precision_of(latest, n), n)):
         cells, out_cells = [], []
         for machine, a in sorted(latest.items()):
-            t = next((t for t in (a.run.doc.get("framing") or {}).get("tiers", []) if t["tier"] == name), None)
+            t = next((t for t in python_tiers(a.run.doc) if t["tier"] == name), None)
             if t is None:
                 cells.append(md("-"))
                 out_cells.append(md("-"))
@@ -721,7 +825,6 @@ class Site:
 def metrics(latest: dict[str, Analysed]) -> dict[str, Any]:
     out: dict[str, Any] = {"machines": {}}
     for machine, a in sorted(latest.items()):
-        fr = a.run.doc.get("framing") or {}
         out["machines"][machine] = {
             "run_id": a.run.run_id,
             "date": a.run.date,
@@ -748,7 +851,7 @@ def metrics(latest: dict[str, Analysed]) -> dict[str, Any]:
                     "argmax_total": sum(b["argmax_total"] for b in t["blocks"]),
                     "present_max_abs_diff": max(b["present_max_abs_diff"] for b in t["blocks"]),
                 }
-                for t in fr.get("tiers", [])
+                for t in python_tiers(a.run.doc)
             },
             "verdicts": [
                 {

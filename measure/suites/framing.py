@@ -6,6 +6,10 @@ present keys/values per layer, logits and argmax. Then acceptance three ways
 for each speculative pair and self-pair (probe, runtime, self), output
 preservation, and quality against the golden outputs. What is measured is
 recorded; nothing is assumed about which precision should differ.
+
+Each runtime is a *leg*: Python onnxruntime always; onnxruntime-node too
+(:mod:`measure.node_leg`) on the very prefixes the Python leg decoded, plus
+its own greedy decodes, so the page can set runtime against precision.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnxruntime
 
+from measure import node_leg
 from measure.artifacts import Tier
 from measure.config import FramingConfig
 from measure.decode import feed_prefix, greedy
@@ -100,11 +106,73 @@ def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[s
     return {
         "tier": tier.name,
         "precision": tier.fingerprint().precision,
+        "status": "measured",
         "blocks": [diffs[b].facts(b) for b in blocks],
         "quality": {"rows": len(golden), "exact": exact, "cer_mean": float(np.mean(cer)), "cer": cer, "misses": misses},
         "outputs": outputs,
         "output_ids": output_ids,
     }
+
+
+class NodeLeg:
+    """The onnxruntime-node leg of one run: tries each tier, stops trying once the runtime is missing."""
+
+    def __init__(self, config: FramingConfig, blocks: list[int | str]) -> None:
+        self.node = config.node
+        self.blocks = blocks
+        self.out: dict[str, Any] = {
+            "runtime": node_leg.RUNTIME,
+            "language": "node",
+            "version": None,
+            "host": None,
+            "status": "measured",
+            "tiers": [],
+        }
+        try:
+            node_leg.find_node(self.node)
+        except node_leg.LegSkipped as exc:
+            self._skip(str(exc))
+
+    def _skip(self, reason: str) -> None:
+        self.out.update(status="skipped", reason=reason)
+
+    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
+        """Decode ``tier`` under Node on the Python leg's prefixes; a tier that cannot run says why."""
+        if self.out["status"] == "skipped":
+            return
+        rows = []
+        for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
+            ids = tier.source_ids(row.input)
+            rows.append(
+                node_leg.NodeRow(ids, [tier.special.decoder_start, *out_ids], tier.default_max_new_tokens(len(ids)))
+            )
+        entry: dict[str, Any] = {"tier": tier.name, "precision": python["precision"]}
+        try:
+            answer = node_leg.run_tier(tier, rows, self.blocks, node=self.node)
+        except node_leg.LegUnavailable as exc:
+            self._skip(str(exc))
+            return
+        except (node_leg.LegSkipped, node_leg.LegFailed) as exc:
+            status = "skipped" if isinstance(exc, node_leg.LegSkipped) else "failed"
+            self.out["tiers"].append(entry | {"status": status, "reason": str(exc)})
+            return
+        self.out.update(version=answer.get("version"), host=answer.get("node") and f"Node.js {answer['node']}")
+        ids = answer["output_ids"]
+        self.out["tiers"].append(
+            entry
+            | {
+                "status": "measured",
+                "blocks": answer["blocks"],
+                "output_ids": ids,
+                "outputs": [tier.tokenizer.decode(i) for i in ids],
+            }
+        )
+
+    def finish(self) -> dict[str, Any]:
+        tiers = self.out["tiers"]
+        if self.out["status"] == "measured" and tiers and all(t["status"] == "failed" for t in tiers):
+            self.out.update(status="failed", reason=tiers[0]["reason"])
+        return self.out
 
 
 def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
@@ -146,14 +214,26 @@ def run_framing(
     progress: Progress = no_progress,
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``framing`` section) in place, saving after every tier and pair."""
-    out.update({"blocks": [*config.k, *(["whole"] if config.whole_prefix else [])], "tiers": [], "acceptance": []})
-    total = len(tiers) + len(pairs) + len(self_pairs)
+    blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
+    python = {"runtime": "onnxruntime", "language": "python", "version": onnxruntime.__version__, "status": "measured"}
+    python["tiers"] = []
+    out.update({"blocks": blocks, "legs": [python], "acceptance": []})
+    node = NodeLeg(config, blocks) if config.node_leg else None
+    if node:
+        out["legs"].append(node.out)
+    total = len(tiers) * (2 if node else 1) + len(pairs) + len(self_pairs)
     done = 0
     for tier in tiers.values():
-        out["tiers"].append(tier_parity(tier, golden, config))
+        python["tiers"].append(tier_parity(tier, golden, config))
         done += 1
         progress(f"framing {tier.name}", done, total)
         save()
+        if node:
+            node.add(tier, golden, python["tiers"][-1])
+            node.finish()
+            done += 1
+            progress(f"framing {tier.name} ({node_leg.RUNTIME})", done, total)
+            save()
     for is_self, group in ((False, pairs), (True, self_pairs)):
         for name, pair in group.items():
             out["acceptance"].append(pair_acceptance(pair, golden, config.probe_k, is_self))

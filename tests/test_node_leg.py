@@ -1,0 +1,127 @@
+"""The onnxruntime-node leg on the real demo tiers: same logits as Python onnxruntime, skipped cleanly without Node."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests_support import build, html, site_project, write_config
+
+from measure import bundled, node_leg
+from measure.artifacts import Tier, load_tier
+from measure.config import load_config
+from measure.decode import feed_prefix, greedy
+from measure.golden import GoldenRows
+from measure.record import load_record
+from measure.runner import run
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not on PATH (.ci/run installs it)")
+
+
+def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_leg.NodeRow], list[list[int]]]:
+    rows, decoded = [], []
+    for row in golden.rows[:n]:
+        ids = tier.source_ids(row.input)
+        tokens = list(greedy(tier, row.input).tokens)
+        rows.append(node_leg.NodeRow(ids, [tier.special.decoder_start, *tokens], tier.default_max_new_tokens(len(ids))))
+        decoded.append(tokens)
+    return rows, decoded
+
+
+@needs_node
+@pytest.mark.parametrize("folder", [bundled.REFERENCE, bundled.SMALL_OPTIMUM], ids=["simple", "optimum"])
+def test_fp32_single_step_logits_match_python_onnxruntime(folder, golden):
+    tier = load_tier(folder)
+    rows, decoded = _rows(tier, golden, 6)
+    answer = node_leg.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
+    python, _ = feed_prefix(tier, rows[0].source_ids, rows[0].prefix, 1)
+    node = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
+    assert node.shape == python.shape
+    assert np.abs(node - python).max() <= 1e-5
+    assert answer["output_ids"] == decoded  # node's own greedy decode, token by token
+    assert answer["version"] == "1.30.0"  # the version package-lock.json pins
+    assert [b["block"] for b in answer["blocks"]] == [2, "whole"]
+    assert all(b["argmax_total"] == sum(len(r.prefix) for r in rows) for b in answer["blocks"])
+
+
+@needs_node
+def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
+    rows, _ = _rows(base_int8, golden, 4)
+    answer = node_leg.run_tier(base_int8, rows, [4])
+    (block,) = answer["blocks"]
+    assert len(block["layers"]) == base_int8.shape.layers
+    assert block["present_max_abs_diff"] > 1e-4  # dynamic int8 requantizes per call: batched moves the values
+    assert len(block["first_divergent_step"]) == 4
+
+
+@needs_node
+def test_a_graph_node_cannot_load_is_a_failure_with_onnxruntime_words(golden):
+    tier = load_tier(bundled.SMALL_MERGED)  # saved with ONNX IR 14; onnxruntime-node 1.30 reads up to 13
+    rows, _ = _rows(tier, golden, 1)
+    with pytest.raises(
+        node_leg.LegFailed, match=r"small-fp32-merged: onnxruntime-node failed: Load model .*IR version"
+    ):
+        node_leg.run_tier(tier, rows, [2])
+
+
+@needs_node
+def test_missing_onnxruntime_node_is_unavailable_with_the_fix(tmp_path, monkeypatch, base_fp32, golden):
+    script = tmp_path / "framing.mjs"  # a copy far from the project's node_modules
+    shutil.copy2(node_leg.SCRIPT, script)
+    monkeypatch.setattr(node_leg, "SCRIPT", script)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEASURE_NODE_MODULES", raising=False)
+    rows, _ = _rows(base_fp32, golden, 1)
+    with pytest.raises(node_leg.LegUnavailable, match=r"onnxruntime-node is not installed .*npm ci --ignore-scripts"):
+        node_leg.run_tier(base_fp32, rows, [2])
+
+
+@needs_node
+def test_the_suite_records_both_legs_with_runtime_versions(both_suites):
+    doc, _ = both_suites
+    python, node = doc["framing"]["legs"]
+    assert (python["runtime"], python["version"]) == ("onnxruntime", doc["environment"]["onnxruntime"])
+    assert (node["runtime"], node["version"], node["status"]) == ("onnxruntime-node", "1.30.0", "measured")
+    assert node["host"].startswith("Node.js v")
+    assert [t["tier"] for t in node["tiers"]] == [t["tier"] for t in python["tiers"]]
+    for p, n in zip(python["tiers"], node["tiers"], strict=True):
+        assert n["status"] == "measured" and n["precision"] == p["precision"]
+        if p["precision"] == "fp32":
+            assert n["output_ids"] == p["output_ids"]
+            assert n["blocks"][0]["logits_max_abs_diff"] < 1e-4
+
+
+def test_without_node_on_path_the_leg_is_skipped_and_the_site_builds(tmp_path, monkeypatch):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    config = write_config(tmp_path, rows=4, repeats=2)
+    path = run(load_config(config), ["framing"], tmp_path / "results", argv=["test"])
+    doc = load_record(path)
+    assert doc["complete"] is True
+    node = doc["framing"]["legs"][1]
+    assert node["status"] == "skipped"
+    assert node["tiers"] == [] and node["version"] is None
+    assert "was not found on PATH" in node["reason"]
+    monkeypatch.setenv("PATH", os.defpath)
+    project = site_project(tmp_path / "project")
+    done = build(project, tmp_path / "results")
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = html(project, "results/framing")
+    assert "Runtime × precision" in page
+    assert "was not found on PATH" in page
+
+
+def test_node_leg_off_in_the_config_records_one_leg(tmp_path):
+    config = write_config(tmp_path, rows=2, repeats=2)
+    config.write_text(config.read_text(encoding="utf-8") + "node_leg = false\n", encoding="utf-8")
+    doc = load_record(run(load_config(config), ["framing"], tmp_path / "results", argv=["test"]))
+    assert [leg["runtime"] for leg in doc["framing"]["legs"]] == ["onnxruntime"]
+
+
+def test_script_ships_inside_the_package():
+    assert node_leg.SCRIPT.is_file()
+    assert node_leg.SCRIPT.parent.parent == Path(node_leg.__file__).parent
