@@ -15,7 +15,7 @@ from measure.artifacts import Tier, load_tier
 from measure.config import load_config
 from measure.decode import feed_prefix, greedy
 from measure.golden import GoldenRows
-from measure.record import load_record
+from measure.record import SCHEMA_VERSION, load_record, write_atomic
 from measure.runner import run
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not on PATH (.ci/run installs it)")
@@ -125,3 +125,17 @@ def test_node_leg_off_in_the_config_records_one_leg(tmp_path):
 def test_script_ships_inside_the_package():
     assert node_leg.SCRIPT.is_file()
     assert node_leg.SCRIPT.parent.parent == Path(node_leg.__file__).parent
+
+
+def test_a_leg_reason_is_escaped_on_the_page(tmp_path):
+    doc = load_record(Path(__file__).parent / "data" / f"record-v{SCHEMA_VERSION}.json")
+    hostile = "<img src=x onerror=alert(1)> | `x`"
+    node = doc["framing"]["legs"][1]
+    node["tiers"][0] = {"tier": node["tiers"][0]["tier"], "status": "failed", "reason": hostile}
+    write_atomic(tmp_path / "results" / doc["machine_id"] / f"{doc['run_id']}.json", doc)
+    project = site_project(tmp_path / "project")
+    done = build(project, tmp_path / "results")
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = html(project, "results/framing")
+    assert "<img src=x" not in page
+    assert "failed: &#60;img src=x onerror=alert&#40;1&#41;&#62; &#124; &#96;x&#96;" in page

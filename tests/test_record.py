@@ -54,6 +54,25 @@ def test_migrations_run_step_by_step():
         migrate({"schema_version": 0}, "x.json", migrations={1: step(1)})
 
 
+def test_version_1_framing_becomes_the_python_onnxruntime_leg():
+    old = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+    doc = load_record(DATA / "record-v1.json")
+    (leg,) = doc["framing"]["legs"]
+    assert (leg["runtime"], leg["language"], leg["status"]) == ("onnxruntime", "python", "measured")
+    assert leg["version"] == old["environment"]["onnxruntime"]
+    assert [t["tier"] for t in leg["tiers"]] == [t["tier"] for t in old["framing"]["tiers"]]
+    assert all(t["status"] == "measured" for t in leg["tiers"])
+    assert "tiers" not in doc["framing"]
+
+
+def test_a_skipped_leg_must_say_why():
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    doc["framing"]["legs"][1] |= {"status": "skipped", "tiers": []}
+    doc["framing"]["legs"][1].pop("reason", None)
+    with pytest.raises(MeasureError, match=r"field framing/legs/1: 'reason' is a required property"):
+        validate(doc, "r.json")
+
+
 def test_schema_error_names_the_field():
     doc = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
     bad = copy.deepcopy(doc)

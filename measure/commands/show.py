@@ -15,7 +15,7 @@ def _ci(e) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis import pair_timings, python_tiers, ratio, tier_timings
+    from measure.analysis import framing_legs, pair_timings, python_tiers, ratio, row_agreement, tier_timings
     from measure.record import load_record
     from measure.verdicts import verdicts
 
@@ -54,6 +54,19 @@ def run(args: argparse.Namespace) -> int:
                 for b in t["blocks"]
             )
             print(f"  {t['tier']:<12}{t['precision']:<14}{cells}")
+        for leg in framing_legs(doc)[1:]:
+            print(
+                f"\n{leg['runtime']} {leg.get('version') or ''} leg: {leg['status']}  {leg.get('reason', '')}".rstrip()
+            )
+            for t in leg["tiers"]:
+                if t["status"] != "measured":
+                    print(f"  {t['tier']:<12}{t['status']}: {t.get('reason', '')}")
+                    continue
+                a = row_agreement(t)
+                print(
+                    f"  {t['tier']:<12}{t['precision']:<14}{a.rows_same}/{a.rows} rows single == batched "
+                    f"(present |diff| <= {a.present_max_abs_diff:.1e})"
+                )
         print("\nacceptance (probe / runtime), output preservation")
         for a in fr["acceptance"]:
             pr, rt = ratio(a["probe"]), ratio(a["runtime"])

@@ -716,6 +716,13 @@ def methods_page(a: Analysed | None) -> Methods:
         ("framing blocks", ", ".join(map(str, fr["k"])) + (", whole prefix" if fr["whole_prefix"] else "")),
         ("acceptance k", fr["probe_k"]),
         ("session", ", ".join(f"{k} {v}" for k, v in session.items())),
+        *(
+            (
+                f"runtime leg {i + 1}",
+                f"{_leg_name(leg)}{' on ' + leg['host'] if leg.get('host') else ''}: {leg['status']}",
+            )
+            for i, leg in enumerate(framing_legs(a.run.doc))
+        ),
     ]
     policy = policy_from(cfg.get("policy"))
     return Methods(
