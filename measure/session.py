@@ -102,7 +102,7 @@ class Trace:
 class TimedSession:
     """An ``InferenceSession`` whose every ``run`` is timed into the caller's :class:`Trace`."""
 
-    __slots__ = ("inputs", "label", "output_names", "outputs", "path", "session", "slowdown")
+    __slots__ = ("inputs", "label", "output_names", "outputs", "path", "recorded", "session", "slowdown")
 
     def __init__(self, session: ort.InferenceSession, label: str, path: Path) -> None:
         self.session = session
@@ -113,8 +113,12 @@ class TimedSession:
         self.output_names = [o.name for o in session.get_outputs()]
         self.slowdown = 0.0
         """Test-only: every timed call lasts this share longer (0.3 = 30%), so a suite can be shown a slower tier."""
+        self.recorded: list[dict[str, np.ndarray]] | None = None
+        """When a list, every call's feeds are appended to it: real decode inputs for static-int8 calibration."""
 
     def run(self, feeds: dict[str, np.ndarray], trace: Trace) -> list[np.ndarray]:
+        if self.recorded is not None:
+            self.recorded.append({k: np.array(v, copy=True) for k, v in feeds.items()})
         start = perf_counter()
         out = self.session.run(self.output_names, feeds)
         end = perf_counter()

@@ -36,6 +36,7 @@ PAD, EOS, UNK = 0, 1, 2
 SPECIALS = ["<pad>", "</s>", "<unk>"]
 SEED = 20261202
 GOLDEN_VERSION = 1
+CALIBRATION_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -547,14 +548,24 @@ def main() -> None:
         print(f"[{name}] {params} parameters; torch exact match on held-out golden: {hits}/{len(golden)}")
     if args.which != "both" and not args.skip_train:
         return
-    export(models, configs, vocab, golden, hard)
+    export(models, configs, vocab, golden, hard, pairs)
 
 
-def export(models, configs, vocab, golden, hard) -> None:
+def write_calibration(pairs: list[tuple[str, str]], judged: list[dict]) -> Path:
+    """Calibration sources for static int8: training words and joins, never a golden row the tiers are judged on."""
+    seen = {r["input"] for r in judged}
+    rows = [p for p in pairs[:24] + pairs[-8:] if p[0] not in seen]
+    text = "".join(json.dumps({"input": a, "output": b}, ensure_ascii=False) + "\n" for a, b in rows)
+    path = DEMO / f"calibration-v{CALIBRATION_VERSION}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def export(models, configs, vocab, golden, hard, pairs) -> None:
     from measure.quantize import quantize_tier
 
     DEMO.mkdir(parents=True, exist_ok=True)
-    for old in ("base-int8", "small-int8", "small-int4"):
+    for old in ("base-int8", "base-int8-static", "small-int8", "small-int4"):
         shutil.rmtree(DEMO / old, ignore_errors=True)
     tok_tmp = DEMO / "tokenizer.json"
     write_tokenizer(vocab, tok_tmp)
@@ -579,6 +590,8 @@ def export(models, configs, vocab, golden, hard) -> None:
     quantize_tier(DEMO / "base-fp32", DEMO / "base-int8", "int8")
     quantize_tier(DEMO / "small-fp32", DEMO / "small-int8", "int8")
     quantize_tier(DEMO / "small-fp32", DEMO / "small-int4", "int4", block_size=32)
+    calibration = write_calibration(pairs, golden + hard)
+    quantize_tier(DEMO / "base-fp32", DEMO / "base-int8-static", "int8-static", calibration=calibration)
     tok_tmp.unlink()
     rows = golden + hard
     text = "".join(json.dumps({"input": r["input"], "output": r["output"]}, ensure_ascii=False) + "\n" for r in rows)

@@ -184,3 +184,10 @@ def test_compare_takes_its_baseline_from_a_results_tree_by_commit(tmp_path):
         "compare", str(tree), str(data), "--base-commit", "f" * 12, "--missing-base-ok", "--markdown", str(summary)
     )
     assert ok.returncode == 0 and "No baseline" in summary.read_text(encoding="utf-8")
+
+
+def test_quantize_int8_static_without_calibration_is_a_clear_error(tmp_path):
+    done = measure("quantize", str(bundled.SMALL_FP32), str(tmp_path / "q"), "--to", "int8-static")
+    assert done.returncode == 2
+    assert "int8-static needs a calibration rows file" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "q").exists()

@@ -58,6 +58,17 @@ def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
 
 
 @needs_node
+def test_static_int8_qdq_tier_decodes_and_frames_under_node(golden):
+    tier = load_tier(bundled.PLAIN_STATIC)
+    rows, decoded = _rows(tier, golden, 4)
+    answer = node_leg.run_tier(tier, rows, [2, 4])
+    assert answer["output_ids"] == decoded  # same greedy decodes as Python onnxruntime on the QDQ graph
+    for block in answer["blocks"]:
+        assert block["argmax_total"] == sum(len(r.prefix) for r in rows)
+        assert len(block["layers"]) == tier.shape.layers
+
+
+@needs_node
 def test_a_graph_node_cannot_load_is_a_failure_with_onnxruntime_words(golden):
     tier = load_tier(bundled.SMALL_MERGED)  # saved with ONNX IR 14; onnxruntime-node 1.30 reads up to 13
     rows, _ = _rows(tier, golden, 1)

@@ -10,6 +10,8 @@ from measure import bundled
 from measure.artifacts import load_tier
 from measure.decode import greedy
 from measure.errors import MeasureError
+from measure.fingerprint import sha256_file
+from measure.golden import load_golden
 from measure.quantize import quantize_tier
 
 
@@ -34,6 +36,68 @@ def test_int4_quantization_records_bits_and_block(tmp_path):
     assert json.loads((out / "tier.json").read_text())["quantization"]["block_size"] == 16
 
 
+def test_int8_static_calibrates_on_recorded_decode_feeds(tmp_path, golden):
+    out = quantize_tier(
+        bundled.SMALL_FP32, tmp_path / "q8s", "int8-static", calibration=bundled.CALIBRATION, calibration_rows=8
+    )
+    tier = load_tier(out)
+    assert tier.fingerprint().precision == "int8-static"
+    q = json.loads((out / "tier.json").read_text())["quantization"]
+    assert q["method"] == "onnxruntime.quantize_static" and q["format"] == "QDQ"
+    cal = q["calibration"]
+    assert cal["sha256"] == load_golden(bundled.CALIBRATION).sha256
+    assert cal["rows"] == 8 and cal["file"] == "calibration-v1.jsonl"
+    assert cal["feeds"]["encoder.onnx"] == 8
+    assert cal["feeds"]["decoder-kv.onnx"] > 8 * 3  # one feed per decoded token, eos included
+    hits = sum(greedy(tier, r.input).text == r.output for r in golden.rows)
+    assert hits >= len(golden) * 0.7
+
+
+def test_int8_static_is_reproducible_from_the_same_calibration(tmp_path):
+    a, b = (
+        quantize_tier(
+            bundled.SMALL_FP32, tmp_path / n, "int8-static", calibration=bundled.CALIBRATION, calibration_rows=4
+        )
+        for n in ("a", "b")
+    )
+    assert sha256_file(a / "decoder-kv.onnx") == sha256_file(b / "decoder-kv.onnx")
+    assert sha256_file(a / "encoder.onnx") == sha256_file(b / "encoder.onnx")
+
+
+def test_int8_static_covers_every_graph_of_the_optimum_layout(tmp_path):
+    out = quantize_tier(
+        bundled.SMALL_OPTIMUM, tmp_path / "oq8s", "int8-static", calibration=bundled.CALIBRATION, calibration_rows=4
+    )
+    assert [g.precision for g in load_tier(out).fingerprint().graphs] == ["int8-static"] * 3
+    feeds = json.loads((out / "tier.json").read_text())["quantization"]["calibration"]["feeds"]
+    assert feeds["decoder_model.onnx"] == 4  # the first step of each decode
+    assert feeds["decoder_with_past_model.onnx"] > 4
+
+
+def test_int8_static_refuses_missing_or_bad_calibration(tmp_path):
+    with pytest.raises(MeasureError, match="int8-static needs a calibration rows file"):
+        quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int8-static")
+    with pytest.raises(MeasureError, match="only int8-static takes one"):
+        quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int8", calibration=bundled.CALIBRATION)
+    with pytest.raises(MeasureError, match=r"expected 1 to 32 \(the rows in .*calibration-v1.jsonl\), got 99"):
+        quantize_tier(
+            bundled.SMALL_FP32, tmp_path / "x", "int8-static", calibration=bundled.CALIBRATION, calibration_rows=99
+        )
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"input": "слово", "output": "slovo"}\n{"input": 3}\n', encoding="utf-8")
+    with pytest.raises(MeasureError, match=r"bad.jsonl:2: field .input.: expected a string"):
+        quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int8-static", calibration=bad)
+    assert not (tmp_path / "x").exists()  # nothing written before the calibration is known good
+
+
+def test_bundled_static_tier_states_its_calibration_truthfully(golden):
+    q = json.loads((bundled.PLAIN_STATIC / "tier.json").read_text())["quantization"]
+    cal = load_golden(bundled.CALIBRATION)
+    assert q["calibration"]["sha256"] == cal.sha256 and q["calibration"]["rows"] == len(cal)
+    assert q["from"] == "base-fp32"
+    assert not {r.input for r in cal.rows} & {r.input for r in golden.rows}  # never calibrated on what it is judged on
+
+
 def test_optimum_layout_quantizes_every_graph(tmp_path):
     out = quantize_tier(bundled.SMALL_OPTIMUM, tmp_path / "oq8", "int8")
     fp = load_tier(out).fingerprint()
@@ -49,7 +113,7 @@ def test_refuses_a_non_empty_output_folder(tmp_path):
 
 
 def test_refuses_unknown_target_and_bad_block(tmp_path):
-    with pytest.raises(MeasureError, match="expected one of int8, int4"):
+    with pytest.raises(MeasureError, match="expected one of int8, int8-static, int4"):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int2")
     with pytest.raises(MeasureError, match="power of two"):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int4", block_size=24)

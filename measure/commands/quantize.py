@@ -1,4 +1,4 @@
-"""Write a quantized tier from an fp32 tier: dynamic int8 or int4 MatMulNBits."""
+"""Write a quantized tier from an fp32 tier: dynamic int8, static int8 (calibrated QDQ) or int4 MatMulNBits."""
 
 from __future__ import annotations
 
@@ -9,16 +9,37 @@ from pathlib import Path
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", type=Path, metavar="SRC_DIR", help="the fp32 tier folder")
     p.add_argument("out", type=Path, metavar="OUT_DIR", help="a new (or empty) folder for the quantized tier")
-    p.add_argument("--to", choices=["int8", "int4"], required=True, help="int8: dynamic; int4: MatMulNBits")
+    p.add_argument(
+        "--to",
+        choices=["int8", "int8-static", "int4"],
+        required=True,
+        help="int8: dynamic; int8-static: QDQ with calibrated activation scales; int4: MatMulNBits",
+    )
     p.add_argument("--block-size", type=int, default=32, help="int4 block size (default 32)")
     p.add_argument("--accuracy-level", type=int, default=None, help="int4 MatMulNBits accuracy_level (default unset)")
+    p.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="ROWS.jsonl",
+        help="int8-static: golden-rows file whose sources are decoded to record calibration feeds "
+        "(keep it apart from the rows the tier is judged on)",
+    )
+    p.add_argument("--calibration-rows", type=int, metavar="N", help="use the first N calibration rows (default all)")
 
 
 def run(args: argparse.Namespace) -> int:
     from measure.artifacts import load_tier
     from measure.quantize import quantize_tier
 
-    out = quantize_tier(args.src, args.out, args.to, block_size=args.block_size, accuracy_level=args.accuracy_level)
+    out = quantize_tier(
+        args.src,
+        args.out,
+        args.to,
+        block_size=args.block_size,
+        accuracy_level=args.accuracy_level,
+        calibration=args.calibration,
+        calibration_rows=args.calibration_rows,
+    )
     fp = load_tier(out).fingerprint()
     print(f"{out}: {fp.precision}, {fp.total_bytes:,} B")
     return 0

@@ -27,14 +27,16 @@ def run(args: argparse.Namespace) -> int:
         f"golden rows {doc['golden']['rows']} sha256 {doc['golden']['sha256'][:12]}; "
         f"onnxruntime {env['onnxruntime']}; started {doc['started_at']}"
     )
+    w = max([12, *(len(name) + 2 for name in doc.get("tiers", {}))])  # the tier column fits the longest name
     tiers = tier_timings(doc)
     if tiers:
         print("\nwall-clock (median [95% CI])")
-        print(f"  {'tier':<12}{'precision':<14}{'ms/token':<26}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
+        print(f"  {'tier':<{w}}{'precision':<14}{'ms/token':<26}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
         for t in tiers:
             ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
             exp_s = _ci(t.exponent) if t.exponent else "-"
-            print(f"  {t.tier:<12}{t.precision:<14}{_ci(t.ms_per_token):<26}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}")
+            ms_s = _ci(t.ms_per_token)
+            print(f"  {t.tier:<{w}}{t.precision:<14}{ms_s:<26}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}")
     pairs = pair_timings(doc)
     if pairs:
         print("\nspeculative pairs")
@@ -53,18 +55,18 @@ def run(args: argparse.Namespace) -> int:
                 f"k={b['block']}: {b['argmax_agree']}/{b['argmax_total']} ({b['present_max_abs_diff']:.1e})"
                 for b in t["blocks"]
             )
-            print(f"  {t['tier']:<12}{t['precision']:<14}{cells}")
+            print(f"  {t['tier']:<{w}}{t['precision']:<14}{cells}")
         for leg in framing_legs(doc)[1:]:
             print(
                 f"\n{leg['runtime']} {leg.get('version') or ''} leg: {leg['status']}  {leg.get('reason', '')}".rstrip()
             )
             for t in leg["tiers"]:
                 if t["status"] != "measured":
-                    print(f"  {t['tier']:<12}{t['status']}: {t.get('reason', '')}")
+                    print(f"  {t['tier']:<{w}}{t['status']}: {t.get('reason', '')}")
                     continue
                 a = row_agreement(t)
                 print(
-                    f"  {t['tier']:<12}{t['precision']:<14}{a.rows_same}/{a.rows} rows single == batched "
+                    f"  {t['tier']:<{w}}{t['precision']:<14}{a.rows_same}/{a.rows} rows single == batched "
                     f"(present |diff| <= {a.present_max_abs_diff:.1e})"
                 )
         print("\nacceptance (probe / runtime), output preservation")
