@@ -146,10 +146,13 @@ def test_env_verb():
 IMPORT_FLOW = [
     # measurement never imports rendering (nor torch); rendering never imports the runtime
     (
-        "measure.cli, measure.decode, measure.speculative, measure.quantize, measure.runner",
+        "measure.cli, measure.decode, measure.speculative, measure.quantize, measure.runner, measure.calibration",
         ("torch", "jinja2", "plotly", "mkdocs", "markupsafe"),
     ),
-    ("measure.site.render, measure.site.plugin, measure.verdicts", ("onnxruntime", "onnx", "torch")),
+    (
+        "measure.site.render, measure.site.plugin, measure.verdicts, measure.calibration",
+        ("onnxruntime", "onnx", "torch"),
+    ),
 ]
 
 

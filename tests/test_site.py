@@ -332,3 +332,34 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
     assert fp32[compared] == f"{rows_n}/{rows_n} rows identical"
     assert int8_cells[compared] == f"{rows_n - 1}/{rows_n} rows identical; first divergence: row 3, token 2"
     assert next(iter(rows)).endswith("(fp32)")  # grouped by precision
+
+
+def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tier_only(built, tmp_path):
+    from measure.record import load_record
+    from measure.site.context import Run, build_site
+
+    project, _ = built
+    base = load_record(ROOT / "tests" / "data" / "record-v1.json")  # a real recorded run, 5 repeats
+    base["environment"]["git"] = {"commit": "a" * 40, "dirty": False}
+    again = _newer(base, 1, break_preservation=False)  # the same build measured again: an A/A pair
+    slowed = _newer(base, 2, break_preservation=False)
+    slowed["environment"]["git"] = {"commit": "b" * 40, "dirty": False}
+    case = slowed["wallclock"]["cases"]["small-int4"]
+    case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
+    results = tmp_path / "results"
+    for d in (base, again, slowed):
+        write_atomic(results / d["machine_id"] / f"{d['run_id']}.json", d)
+
+    (metric,) = build_site([Run.of(d, results / f"{d['run_id']}.json") for d in (base, again, slowed)]).history.metrics
+    assert (metric.records, metric.compared) == (3, 2)
+    assert [(c.case, c.outcome, c.new.run_id) for c in metric.changes] == [("small-int4", "slower", slowed["run_id"])]
+    assert "A/A calibration: 1 pair" in metric.calibration
+    figure = json.loads(html_module.unescape(metric.chart.figure))
+    assert {t["name"] for t in figure["data"]} == {"base-fp32", "base-int8", "small-int4"}  # greedy tiers only
+    assert all(len(t["x"]) == 3 for t in figure["data"])
+
+    done = build(project, results)
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = html(project, "results/history")
+    assert f'id="{metric.chart.id}"' in page and "data-figure=" in page
+    assert "<strong>slower</strong>" in page and page.count("<strong>slower</strong>") == 1

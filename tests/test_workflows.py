@@ -39,6 +39,8 @@ def test_push_measures_every_runner_type_as_the_readme_does_and_publishes():
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in measure["steps"])
     runs = " ".join(_runs(publish))
     assert "measure merge artifacts --into history/results" in runs and "mkdocs build --strict" in runs
+    assert runs.index("measure merge") < runs.index("measure calibrate history/results --write") < runs.index("mkdocs")
+    assert ".venv/bin/measure run --suite wallclock" in _runs(measure)  # the A/A partner of the main job's run
     assert "git push origin results" in runs
     assert publish["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     assert publish["steps"][-1]["uses"].startswith("actions/deploy-pages@")

@@ -32,16 +32,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         help="exit 1 when any case has this outcome (repeatable)",
     )
-    p.add_argument("--tolerance", type=float, default=None, help="a calibrated band, used when wider than the policy's")
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="a band used when wider than the policy's (default: BASE tree's calibration.json of NEW's machine)",
+    )
     p.add_argument("--markdown", type=Path, default=None, help="also write the table as Markdown to this file")
 
 
-def _markdown(base: Path, new: Path, rows: list, failing: list) -> str:
+def _markdown(base: Path, new: Path, rows: list, failing: list, source: str) -> str:
     tol = rows[0].tolerance
     lines = [
         f"### measure compare: {len(rows)} cases, same = within ±{tol:.1%}",
         "",
-        f"`{base.name}` → `{new.name}`; Holm-corrected over all cases.",
+        f"`{base.name}` → `{new.name}`; Holm-corrected over all cases; band from {source}.",
         "",
         "| case | base ms/token | new ms/token | new/base | 95% CI | outcome |",
         "|---|---|---|---|---|---|",
@@ -69,6 +74,18 @@ def _newest(results: Path, machine: str | None, commit: str | None) -> Path | No
     return found
 
 
+def _calibrated(base_path: Path, machine: str) -> tuple[float | None, str]:
+    """The A/A tolerance recorded for NEW's machine in the results tree BASE's record lies in."""
+    from measure.calibration import load_calibration
+
+    results = base_path.parent.parent  # <results>/<machine-id>/<run-id>.json
+    cal = load_calibration(results, machine)
+    if cal is None or cal.tolerance is None:
+        return None, "the policy"
+    print(f"calibrated tolerance {cal.tolerance:.1%} from {len(cal.pairs)} A/A pair(s) in {results / machine}")
+    return cal.tolerance, f"the A/A calibration ({len(cal.pairs)} pairs, wider of it and the policy)"
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.comparison import compare
     from measure.errors import MeasureError
@@ -91,7 +108,10 @@ def run(args: argparse.Namespace) -> int:
     args.base, args.new = base_path, new_path
     if base["golden"]["sha256"] != new["golden"]["sha256"]:
         raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
-    rows = compare(base, new, tolerance=args.tolerance)
+    tolerance, source = args.tolerance, "--tolerance (wider of it and the policy)"
+    if tolerance is None:
+        tolerance, source = _calibrated(base_path, new["machine_id"])
+    rows = compare(base, new, tolerance=tolerance)
     if not rows:
         raise MeasureError(f"{args.new}: no wall-clock case in common with {args.base}")
     print(f"{'case':<30}{'new/base ms/token':>20}  {'95% CI':<18}{'p(slower)':>10}  outcome")
@@ -101,5 +121,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"same = within +/-{rows[0].tolerance:.1%}; p-values Holm-corrected over {len(rows)} cases")
     failing = [c for c in rows if c.outcome in args.fail_on]
     if args.markdown is not None:
-        args.markdown.write_text(_markdown(args.base, args.new, rows, failing), encoding="utf-8")
+        args.markdown.write_text(_markdown(args.base, args.new, rows, failing, source), encoding="utf-8")
     return 1 if failing else 0

@@ -162,3 +162,26 @@ def layer_diffs(tiers: list[dict[str, Any]]) -> dict[str, Any]:
             yaxis={"type": "log", "title": {"text": "mean |present diff|"}},
         ),
     }
+
+
+def over_time(series: dict[str, list[tuple[str, float, str]]]) -> dict[str, Any]:
+    """One line per case: (started_at, median ms/token, hover label) oldest first."""
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": case,
+            "x": [x for x, _, _ in points],
+            "y": [y for _, y, _ in points],
+            "text": [t for _, _, t in points],
+            "hovertemplate": "%{fullData.name}: %{y:.3f} ms/token<br>%{text}<extra></extra>",
+        }
+        for case, points in series.items()
+    ]
+    return {
+        "data": data,
+        "layout": _layout(
+            yaxis={"title": {"text": "median ms per output token"}, "rangemode": "tozero"},
+            xaxis={"title": {"text": "run started"}, "type": "date"},
+        ),
+    }

@@ -12,19 +12,25 @@ import html
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from measure.analysis import (
     PairTiming,
     TierTiming,
     framing_legs,
     pair_timings,
+    per_repeat_ms_per_token,
     python_tiers,
     ratio,
     row_agreement,
     tier_timings,
 )
+from measure.calibration import calibrate
+from measure.comparison import compare
 from measure.policy import policy_from
 from measure.site import charts
 from measure.site.escape import Md, json_for_attribute, md, pre, slug, trusted
@@ -553,9 +559,93 @@ class Series:
 
 
 @dataclass(frozen=True)
+class Change:
+    """A wall-clock case that a record measured faster or slower than the record before it."""
+
+    case: Md
+    outcome: Md
+    ratio: Md
+    """NEW / BASE ms/token with its 95% interval."""
+    base: RunRef
+    new: RunRef
+    commit: Md
+
+
+@dataclass(frozen=True)
+class MetricHistory:
+    """One machine's ms/token over its records, and the changes the calibrated gate calls."""
+
+    machine: Md
+    anchor: Md
+    chart: Chart
+    records: int
+    compared: int
+    """Consecutive record pairs compared (same golden rows, a wall-clock case in common)."""
+    tolerance: Md
+    calibration: Md
+    """Where the tolerance comes from: the policy, or the A/A pairs and their worst drift."""
+    changes: tuple[Change, ...]
+    """Newest first."""
+
+
+@dataclass(frozen=True)
 class History:
+    metrics: tuple[MetricHistory, ...]
     series: tuple[Series, ...]
     records: int
+
+
+def _short(doc: dict[str, Any]) -> str:
+    git = doc["environment"]["git"]
+    if not git.get("commit"):
+        return "no commit"
+    return git["commit"][:10] + (" (dirty)" if git.get("dirty") else "")
+
+
+def metric_history(machine: str, runs: list[Run]) -> MetricHistory:
+    """ms/token per greedy tier over time; each record compared with the one before (Holm, A/A tolerance)."""
+    runs = [r for r in runs if (r.doc.get("wallclock") or {}).get("cases")]
+    cal = calibrate([r.doc for r in runs], machine)
+    series: dict[str, list[tuple[str, float, str]]] = defaultdict(list)
+    for r in runs:
+        label = f"{r.run_id}, commit {_short(r.doc)}"
+        for case, c in sorted(r.doc["wallclock"]["cases"].items()):
+            if c["kind"] == "greedy" and c["wall_s"]:
+                series[case].append((r.started_at, float(np.median(per_repeat_ms_per_token(c))), label))
+    policy = policy_from(runs[-1].doc["config"].get("policy") if runs else None)
+    tol = max(policy.compare_tolerance, cal.tolerance or 0.0)
+    changes, compared = [], 0
+    for base, new in pairwise(runs):
+        if base.doc["golden"]["sha256"] != new.doc["golden"]["sha256"]:
+            continue
+        found = compare(base.doc, new.doc, tolerance=cal.tolerance)
+        if not found:
+            continue
+        compared += 1
+        changes += [
+            Change(md(c.case), md(c.outcome), fmt_ci(c.ratio), run_ref(base), run_ref(new), md(_short(new.doc)))
+            for c in found
+            if c.outcome in ("faster", "slower")
+        ]
+    if cal.tolerance is None:
+        source = "the policy's compare_tolerance (no A/A pairs yet: two consecutive records of one clean commit)"
+    else:
+        run_id, case, r = cal.worst or ("-", "-", 1.0)
+        source = (
+            f"A/A calibration: {len(cal.pairs)} pair(s) of same-build records, {cal.values} case ratios, "
+            f"q{cal.quantile:g} of |ratio - 1| = {cal.tolerance:.1%} (worst {case} {r:.3f} in {run_id}); "
+            "never narrower than the policy"
+        )
+    return MetricHistory(
+        md(machine),
+        slug(f"ms-per-token-{machine}"),
+        chart(f"history-{machine}", f"ms per token over time on {machine}", charts.over_time(dict(series))),
+        len(runs),
+        compared,
+        md(f"±{tol:.1%}"),
+        md(source),
+        tuple(reversed(changes)),
+    )
 
 
 def history_page(analysed: list[Analysed]) -> History:
@@ -592,7 +682,12 @@ def history_page(analysed: list[Analysed]) -> History:
         series.append(
             Series(md(question), md(subject), md(machine), slug(f"{topic}-{subject}-{machine}"), tuple(reversed(out)))
         )
-    return History(tuple(series), sum(1 for a in analysed if a.run.complete))
+    by_machine: dict[str, list[Run]] = defaultdict(list)
+    for a in sorted(analysed, key=lambda a: (a.run.started_at, a.run.run_id)):
+        if a.run.complete:
+            by_machine[a.run.machine_id].append(a.run)
+    metrics = tuple(metric_history(m, runs) for m, runs in sorted(by_machine.items()))
+    return History(metrics, tuple(series), sum(1 for a in analysed if a.run.complete))
 
 
 @dataclass(frozen=True)

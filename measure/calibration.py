@@ -1,0 +1,197 @@
+"""A/A calibration of the compare tolerance: how far two runs of one build drift apart on one machine.
+
+An A/A pair is two consecutive complete records of the same machine that
+measured the same thing: one clean git commit, the same onnxruntime, the same
+golden rows, the same tier files and the same session and wall-clock settings
+(:func:`build_key`). Each wall-clock case they share gives one ratio of
+medians (ms/token, later / earlier); the calibrated tolerance is the chosen
+quantile (0.95 by default) of ``|ratio - 1|`` pooled over every pair and case.
+A change smaller than that is what this machine does to the same build, so
+:mod:`measure.comparison` never calls it, and the policy's own tolerance stays
+the floor.
+
+The calibration of a machine is written to ``<results>/<machine-id>/calibration.json``
+(``measure calibrate --write``) so a pull request's gate and the site use the
+same figure the history was judged with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from measure.analysis import per_repeat_ms_per_token
+from measure.errors import MeasureError
+from measure.record import load_record, record_paths, write_atomic
+
+CALIBRATION_VERSION = 1
+FILE = "calibration.json"
+QUANTILE = 0.95
+
+
+@dataclass(frozen=True)
+class AAPair:
+    """Two records of one build, in time order, and each shared case's ratio of medians."""
+
+    base: str
+    new: str
+    """Run ids."""
+    commit: str
+    ratios: tuple[tuple[str, float], ...]
+    """(case, median ms/token of new / of base), sorted by case."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base": self.base, "new": self.new, "commit": self.commit, "ratios": dict(self.ratios)}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    machine_id: str
+    quantile: float
+    pairs: tuple[AAPair, ...]
+    tolerance: float | None
+    """The quantile of |ratio - 1| over every pair and case; None without any pair."""
+    worst: tuple[str, str, float] | None
+    """(run id, case, ratio) of the largest drift seen."""
+    version: int = CALIBRATION_VERSION
+
+    @property
+    def values(self) -> int:
+        return sum(len(p.ratios) for p in self.pairs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calibration_version": self.version,
+            "machine_id": self.machine_id,
+            "quantile": self.quantile,
+            "tolerance": self.tolerance,
+            "values": self.values,
+            "worst": None if self.worst is None else dict(zip(("run_id", "case", "ratio"), self.worst, strict=True)),
+            "pairs": [p.to_dict() for p in self.pairs],
+        }
+
+
+def build_key(doc: dict[str, Any]) -> str | None:
+    """What two records must share to be an A/A pair, hashed; None when the build is not pinned (no or dirty commit)."""
+    git = doc["environment"]["git"]
+    if not git.get("commit") or git.get("dirty") is not False:
+        return None
+    config = doc["config"]
+    what = {
+        "commit": git["commit"],
+        "onnxruntime": doc["environment"]["onnxruntime"],
+        "golden": doc["golden"]["sha256"],
+        "session": config.get("session"),
+        "wallclock": config.get("wallclock"),
+        "tiers": {
+            name: {"role": tier["role"], "files": [(f["name"], f["sha256"]) for f in tier["fingerprint"]["files"]]}
+            for name, tier in sorted(doc["tiers"].items())
+        },
+        "pairs": config.get("pairs"),
+    }
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+
+def _ratios(base: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    old = base["wallclock"]["cases"]
+    out = []
+    for name, case in sorted(new["wallclock"]["cases"].items()):
+        if name in old and case["wall_s"] and old[name]["wall_s"]:
+            a, b = per_repeat_ms_per_token(case), per_repeat_ms_per_token(old[name])
+            out.append((name, float(np.median(a) / np.median(b))))
+    return tuple(out)
+
+
+def calibrate(docs: list[dict[str, Any]], machine_id: str, quantile: float = QUANTILE) -> Calibration:
+    """Pair consecutive same-build records of one machine (oldest first) and pool their drifts."""
+    if not 0 < quantile <= 1:
+        raise MeasureError(f"quantile: expected a number in (0, 1], got {quantile}")
+    mine = sorted(
+        (d for d in docs if d["machine_id"] == machine_id and d["complete"] and d.get("wallclock")),
+        key=lambda d: (d["started_at"], d["run_id"]),
+    )
+    pairs = []
+    for base, new in pairwise(mine):
+        key = build_key(new)
+        if key is not None and key == build_key(base):
+            ratios = _ratios(base, new)
+            if ratios:
+                pairs.append(AAPair(base["run_id"], new["run_id"], new["environment"]["git"]["commit"], ratios))
+    drifts = [(p.new, case, r) for p in pairs for case, r in p.ratios]
+    if not drifts:
+        return Calibration(machine_id, quantile, (), None, None)
+    tolerance = float(np.quantile([abs(r - 1) for *_, r in drifts], quantile, method="higher"))
+    worst = max(drifts, key=lambda d: abs(d[2] - 1))
+    return Calibration(machine_id, quantile, tuple(pairs), tolerance, worst)
+
+
+def calibrate_tree(results: Path, quantile: float = QUANTILE) -> list[Calibration]:
+    """One calibration per machine in a results tree, machines in name order."""
+    docs = [load_record(p) for p in record_paths(results)]
+    return [calibrate(docs, m, quantile) for m in sorted({d["machine_id"] for d in docs})]
+
+
+def path_of(results: Path, machine_id: str) -> Path:
+    return results / machine_id / FILE
+
+
+def write(results: Path, cal: Calibration) -> Path:
+    path = path_of(results, cal.machine_id)
+    write_atomic(path, cal.to_dict())
+    return path
+
+
+def _field(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], path: Path) -> Any:
+    value = doc.get(name)
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        raise MeasureError(f"{path}: field '{name}': expected {getattr(kinds, '__name__', kinds)}, got {value!r}")
+    return value
+
+
+def from_dict(doc: Any, path: Path) -> Calibration:
+    if not isinstance(doc, dict):
+        raise MeasureError(f"{path}: expected a JSON object (a measure calibration)")
+    version = _field(doc, "calibration_version", int, path)
+    if version != CALIBRATION_VERSION:
+        raise MeasureError(f"{path}: field 'calibration_version': expected {CALIBRATION_VERSION}, got {version}")
+    machine = _field(doc, "machine_id", str, path)
+    quantile = float(_field(doc, "quantile", (int, float), path))
+    tolerance = doc.get("tolerance")
+    number = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
+    if tolerance is not None and (not number or tolerance < 0):
+        raise MeasureError(f"{path}: field 'tolerance': expected a number >= 0 or null, got {tolerance!r}")
+    pairs = []
+    for i, p in enumerate(_field(doc, "pairs", list, path)):
+        try:
+            ratios = tuple(sorted((str(k), float(v)) for k, v in p["ratios"].items()))
+            pairs.append(AAPair(str(p["base"]), str(p["new"]), str(p["commit"]), ratios))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = "expected base, new, commit and ratios {case: number}"
+            raise MeasureError(f"{path}: field 'pairs[{i}]': {what}") from exc
+    worst = doc.get("worst")
+    try:
+        w = None if worst is None else (str(worst["run_id"]), str(worst["case"]), float(worst["ratio"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MeasureError(f"{path}: field 'worst': expected null or {{run_id, case, ratio}}") from exc
+    return Calibration(machine, quantile, tuple(pairs), None if tolerance is None else float(tolerance), w, version)
+
+
+def load_calibration(results: Path, machine_id: str) -> Calibration | None:
+    """The recorded calibration of one machine in a results tree, or None when none was written."""
+    path = path_of(results, machine_id)
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MeasureError(f"{path}: not a readable JSON calibration ({exc})") from exc
+    cal = from_dict(doc, path)
+    if cal.machine_id != machine_id:
+        raise MeasureError(f"{path}: field 'machine_id': expected {machine_id} (its folder), got {cal.machine_id}")
+    return cal

@@ -1,0 +1,44 @@
+"""Calibrate each machine's compare tolerance from A/A pairs: consecutive records of one clean build.
+
+Prints, per machine, the pairs found, the drift quantile and the worst case;
+``--write`` records it as ``RESULTS/<machine-id>/calibration.json``, which
+``measure compare`` and the site's History page then use. A machine without
+any pair keeps the policy's tolerance (and is written with a null tolerance).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", type=Path, metavar="RESULTS", help="a results tree (<machine-id>/<run-id>.json)")
+    p.add_argument("--write", action="store_true", help="write each machine's calibration.json into RESULTS")
+    p.add_argument(
+        "--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| taken as tolerance (0.95)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.calibration import calibrate_tree, write
+    from measure.errors import MeasureError
+
+    if not args.results.is_dir():
+        raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
+    found = calibrate_tree(args.results, args.quantile)
+    if not found:
+        raise MeasureError(f"{args.results}: no run records (expected <machine-id>/<run-id>.json)")
+    for cal in found:
+        if cal.tolerance is None:
+            print(f"{cal.machine_id}: no A/A pairs (two consecutive complete records of one clean commit); policy kept")
+        else:
+            run_id, case, ratio = cal.worst or ("-", "-", 1.0)
+            print(
+                f"{cal.machine_id}: {len(cal.pairs)} A/A pair(s), {cal.values} case ratios; "
+                f"tolerance {cal.tolerance:.1%} (q{cal.quantile:g} of |ratio - 1|); "
+                f"worst {case} {ratio:.3f} in {run_id}"
+            )
+        if args.write:
+            print(f"  wrote {write(args.results, cal)}")
+    return 0
