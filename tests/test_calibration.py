@@ -118,7 +118,7 @@ def test_the_calibration_is_recorded_and_compare_uses_it(aa_runs, tmp_path):
     assert f"calibrated tolerance 25.0% from 1 A/A pair(s) in {results / cal.machine_id}" in done.stdout
     assert "same = within +/-25.0%" in done.stdout
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "same = within ±25.0%" in summary and "band from the A/A calibration (1 pairs" in summary
+    assert "same = within ±25.0%" in summary and "band from the A/A calibration (1 pair(s)" in summary
 
 
 def test_the_calibrate_verb_prints_and_writes(aa_runs, tmp_path):

@@ -83,7 +83,7 @@ def _calibrated(base_path: Path, machine: str) -> tuple[float | None, str]:
     if cal is None or cal.tolerance is None:
         return None, "the policy"
     print(f"calibrated tolerance {cal.tolerance:.1%} from {len(cal.pairs)} A/A pair(s) in {results / machine}")
-    return cal.tolerance, f"the A/A calibration ({len(cal.pairs)} pairs, wider of it and the policy)"
+    return cal.tolerance, f"the A/A calibration ({len(cal.pairs)} pair(s), wider of it and the policy)"
 
 
 def run(args: argparse.Namespace) -> int:

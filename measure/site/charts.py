@@ -182,6 +182,6 @@ def over_time(series: dict[str, list[tuple[str, float, str]]]) -> dict[str, Any]
         "data": data,
         "layout": _layout(
             yaxis={"title": {"text": "median ms per output token"}, "rangemode": "tozero"},
-            xaxis={"title": {"text": "run started"}, "type": "date"},
+            xaxis={"title": {"text": "run started (UTC)"}, "type": "date"},
         ),
     }

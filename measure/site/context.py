@@ -609,9 +609,10 @@ def metric_history(machine: str, runs: list[Run]) -> MetricHistory:
     series: dict[str, list[tuple[str, float, str]]] = defaultdict(list)
     for r in runs:
         label = f"{r.run_id}, commit {_short(r.doc)}"
+        when = r.started_at.replace("T", " ").removesuffix("Z")  # Plotly's date axis: UTC, no zone suffix
         for case, c in sorted(r.doc["wallclock"]["cases"].items()):
             if c["kind"] == "greedy" and c["wall_s"]:
-                series[case].append((r.started_at, float(np.median(per_repeat_ms_per_token(c))), label))
+                series[case].append((when, float(np.median(per_repeat_ms_per_token(c))), label))
     policy = policy_from(runs[-1].doc["config"].get("policy") if runs else None)
     tol = max(policy.compare_tolerance, cal.tolerance or 0.0)
     changes, compared = [], 0
