@@ -58,13 +58,32 @@ def _decide(r: Estimate, base: Estimate, new: Estimate, p: tuple[float, float, f
     return "inconclusive"
 
 
+Medians = dict[tuple[int, str, int, int], Estimate]
+"""(id of the record dict, case, resamples, seed) -> that record's median ms/token and interval."""
+
+
 def compare(
-    base: dict[str, Any], new: dict[str, Any], policy: Policy | None = None, tolerance: float | None = None
+    base: dict[str, Any],
+    new: dict[str, Any],
+    policy: Policy | None = None,
+    tolerance: float | None = None,
+    medians: Medians | None = None,
 ) -> list[Comparison]:
     """Every wall-clock case the two records share, decided together (Holm over all of them).
 
     ``tolerance``: a calibrated band that replaces the policy's when wider.
+    ``medians``: a cache the caller keeps across calls while its record dicts stay alive and
+    unchanged, so comparing a series of records summarizes each one once.
     """
+
+    def median_of(doc: dict[str, Any], name: str, values: np.ndarray) -> Estimate:
+        if medians is None:
+            return summarize(values, resamples=boot.resamples, seed=boot.seed)
+        key = (id(doc), name, boot.resamples, boot.seed)
+        if key not in medians:
+            medians[key] = summarize(values, resamples=boot.resamples, seed=boot.seed)
+        return medians[key]
+
     policy = policy or policy_from(new["config"].get("policy"))
     tol = max(policy.compare_tolerance, tolerance or 0.0)
     boot = bootstrap_of(new)
@@ -82,10 +101,7 @@ def compare(
             tail_share(dist, above=1 - tol),
             max(tail_share(dist, above=1 + tol), tail_share(dist, below=1 - tol)),
         )
-        sides = (
-            summarize(b, resamples=boot.resamples, seed=boot.seed),
-            summarize(a, resamples=boot.resamples, seed=boot.seed),
-        )
+        sides = (median_of(base, name, b), median_of(new, name, a))
         measured.append((name, case["kind"], r, sides, raw))
     if not measured:
         return []

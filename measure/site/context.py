@@ -615,11 +615,11 @@ def metric_history(machine: str, runs: list[Run]) -> MetricHistory:
                 series[case].append((when, float(np.median(per_repeat_ms_per_token(c))), label))
     policy = policy_from(runs[-1].doc["config"].get("policy") if runs else None)
     tol = max(policy.compare_tolerance, cal.tolerance or 0.0)
-    changes, compared = [], 0
+    changes, compared, medians = [], 0, {}
     for base, new in pairwise(runs):
         if base.doc["golden"]["sha256"] != new.doc["golden"]["sha256"]:
             continue
-        found = compare(base.doc, new.doc, tolerance=cal.tolerance)
+        found = compare(base.doc, new.doc, tolerance=cal.tolerance, medians=medians)
         if not found:
             continue
         compared += 1
