@@ -243,6 +243,10 @@ def test_charts_render_in_light_and_dark_and_after_instant_navigation(browser_pa
         for chart_id in ids:
             assert _drawn(page, chart_id)["traces"] > 0
         fonts[path] = _drawn(page, ids[0])["font"]
+    page.goto(base + "/results/history/")
+    history_id = page.locator(".measure-chart").first.get_attribute("id")
+    assert history_id.startswith("history-") and _drawn(page, history_id)["traces"] > 0
+    assert page.evaluate(f"() => document.getElementById('{history_id}').layout.xaxis.type") == "date"
     # dark mode: the palette toggle re-draws every chart with the dark template
     page.locator("form[data-md-component=palette] label:not([hidden])").first.click()
     page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
