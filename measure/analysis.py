@@ -74,6 +74,11 @@ def per_repeat_ms_per_token(case: dict[str, Any]) -> np.ndarray:
     return 1000 * per_repeat_totals(case) / max(1, sum(case["tokens"]))
 
 
+def median_ms_per_token(case: dict[str, Any]) -> float:
+    """The point value every ratio between runs is taken of (the compare gate, A/A calibration, History)."""
+    return float(np.median(per_repeat_ms_per_token(case)))
+
+
 def _overhead(case: dict[str, Any]) -> float:
     wall = sum(map(sum, case["wall_s"]))
     return 1 - sum(map(sum, case["run_s"])) / wall if wall else 0.0

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from measure.analysis import per_repeat_ms_per_token
+from measure.analysis import median_ms_per_token
 from measure.errors import MeasureError
 from measure.record import load_record, record_paths, write_atomic
 
@@ -57,13 +57,17 @@ class Calibration:
     pairs: tuple[AAPair, ...]
     tolerance: float | None
     """The quantile of |ratio - 1| over every pair and case; None without any pair."""
-    worst: tuple[str, str, float] | None
-    """(run id, case, ratio) of the largest drift seen."""
     version: int = CALIBRATION_VERSION
 
     @property
     def values(self) -> int:
         return sum(len(p.ratios) for p in self.pairs)
+
+    @property
+    def worst(self) -> tuple[str, str, float] | None:
+        """(run id, case, ratio) of the largest drift seen."""
+        drifts = [(p.new, case, r) for p in self.pairs for case, r in p.ratios]
+        return max(drifts, key=lambda d: abs(d[2] - 1)) if drifts else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,12 +104,11 @@ def build_key(doc: dict[str, Any]) -> str | None:
 
 def _ratios(base: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     old = base["wallclock"]["cases"]
-    out = []
-    for name, case in sorted(new["wallclock"]["cases"].items()):
-        if name in old and case["wall_s"] and old[name]["wall_s"]:
-            a, b = per_repeat_ms_per_token(case), per_repeat_ms_per_token(old[name])
-            out.append((name, float(np.median(a) / np.median(b))))
-    return tuple(out)
+    return tuple(
+        (name, median_ms_per_token(case) / median_ms_per_token(old[name]))
+        for name, case in sorted(new["wallclock"]["cases"].items())
+        if name in old and case["wall_s"] and old[name]["wall_s"]
+    )
 
 
 def calibrate(docs: list[dict[str, Any]], machine_id: str, quantile: float = QUANTILE) -> Calibration:
@@ -123,12 +126,9 @@ def calibrate(docs: list[dict[str, Any]], machine_id: str, quantile: float = QUA
             ratios = _ratios(base, new)
             if ratios:
                 pairs.append(AAPair(base["run_id"], new["run_id"], new["environment"]["git"]["commit"], ratios))
-    drifts = [(p.new, case, r) for p in pairs for case, r in p.ratios]
-    if not drifts:
-        return Calibration(machine_id, quantile, (), None, None)
-    tolerance = float(np.quantile([abs(r - 1) for *_, r in drifts], quantile, method="higher"))
-    worst = max(drifts, key=lambda d: abs(d[2] - 1))
-    return Calibration(machine_id, quantile, tuple(pairs), tolerance, worst)
+    drifts = [abs(r - 1) for p in pairs for _, r in p.ratios]
+    tolerance = float(np.quantile(drifts, quantile, method="higher")) if drifts else None
+    return Calibration(machine_id, quantile, tuple(pairs), tolerance)
 
 
 def calibrate_tree(results: Path, quantile: float = QUANTILE) -> list[Calibration]:
@@ -147,39 +147,34 @@ def write(results: Path, cal: Calibration) -> Path:
     return path
 
 
-def _field(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], path: Path) -> Any:
+def _field(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], expected: str, path: Path) -> Any:
     value = doc.get(name)
     if not isinstance(value, kinds) or isinstance(value, bool):
-        raise MeasureError(f"{path}: field '{name}': expected {getattr(kinds, '__name__', kinds)}, got {value!r}")
+        raise MeasureError(f"{path}: field '{name}': expected {expected}, got {value!r}")
     return value
 
 
 def from_dict(doc: Any, path: Path) -> Calibration:
     if not isinstance(doc, dict):
         raise MeasureError(f"{path}: expected a JSON object (a measure calibration)")
-    version = _field(doc, "calibration_version", int, path)
+    version = _field(doc, "calibration_version", int, "an integer", path)
     if version != CALIBRATION_VERSION:
         raise MeasureError(f"{path}: field 'calibration_version': expected {CALIBRATION_VERSION}, got {version}")
-    machine = _field(doc, "machine_id", str, path)
-    quantile = float(_field(doc, "quantile", (int, float), path))
+    machine = _field(doc, "machine_id", str, "a machine id", path)
+    quantile = float(_field(doc, "quantile", (int, float), "a number", path))
     tolerance = doc.get("tolerance")
     number = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
     if tolerance is not None and (not number or tolerance < 0):
         raise MeasureError(f"{path}: field 'tolerance': expected a number >= 0 or null, got {tolerance!r}")
     pairs = []
-    for i, p in enumerate(_field(doc, "pairs", list, path)):
+    for i, p in enumerate(_field(doc, "pairs", list, "a list of A/A pairs", path)):
         try:
             ratios = tuple(sorted((str(k), float(v)) for k, v in p["ratios"].items()))
             pairs.append(AAPair(str(p["base"]), str(p["new"]), str(p["commit"]), ratios))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = "expected base, new, commit and ratios {case: number}"
             raise MeasureError(f"{path}: field 'pairs[{i}]': {what}") from exc
-    worst = doc.get("worst")
-    try:
-        w = None if worst is None else (str(worst["run_id"]), str(worst["case"]), float(worst["ratio"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise MeasureError(f"{path}: field 'worst': expected null or {{run_id, case, ratio}}") from exc
-    return Calibration(machine, quantile, tuple(pairs), None if tolerance is None else float(tolerance), w, version)
+    return Calibration(machine, quantile, tuple(pairs), None if tolerance is None else float(tolerance), version)
 
 
 def load_calibration(results: Path, machine_id: str) -> Calibration | None:

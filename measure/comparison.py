@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from measure.analysis import bootstrap_of, per_repeat_ms_per_token
+from measure.analysis import bootstrap_of, median_ms_per_token, per_repeat_ms_per_token
 from measure.policy import Policy, policy_from
 from measure.stats import Estimate, holm, percentile_interval, ratio_bootstrap, summarize, tail_share
 
@@ -95,7 +95,7 @@ def compare(
             continue
         a, b = per_repeat_ms_per_token(case), per_repeat_ms_per_token(old)
         dist = ratio_bootstrap(a, b, resamples=boot.resamples, seed=boot.seed)
-        r = Estimate(float(np.median(a) / np.median(b)), *percentile_interval(dist))
+        r = Estimate(median_ms_per_token(case) / median_ms_per_token(old), *percentile_interval(dist))
         raw = (
             tail_share(dist, below=1 + tol),
             tail_share(dist, above=1 - tol),

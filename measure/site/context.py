@@ -16,14 +16,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from measure.analysis import (
     PairTiming,
     TierTiming,
     framing_legs,
+    median_ms_per_token,
     pair_timings,
-    per_repeat_ms_per_token,
     python_tiers,
     ratio,
     row_agreement,
@@ -612,7 +610,7 @@ def metric_history(machine: str, runs: list[Run]) -> MetricHistory:
         when = r.started_at.replace("T", " ").removesuffix("Z")  # Plotly's date axis: UTC, no zone suffix
         for case, c in sorted(r.doc["wallclock"]["cases"].items()):
             if c["kind"] == "greedy" and c["wall_s"]:
-                series[case].append((when, float(np.median(per_repeat_ms_per_token(c))), label))
+                series[case].append((when, median_ms_per_token(c), label))
     policy = policy_from(runs[-1].doc["config"].get("policy") if runs else None)
     tol = max(policy.compare_tolerance, cal.tolerance or 0.0)
     changes, compared, medians = [], 0, {}
@@ -651,9 +649,11 @@ def metric_history(machine: str, runs: list[Run]) -> MetricHistory:
 
 def history_page(analysed: list[Analysed]) -> History:
     seq: dict[tuple[str, str, str], list[tuple[Analysed, Verdict]]] = defaultdict(list)
+    by_machine: dict[str, list[Run]] = defaultdict(list)
     for a in sorted(analysed, key=lambda a: (a.run.started_at, a.run.run_id)):
         if not a.run.complete:
             continue
+        by_machine[a.run.machine_id].append(a.run)
         for v in a.verdicts:
             seq[(a.run.machine_id, v.topic, v.subject)].append((a, v))
     series = []
@@ -683,10 +683,6 @@ def history_page(analysed: list[Analysed]) -> History:
         series.append(
             Series(md(question), md(subject), md(machine), slug(f"{topic}-{subject}-{machine}"), tuple(reversed(out)))
         )
-    by_machine: dict[str, list[Run]] = defaultdict(list)
-    for a in sorted(analysed, key=lambda a: (a.run.started_at, a.run.run_id)):
-        if a.run.complete:
-            by_machine[a.run.machine_id].append(a.run)
     metrics = tuple(metric_history(m, runs) for m, runs in sorted(by_machine.items()))
     return History(metrics, tuple(series), sum(1 for a in analysed if a.run.complete))
 
