@@ -25,7 +25,8 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from measure.record import record_paths, write_atomic
+from measure.record import write_atomic
+from measure.tree import record_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
+from measure.model import Record, from_document
 
 SCHEMA_VERSION = 2
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
@@ -141,15 +142,20 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
     return doc
 
 
-def load_record(path: Path | str) -> dict[str, Any]:
-    """Read, migrate and validate one record file."""
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
+
+
+def load_record(path: Path | str, data: bytes | None = None) -> dict[str, Any]:
+    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them)."""
     import orjson
 
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
+    if data is None:
+        data = read_bytes(path)
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -161,12 +167,9 @@ def load_record(path: Path | str) -> dict[str, Any]:
     return doc
 
 
-def record_paths(results: Path) -> list[Path]:
-    """Every record under a results tree (``<machine-id>/<run-id>.json``), oldest run first."""
-    if not results.is_dir():
-        return []
-    found = (p for p in results.glob("*/*.json") if RUN_ID.fullmatch(p.stem))  # not conflict copies or other files
-    return sorted(found, key=lambda p: (p.stem, p.parent.name))
+def load(path: Path | str, data: bytes | None = None) -> Record:
+    """One record file as the typed, read-only :class:`~measure.model.Record` every reader uses."""
+    return from_document(load_record(path, data), str(path))
 
 
 def write_atomic(path: Path, doc: dict[str, Any]) -> None:

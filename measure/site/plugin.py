@@ -39,6 +39,9 @@ class MeasureConfig(Config):
     """Page templates folder, relative to mkdocs.yml (default: measure's templates/)."""
     prefix = c.Type(str, default=PREFIX)
     """Where the pages go in the site."""
+    cache_dir = c.Type(str, default=".cache/measure")
+    """Per-record summary cache, relative to mkdocs.yml (keep it between CI runs); env MEASURE_CACHE overrides,
+    and an empty value keeps summaries in memory for one build only."""
 
 
 class MeasurePlugin(BasePlugin[MeasureConfig]):
@@ -51,10 +54,17 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
             templates if templates.is_absolute() else base / templates,
         )
 
+    def _cache(self, config) -> Path | None:
+        folder = os.environ.get("MEASURE_CACHE", self.config.cache_dir)
+        if not folder:
+            return None
+        path = Path(folder)
+        return path if path.is_absolute() else Path(config.config_file_path).resolve().parent / path
+
     def on_files(self, files: Files, config) -> Files:
         results, templates = self._dirs(config)
         try:
-            pages, metrics = render_results(results, templates, self.config.prefix)
+            pages, metrics = render_results(results, templates, self.config.prefix, self._cache(config))
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
         for path, text in pages.items():

@@ -15,8 +15,8 @@ import jinja2
 from markupsafe import Markup
 
 from measure.errors import MeasureError
-from measure.record import load_record, record_paths
-from measure.site.context import Run, Site, build_site
+from measure.site.build import Site, build_site
+from measure.summary import Cache, load_results
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
 """The project's templates/ folder (a checkout or an editable install)."""
@@ -47,11 +47,6 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     return env
 
 
-def load_runs(results: Path) -> list[Run]:
-    """Every record under ``results``; a bad one is a one-line error naming it."""
-    return [Run.of(load_record(path), path) for path in record_paths(results)]
-
-
 PAGES = {
     "index.md": ("overview.md.j2", "overview"),
     "wallclock.md": ("wallclock.md.j2", "wallclock"),
@@ -70,6 +65,9 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
             for path, (tpl, attr) in PAGES.items()
         }
         pages[f"{prefix}/runs/index.md"] = env.get_template("runs.md.j2").render(page=site.runs_index)
+        month_tpl = env.get_template("runs-month.md.j2")
+        for slug, page in site.months.items():
+            pages[f"{prefix}/runs/{slug}.md"] = month_tpl.render(page=page)
         run_tpl = env.get_template("run.md.j2")
         for slug, page in site.runs:
             pages[f"{prefix}/runs/{slug}.md"] = run_tpl.render(page=page)
@@ -79,7 +77,13 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
     return pages
 
 
-def render_results(results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX) -> tuple[dict[str, str], str]:
-    """Pages and the metrics.json text for every record under ``results``."""
-    site = build_site(load_runs(results))
+def render_results(
+    results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX, cache: Path | None = None
+) -> tuple[dict[str, str], str]:
+    """Pages and the metrics.json text for every record under ``results``.
+
+    ``cache``: the summary cache folder (None: summaries live for this build only).
+    """
+    store = Cache(cache)
+    site = build_site(load_results(results, store), store)
     return render_site(site, environment(templates), prefix), json.dumps(site.metrics, indent=2) + "\n"
