@@ -325,7 +325,7 @@ def _write(results: Path, *docs: dict) -> Path:
 
 
 def test_machines_page_shows_platform_parity_by_precision_with_the_first_divergent_token(both_suites, tmp_path):
-    doc, path = both_suites
+    doc, _ = both_suites
     arm = copy.deepcopy(doc)
     arm["machine_id"], arm["run_id"] = "linux-aarch64-4c-0000000000", "20261202T000000Z-abcdef"
     int8 = next(t for t in arm["framing"]["legs"][0]["tiers"] if t["tier"] == "base-int8")
