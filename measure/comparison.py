@@ -3,7 +3,7 @@
 A metric is one wall-clock case's ms/token. Each decision needs all of:
 
 * the point ratio (NEW / BASE) past the tolerance band ``1 +/- tolerance``;
-* the two runs' 95% intervals apart (each median's own bootstrap interval);
+* the two runs' 95% intervals apart (each median's own bootstrap interval, at its record's settings);
 * a bootstrap p-value below ``alpha`` after Holm's correction over every
   metric compared, so comparing twenty cases does not buy twenty chances
   of a false call.
@@ -35,21 +35,26 @@ class CaseSamples:
 
     kind: str
     ms_per_token: tuple[float, ...]
+    estimate: Estimate
+    """The median over repeats and its interval, at the record's own bootstrap settings."""
 
     @property
     def median(self) -> float:
-        return float(np.median(self.ms_per_token))
+        return self.estimate.value
 
 
 def samples_of(record: Record) -> dict[str, CaseSamples]:
     """Every measured wall-clock case of a record, as comparisons and the A/A calibration read it."""
     if record.wallclock is None:
         return {}
-    return {
-        name: CaseSamples(c.kind, tuple(float(x) for x in c.per_repeat_ms_per_token))
-        for name, c in record.wallclock.cases.items()
-        if c.measured
-    }
+    boot = bootstrap_of(record)
+    out = {}
+    for name, c in record.wallclock.cases.items():
+        if c.measured:
+            ms = c.per_repeat_ms_per_token
+            e = summarize(ms, resamples=boot.resamples, seed=boot.seed)
+            out[name] = CaseSamples(c.kind, tuple(float(x) for x in ms), Estimate(e.value, e.lo, e.hi))
+    return out
 
 
 @dataclass(frozen=True)
@@ -107,11 +112,7 @@ def compare(
             tail_share(dist, above=1 - tol),
             max(tail_share(dist, above=1 + tol), tail_share(dist, below=1 - tol)),
         )
-        sides = (
-            summarize(b, resamples=boot.resamples, seed=boot.seed),
-            summarize(a, resamples=boot.resamples, seed=boot.seed),
-        )
-        measured.append((name, case.kind, r, sides, raw))
+        measured.append((name, case.kind, r, (old.estimate, case.estimate), raw))
     if not measured:
         return []
     adjusted = [holm([m[4][j] for m in measured]) for j in range(3)]

@@ -90,8 +90,9 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
     band = Band(max(policy.compare_tolerance, recorded or 0.0), calibration)
     series: dict[str, list[Point]] = defaultdict(list)
     for r in runs:
-        for case, est in sorted(r.medians.items()):
-            series[case].append(Point(r, est))
+        for case, c in sorted(r.samples.items()):
+            if c.kind == "greedy":
+                series[case].append(Point(r, c.estimate))
     breaks, changes, compared = [], [], 0
     for base, new in pairwise(runs):
         reason = comparable(base, new)

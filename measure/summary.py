@@ -27,7 +27,7 @@ from measure.comparison import CaseSamples, Comparison, compare, samples_of
 from measure.model import Record
 from measure.policy import Policy, policy_from
 from measure.record import load, read_bytes
-from measure.stats import Estimate, summarize
+from measure.stats import Estimate
 from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 
@@ -52,9 +52,7 @@ class Summary:
     policy: Policy
     bootstrap: Bootstrap
     samples: dict[str, CaseSamples]
-    """Every measured wall-clock case: kind and ms/token per repeat."""
-    medians: dict[str, Estimate]
-    """Median ms/token and its interval per greedy case (History draws these)."""
+    """Every measured wall-clock case: kind, ms/token per repeat, median and interval."""
     verdicts: tuple[Verdict, ...]
 
     @property
@@ -81,8 +79,7 @@ class Summary:
             "build_key": self.build_key,
             "policy": vars(self.policy),
             "bootstrap": [self.bootstrap.resamples, self.bootstrap.seed],
-            "samples": {n: [c.kind, list(c.ms_per_token)] for n, c in self.samples.items()},
-            "medians": {n: [e.value, e.lo, e.hi] for n, e in self.medians.items()},
+            "samples": {n: _samples_to_list(c) for n, c in self.samples.items()},
             "verdicts": [v.to_dict() for v in self.verdicts],
         }
 
@@ -106,21 +103,23 @@ class Summary:
             build_key=d["build_key"],
             policy=policy_from(d["policy"]),
             bootstrap=Bootstrap(int(resamples), int(seed)),
-            samples={n: CaseSamples(str(k), tuple(float(x) for x in v)) for n, (k, v) in d["samples"].items()},
-            medians={n: Estimate(float(a), float(b), float(c)) for n, (a, b, c) in d["medians"].items()},
+            samples={n: _samples_from_list(x) for n, x in d["samples"].items()},
             verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
         )
+
+
+def _samples_to_list(c: CaseSamples) -> list[Any]:
+    return [c.kind, list(c.ms_per_token), [c.estimate.value, c.estimate.lo, c.estimate.hi]]
+
+
+def _samples_from_list(x: list[Any]) -> CaseSamples:
+    kind, values, (v, lo, hi) = x
+    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(float(v), float(lo), float(hi)))
 
 
 def summarize_record(record: Record, sha256: str) -> Summary:
     """The analysis every page but the current record's needs, at the record's own bootstrap settings."""
     boot = bootstrap_of(record)
-    samples = samples_of(record)
-    medians = {
-        name: summarize(c.ms_per_token, resamples=boot.resamples, seed=boot.seed)
-        for name, c in samples.items()
-        if c.kind == "greedy"
-    }
     found = verdicts(record, tiers=tier_timings(record, intervals=False), pairs=pair_timings(record, intervals=False))
     git = record.environment.git
     return Summary(
@@ -136,8 +135,7 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         build_key=build_key(record),
         policy=record.config.policy,
         bootstrap=boot,
-        samples=samples,
-        medians={n: Estimate(e.value, e.lo, e.hi) for n, e in medians.items()},
+        samples=samples_of(record),
         verdicts=tuple(found),
     )
 
@@ -246,21 +244,44 @@ class Loaded:
         return load(path, read_bytes(path))
 
 
+def _summarize_file(path: Path, sha256: str) -> Summary:
+    """A cache miss: load, validate and summarize one record (run in worker processes on a cold build)."""
+    return summarize_record(load(path, read_bytes(path)), sha256)
+
+
+PARALLEL_MIN = 16
+"""Cache misses from which a build summarizes in worker processes (fewer are quicker in-process)."""
+
+
+def _summarize_all(missing: list[tuple[Path, str]]) -> list[Summary]:
+    workers = min(os.cpu_count() or 1, 8)
+    if len(missing) < PARALLEL_MIN or workers < 2:
+        return [_summarize_file(path, sha) for path, sha in missing]
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths, hashes = zip(*missing, strict=True)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_summarize_file, paths, hashes, chunksize=max(1, len(missing) // (4 * workers))))
+
+
 def load_results(results: Path, cache: Cache) -> Loaded:
     """Summaries of every record under ``results``; a bad record is a one-line error naming it.
 
     The same content under two file names is one record (it would otherwise pair with itself).
+    Records the cache does not hold are summarized in worker processes when there are many.
     """
-    summaries, paths = [], {}
+    found: dict[str, Summary | None] = {}
+    paths: dict[str, Path] = {}
+    missing = []
     for path in record_paths(results):
-        data = read_bytes(path)
-        sha = file_sha256(data)
+        sha = file_sha256(read_bytes(path))
         if sha in paths:
             continue
-        summary = cache.summary(sha)
-        if summary is None:
-            summary = summarize_record(load(path, data), sha)
-            cache.put_summary(summary)
-        summaries.append(summary)
         paths[sha] = path
-    return Loaded(results, summaries, paths)
+        found[sha] = cache.summary(sha)
+        if found[sha] is None:
+            missing.append((path, sha))
+    for summary in _summarize_all(missing):
+        cache.put_summary(summary)
+        found[summary.sha256] = summary
+    return Loaded(results, [s for s in found.values() if s is not None], paths)

@@ -127,13 +127,14 @@ def test_a_new_record_regenerates_the_pages_and_the_correction_shows(built, tmp_
     results = tmp_path / "results"
     write_atomic(results / doc["machine_id"] / f"{doc['run_id']}.json", doc)
     assert build(project, results).returncode == 0
-    assert "superseded on" not in html(project, "results/history")
+    assert "<del>" not in html(project, "results/history")
     newer = _newer(doc, 1, break_preservation=True)
     write_atomic(results / newer["machine_id"] / f"{newer['run_id']}.json", newer)
     done = build(project, results)
     assert done.returncode == 0, done.stderr[-2000:]
     history = html(project, "results/history")
-    assert f"superseded on {newer['started_at'][:10]}" in history
+    assert f"</del> until {newer['started_at'][:10]}" in history  # the replaced answer, struck through
+    assert history.index("got worse") < history.index("Is decoding O")  # what got worse is listed first
     overview = html(project, "results")
     assert newer["run_id"] in overview and 'class="admonition failure"' in overview
     framing = html(project, "results/framing")

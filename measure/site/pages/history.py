@@ -21,35 +21,34 @@ CHART_RUNS = 150
 """Newest records per machine drawn individually; older ones are drawn as monthly medians."""
 CHANGES = 40
 """Newest changes listed per machine."""
-SPANS = 4
-"""Newest spans listed per verdict."""
-
-
-@dataclass(frozen=True)
-class Span:
-    """Consecutive records that gave one verdict the same outcome."""
-
-    kind: Md
-    answer: Md
-    first: Md
-    last: Md
-    records: int
-    run: RunRef
-    superseded: Md | None
-    """Date of the record that changed the verdict, or None for the current entry."""
 
 
 @dataclass(frozen=True)
 class Series:
+    """One verdict on one machine: its current answer and the one it replaced."""
+
     question: Md
     subject: Md
+    anchor: Md
+    now: Md
+    kind: Md
+    since: Md
+    records: int
+    """Records in the current span."""
+    before: Md | None
+    """The previous answer, or None when the verdict never changed."""
+    changed: Md | None
+    """Date of the record that changed it."""
+    older: int
+    """Changes before that one."""
+    worsened: bool
+
+
+@dataclass(frozen=True)
+class MachineVerdicts:
     machine: Md
     anchor: Md
-    spans: tuple[Span, ...]
-    """Newest first."""
-    older: int
-    """Spans older than the ones listed."""
-    worsened: bool
+    series: tuple[Series, ...]
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ class MetricHistory:
 @dataclass(frozen=True)
 class History:
     metrics: tuple[MetricHistory, ...]
-    series: tuple[Series, ...]
+    verdicts: tuple[MachineVerdicts, ...]
     records: int
 
 
@@ -169,27 +168,20 @@ def metric_history(h: MachineHistory, links: RunLinks) -> MetricHistory:
     )
 
 
-def _series(s: VerdictSeries, links: RunLinks) -> Series:
-    spans = []
-    for sp in reversed(s.spans):
-        spans.append(
-            Span(
-                md(ADMONITION[sp.verdict.outcome]),
-                md(sp.verdict.answer),
-                md(sp.first.date),
-                md(sp.last.date),
-                sp.records,
-                links.ref(sp.last),
-                md(sp.superseded_by.date) if sp.superseded_by else None,
-            )
-        )
+def _series(s: VerdictSeries) -> Series:
+    current = s.spans[-1]
+    before = s.spans[-2] if len(s.spans) > 1 else None
     return Series(
         md(s.question),
         md(s.subject),
-        md(s.machine),
         slug(f"{s.topic}-{s.subject}-{s.machine}"),
-        tuple(spans[:SPANS]),
-        max(0, len(spans) - SPANS),
+        md(current.verdict.answer),
+        md(ADMONITION[current.verdict.outcome]),
+        md(current.first.date),
+        current.records,
+        md(before.verdict.answer) if before else None,
+        md(current.first.date) if before else None,
+        max(0, len(s.spans) - 2),
         s.worsened,
     )
 
@@ -197,9 +189,17 @@ def _series(s: VerdictSeries, links: RunLinks) -> Series:
 def history_page(
     histories: list[MachineHistory], verdicts: list[VerdictSeries], records: int, links: RunLinks
 ) -> History:
-    ordered = sorted(verdicts, key=lambda s: (not s.worsened, -RANK[s.spans[-1].verdict.outcome], s.machine))
-    return History(
-        tuple(metric_history(h, links) for h in histories),
-        tuple(_series(s, links) for s in ordered),
-        records,
+    by_machine: dict[str, list[VerdictSeries]] = defaultdict(list)
+    for s in verdicts:
+        by_machine[s.machine].append(s)
+    machines = tuple(
+        MachineVerdicts(
+            md(machine),
+            slug(machine),
+            tuple(
+                _series(s) for s in sorted(series, key=lambda s: (not s.worsened, -RANK[s.spans[-1].verdict.outcome]))
+            ),
+        )
+        for machine, series in sorted(by_machine.items())
     )
+    return History(tuple(metric_history(h, links) for h in histories), machines, records)
