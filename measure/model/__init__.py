@@ -1,0 +1,40 @@
+"""The typed, read-only view of a run record: the one package that knows the record's field names.
+
+A record is read once (:func:`measure.record.load`: migrate, validate), then
+turned into these frozen dataclasses; analysis, verdicts, calibration,
+comparison, ``show`` and the site read attributes, never raw dict keys.
+Writing stays at the storage edge (:mod:`measure.record`), on plain dicts.
+
+Per-row samples become read-only numpy arrays (repeats x rows) here, so every
+consumer gets the same shapes and none can change a record it was handed.
+Simple sums that several pages print (argmax agreement, rows whose decode
+framing leaves unchanged) are properties of the part they sum, written once.
+"""
+
+from measure.model.framing import FP32, Acceptance, Block, Counts, Differing, Framing, FramingTier, Leg, Miss, Quality
+from measure.model.read import from_document
+from measure.model.run import Config, Environment, Git, Golden, Machine, Record, Tier
+from measure.model.wallclock import Case, Wallclock
+
+__all__ = [
+    "FP32",
+    "Acceptance",
+    "Block",
+    "Case",
+    "Config",
+    "Counts",
+    "Differing",
+    "Environment",
+    "Framing",
+    "FramingTier",
+    "Git",
+    "Golden",
+    "Leg",
+    "Machine",
+    "Miss",
+    "Quality",
+    "Record",
+    "Tier",
+    "Wallclock",
+    "from_document",
+]

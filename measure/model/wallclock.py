@@ -1,0 +1,86 @@
+"""Wall-clock cases: raw samples (repeats x rows) and the sums every reader takes of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Case:
+    """One wall-clock case: a greedy tier, or a speculative pair at one k. Samples are repeats x rows."""
+
+    name: str
+    kind: str
+    """greedy or speculative."""
+    tokens: tuple[int, ...]
+    """Output tokens per golden row (one pass)."""
+    calls: tuple[int, ...]
+    outputs_stable: bool
+    wall_s: np.ndarray
+    run_s: np.ndarray
+    tier: str | None = None
+    """The greedy case's tier."""
+    pair: str | None = None
+    drafter: str | None = None
+    verifier: str | None = None
+    k: int | None = None
+    proposed: tuple[int, ...] = ()
+    accepted: tuple[int, ...] = ()
+    rounds: tuple[int, ...] = ()
+    bonus: tuple[int, ...] = ()
+    drafter_calls: tuple[int, ...] = ()
+    verifier_calls: tuple[int, ...] = ()
+    proposed_by_position: tuple[int, ...] = ()
+    accepted_by_position: tuple[int, ...] = ()
+    drafter_run_s: np.ndarray | None = None
+    verifier_run_s: np.ndarray | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.wall_s.size > 0
+
+    @property
+    def repeats(self) -> int:
+        return int(self.wall_s.shape[0])
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.tokens)
+
+    @cached_property
+    def per_repeat_totals(self) -> np.ndarray:
+        """Total wall seconds over the golden rows, one value per repeat."""
+        return self.wall_s.sum(axis=1)
+
+    @cached_property
+    def per_repeat_ms_per_token(self) -> np.ndarray:
+        return 1000 * self.per_repeat_totals / max(1, self.total_tokens)
+
+    @cached_property
+    def median_ms_per_token(self) -> float:
+        """The point value every ratio between runs is taken of (compare, A/A calibration, History)."""
+        return float(np.median(self.per_repeat_ms_per_token))
+
+    @property
+    def overhead(self) -> float:
+        """Share of wall time outside session.run."""
+        wall = float(self.wall_s.sum())
+        return 1 - float(self.run_s.sum()) / wall if wall else 0.0
+
+
+@dataclass(frozen=True)
+class Wallclock:
+    warmup: int
+    repeats: int
+    repeats_done: int
+    fresh_sessions: bool | None
+    cases: dict[str, Case]
+
+    def greedy(self) -> list[Case]:
+        return [c for c in self.cases.values() if c.kind == "greedy" and c.measured]
+
+    def speculative(self) -> list[Case]:
+        return [c for c in self.cases.values() if c.kind == "speculative" and c.measured]
