@@ -84,6 +84,8 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         )
 
     def on_config(self, config):
+        if not config.site_url and os.environ.get("MEASURE_SITE_URL"):  # what the reusable workflow deploys to
+            config.site_url = os.environ["MEASURE_SITE_URL"].rstrip("/") + "/"
         scripts = {str(s) for s in config.extra_javascript}
         config.extra_javascript.extend(uri for uri in SCRIPTS if uri not in scripts)
         config.extra_css.extend(uri for uri in STYLES if uri not in config.extra_css)
