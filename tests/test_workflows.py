@@ -173,3 +173,17 @@ def test_ci_installs_node_packages_the_same_way():
     assert NPM_CI in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
     assert lock["packages"]["node_modules/onnxruntime-node"]["version"] == "1.30.0"
+
+
+def test_the_readme_caller_is_one_the_reusable_workflow_accepts():
+    from measure.scaffold import REUSABLE as USES
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8").split("### Publishing from CI", 1)[1]
+    block = re.search(r"```yaml\n(.+?)```", text, flags=re.S)[1]
+    doc = yaml.safe_load(re.sub(r"^   ", "", block, flags=re.M))
+    doc["on"] = doc.pop(True)
+    assert set(doc["on"]) == {"push", "pull_request"}
+    publish, compare = doc["jobs"]["publish"], doc["jobs"]["compare"]
+    assert publish["uses"] == compare["uses"] == USES
+    assert _check_call(publish)["publish"] is True and "publish" not in _check_call(compare)
+    assert INPUTS["publish"]["default"] is False  # so the compare job compares
