@@ -8,6 +8,7 @@ pyproject.toml.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from setuptools import setup
@@ -27,12 +28,14 @@ class BuildPyWithTemplates(build_py):
 
     def run(self) -> None:
         super().run()
+        if self.editable_mode:
+            return  # an editable install reads the checkout's templates/
         pairs = self._templates()
         if not pairs:
-            if not self.editable_mode:
-                raise SystemExit(f"{TEMPLATES}: no page templates (*.j2) to put in the wheel")
-            return
-        self.mkpath(str(pairs[0][1].parent))
+            raise SystemExit(f"{TEMPLATES}: no page templates (*.j2) to put in the wheel")
+        target = pairs[0][1].parent
+        shutil.rmtree(target, ignore_errors=True)  # a reused build/ folder keeps no template deleted since
+        target.mkdir(parents=True)
         for src, dst in pairs:
             self.copy_file(str(src), str(dst))
 
