@@ -71,6 +71,10 @@ def test_the_wheel_carries_the_templates_and_the_chart_assets_as_they_are_in_the
     assert assets == {Path(uri).name for uri in (*SCRIPTS[1:], *STYLES)}
 
 
+CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != "VIRTUAL_ENV"}
+"""No PYTHONPATH or PYTHONHOME: nothing but the new venv decides what its Python imports."""
+
+
 def _fresh_venv(folder: Path, wheel: Path) -> Path:
     """A venv with only the wheel installed; the test venv's site-packages come after its own, for the deps."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
@@ -80,6 +84,7 @@ def _fresh_venv(folder: Path, wheel: Path) -> Path:
         capture_output=True,
         text=True,
         timeout=300,
+        env=CLEAN_ENV,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     purelib = Path(
@@ -88,6 +93,7 @@ def _fresh_venv(folder: Path, wheel: Path) -> Path:
             capture_output=True,
             text=True,
             check=True,
+            env=CLEAN_ENV,
         ).stdout.strip()
     )
     (purelib / "measure_audit.py").write_text(AUDIT, encoding="utf-8")
@@ -106,8 +112,7 @@ def test_a_model_repository_adopts_measure_from_the_wheel(wheel, tmp_path):
     (repo / "golden" / "rows.jsonl").write_text("".join(rows), encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
     log = tmp_path / "opened-in-checkout.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != "VIRTUAL_ENV"}
-    env |= {
+    env = CLEAN_ENV | {
         "AUDIT_ROOT": str(ROOT),
         "AUDIT_LOG": str(log),
         "AUDIT_SKIP": sys.prefix,  # the test venv's dependencies may live inside the checkout (.venv)
