@@ -107,11 +107,21 @@ def find_tier_folders(root: Path, depth: int = 3) -> list[Path]:
 
 
 @dataclass(frozen=True)
+class Proposed:
+    """One tier as the config will list it."""
+
+    name: str
+    """Unique among the tiers: the tier's own name, numbered when two share it."""
+    role: str
+    facts: TierFacts
+
+
+@dataclass(frozen=True)
 class Proposal:
     """Roles for the tiers and the speculative pairs, with the reasons a user should read."""
 
-    tiers: tuple[tuple[TierFacts, str], ...]
-    """Each tier with its role, in the order given."""
+    tiers: tuple[Proposed, ...]
+    """In the order given."""
     pairs: tuple[tuple[str, str], ...]
     """(drafter, verifier) names."""
     notes: tuple[str, ...]
@@ -159,7 +169,7 @@ def propose(tiers: list[TierFacts]) -> Proposal:
             continue
         same = next((t for t in big if t.model == plain.model and t.precision == drafter.precision), plain)
         pairs.append((names[drafter.path], names[same.path]))
-    return Proposal(tuple((t, roles[t.path]) for t in tiers), tuple(pairs), tuple(notes))
+    return Proposal(tuple(Proposed(names[t.path], roles[t.path], t) for t in tiers), tuple(pairs), tuple(notes))
 
 
 def _unique_names(tiers: list[TierFacts]) -> dict[Path, str]:
@@ -200,7 +210,6 @@ def _relative(path: Path, base: Path) -> str:
 
 def suite_toml(proposal: Proposal, golden: Path, base: Path) -> str:
     """The starter suite config, in the bundled demo's format; every knob stated at measure's default."""
-    names = _unique_names([t for t, _ in proposal.tiers])
     wallclock = asdict(WallclockConfig())
     framing = asdict(FramingConfig())
     parts = [
@@ -209,10 +218,10 @@ def suite_toml(proposal: Proposal, golden: Path, base: Path) -> str:
         f"golden = {_toml(_relative(golden, base))}\n",
         _table("session", asdict(SessionConfig())),
     ]
-    for t, role in proposal.tiers:
+    for t in proposal.tiers:
         parts.append(
-            f"[[tiers]]\nname = {_toml(names[t.path])}\npath = {_toml(_relative(t.path, base))}\n"
-            f"role = {_toml(role)}  # {t.describe()}\n"
+            f"[[tiers]]\nname = {_toml(t.name)}\npath = {_toml(_relative(t.facts.path, base))}\n"
+            f"role = {_toml(t.role)}  # {t.facts.describe()}\n"
         )
     for drafter, verifier in proposal.pairs:
         parts.append(f"[[pairs]]\ndrafter = {_toml(drafter)}\nverifier = {_toml(verifier)}\n")
@@ -328,7 +337,7 @@ def plan(root: Path, tier_dirs: list[Path], golden: Path | None) -> tuple[list[P
             from measure.golden import load_golden
 
             load_golden(golden)  # a bad file is reported now, not at the first run
-        roles = ", ".join(f"{t.name} {role}" for t, role in proposal.tiers)
+        roles = ", ".join(f"{t.name} {t.role}" for t in proposal.tiers)
         pairs = ", ".join(f"{d}->{v}" for d, v in proposal.pairs) or "none"
         planned.append(Planned(root / CONFIG, suite_toml(proposal, golden, root), f"tiers {roles}; pairs {pairs}"))
         planned.extend(rows)

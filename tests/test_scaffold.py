@@ -21,7 +21,7 @@ def facts():
 
 def test_the_proposal_for_the_bundled_tiers_is_the_demo_config(facts):
     proposal = propose(list(facts.values()))
-    roles = {t.name: role for t, role in proposal.tiers}
+    roles = {t.name: t.role for t in proposal.tiers}
     demo = load_config(bundled.CONFIG)
     assert {t.name: roles[t.name] for t in demo.tiers} == {t.name: t.role for t in demo.tiers}
     assert {(p.drafter, p.verifier) for p in demo.pairs} <= set(proposal.pairs)
@@ -33,7 +33,7 @@ def test_the_proposal_for_the_bundled_tiers_is_the_demo_config(facts):
 
 def test_a_lone_fp32_tier_is_plain_and_says_so(facts):
     proposal = propose([facts["small-fp32-optimum"]])
-    assert [role for _, role in proposal.tiers] == ["plain"]
+    assert [(t.name, t.role) for t in proposal.tiers] == [("small-fp32-optimum", "plain")]
     assert proposal.pairs == ()
     assert proposal.notes == ("no int8 tier: small-fp32-optimum (fp32) is plain, the anchor of every ratio",)
 
@@ -119,3 +119,15 @@ def test_tier_folders_are_found_below_the_root_but_not_in_environments(tmp_path)
     shutil.copytree(bundled.SMALL_MERGED, tmp_path / ".venv" / "tier")
     shutil.copytree(bundled.LITE, tmp_path / "node_modules" / "tier")
     assert find_tier_folders(tmp_path) == [tmp_path / "a" / "b" / "tier"]
+
+
+def test_two_tiers_with_one_name_are_numbered_in_the_config(facts, tmp_path):
+    shutil.copytree(bundled.LITE, tmp_path / "other" / "small-int4")
+    again = read_tier(tmp_path / "other" / "small-int4")
+    proposal = propose([facts["base-int8"], facts["small-int4"], again])
+    assert [(t.name, t.role) for t in proposal.tiers] == [
+        ("base-int8", "plain"),
+        ("small-int4", "lite"),
+        ("small-int4-2", "drafter"),
+    ]
+    assert proposal.pairs == (("small-int4", "base-int8"), ("small-int4-2", "base-int8"))
