@@ -151,8 +151,10 @@ def propose(tiers: list[TierFacts]) -> Proposal:
     if rank(plain) == len(_PLAIN_PREFERENCE):
         notes.append(f"no int8 tier: {names[plain.path]} ({plain.precision}) is plain, the anchor of every ratio")
     roles = {plain.path: "plain"}
-    reference = next((t for t in big if t.model == plain.model and t.precision in ("fp32", "fp16")), None)
-    if reference is not None and reference.path not in roles:
+    reference = next(
+        (t for t in big if t is not plain and t.model == plain.model and t.precision in ("fp32", "fp16")), None
+    )
+    if reference is not None:
         roles[reference.path] = "reference"
     lite = next((t for t in tiers if t.precision.startswith("int4") and t.path not in roles), None)
     if lite is not None:
@@ -326,7 +328,7 @@ def plan(root: Path, tier_dirs: list[Path], golden: Path | None) -> tuple[list[P
                 "decoder_with_past_model.onnx, or decoder_model_merged.onnx, or encoder.onnx + decoder-kv.onnx); "
                 "name them: measure init TIER_DIR..."
             )
-        proposal = propose([read_tier(f) for f in folders])
+        proposal = propose([read_tier(f) for f in dict.fromkeys(f.resolve() for f in folders)])
         notes.extend(proposal.notes)
         rows: list[Planned] = []
         if golden is None:

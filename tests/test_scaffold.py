@@ -131,3 +131,13 @@ def test_two_tiers_with_one_name_are_numbered_in_the_config(facts, tmp_path):
         ("small-int4-2", "drafter"),
     ]
     assert proposal.pairs == (("small-int4", "base-int8"), ("small-int4-2", "base-int8"))
+
+
+def test_without_int8_the_first_fp32_tier_is_plain_and_a_second_one_the_reference(facts):
+    proposal = propose([facts["small-fp32"], facts["small-fp32-optimum"], facts["small-int4"]])
+    assert [(t.name, t.role) for t in proposal.tiers] == [
+        ("small-fp32", "plain"),
+        ("small-fp32-optimum", "reference"),
+        ("small-int4", "lite"),
+    ]
+    assert proposal.pairs == ()  # one model: nothing smaller to draft with
