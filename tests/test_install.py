@@ -151,6 +151,7 @@ def test_a_model_repository_adopts_measure_from_the_wheel(wheel, tmp_path):
     # the gates judge timings of three rows on a shared machine: what matters here is that the verb works
     check = subprocess.run([str(bin_ / "measure"), "check"], cwd=repo, env=env, capture_output=True, text=True)
     assert check.returncode in (0, 1) and str(record) in check.stdout, check.stderr[-2000:]
+    env["MEASURE_SITE_URL"] = "https://models.example/repo"  # what the publish job sets; mkdocs.yml has no site_url
     sh("python", "-m", "mkdocs", "build", "--strict")
 
     site = repo / "site"
@@ -160,6 +161,7 @@ def test_a_model_repository_adopts_measure_from_the_wheel(wheel, tmp_path):
     wallclock = (site / "results" / "wallclock" / "index.html").read_text(encoding="utf-8")
     figures = re.findall(r'data-figure="([^"]*)"', wallclock)
     assert figures and all(json.loads(html_module.unescape(f))["data"] for f in figures)
+    assert '<link rel="canonical" href="https://models.example/repo/results/wallclock/">' in wallclock
     for uri in (*SCRIPTS, *STYLES):
         assert (site / uri).is_file() and f"../../{uri}" in wallclock, uri
     home = (site / "index.html").read_text(encoding="utf-8")
