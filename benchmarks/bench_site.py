@@ -67,8 +67,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             copies(doc, n, tmp / "results")
-            for name in ("docs", "overrides"):
-                shutil.copytree(ROOT / name, tmp / name)
+            shutil.copytree(ROOT / "docs", tmp / "docs")
             (tmp / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), encoding="utf-8")
             env = dict(os.environ, MEASURE_RESULTS=str(tmp / "results"), NO_MKDOCS_2_WARNING="1")
             times = []

@@ -14,6 +14,7 @@ from measure import __version__
 from measure.errors import MeasureError
 
 VERBS = {
+    "init": "start measuring a model repository: suite config, golden rows, site and workflow (never overwrites)",
     "decode": "decode texts with a tier (greedy, or speculative with --draft)",
     "info": "print a tier's fingerprint: files, sizes, sha256, precision, layers",
     "quantize": "write a quantized tier (dynamic int8 or int4 MatMulNBits)",

@@ -379,3 +379,56 @@ def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tie
     page = html(project, "results/history")
     assert f'id="{metric.chart.id}"' in page and "data-figure=" in page
     assert "<strong>slower</strong>" in page and page.count("<strong>slower</strong>") == 1
+
+
+def _nav(site: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """The primary nav of a built page: (href, title) of each link, and the section titles."""
+    import re
+
+    text = (site / "index.html").read_text(encoding="utf-8")
+    start = text.index("md-nav--primary")
+    nav = text[start : text.index("</nav>", start)]
+    span = r'>\s*<span class="md-ellipsis">\s*([^<]*?)\s*</span>'
+    links = re.findall(r'<a href="([^"#]*)"[^>]*class="md-nav__link[^"]*"[^>]*' + span, nav)
+    return links, re.findall(r'<label class="md-nav__link"[^>]*' + span, nav)
+
+
+def _slug(path: str) -> str:
+    return f"results/{path.removesuffix('index.md').removesuffix('.md')}/".replace("//", "/")
+
+
+@pytest.mark.parametrize(
+    ("options", "nav", "sections"),
+    [
+        ("results: results", "", ["Results"]),
+        ("section: ''", "", []),
+        ("results: results", "nav:\n  - Start: index.md\n  - Speed: results/wallclock.md\n", []),
+    ],
+    ids=["no-nav", "top-level", "nav-lists-a-page"],
+)
+def test_the_plugin_adds_its_pages_to_the_nav_once(tmp_path, options, nav, sections):
+    """A site with only theme and plugins gets measure's section; a nav that lists its pages is kept as written."""
+    from measure.site.render import PAGES
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Start\n", encoding="utf-8")
+    config = f"site_name: t\ntheme:\n  name: material\nplugins:\n  - search\n  - measure:\n      {options}\n{nav}"
+    (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    done = build(tmp_path / "mkdocs.yml", tmp_path / "no-records")
+    assert done.returncode == 0, done.stderr[-2000:]
+    links, found_sections = _nav(tmp_path / "site")
+    assert found_sections == sections
+    if nav:
+        assert links == [(".", "Start"), ("results/wallclock/", "Speed")]
+    else:
+        assert links == [(".", "Start"), *[(_slug(p.path), p.title) for p in PAGES]]
+        assert [t for _, t in links[1:]] == [
+            "Overview",
+            "Wall-clock",
+            "Framing parity",
+            "History",
+            "Machines",
+            "Methods",
+            "Runs",
+        ]
+    assert (tmp_path / "site" / "results" / "methods" / "index.html").is_file()  # built, listed or not

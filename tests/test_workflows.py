@@ -28,48 +28,111 @@ def _runs(job: dict) -> list[str]:
     return [" ".join(step["run"].split()) for step in job["steps"] if "run" in step]
 
 
-def test_push_measures_every_runner_type_as_the_readme_does_and_publishes():
+def _job_runs(job: dict, **shell: str) -> list[str]:
+    """A job's run lines with the reusable workflow's shell parameters filled in as a caller's inputs set them."""
+    runs = _runs(job)
+    for name, value in shell.items():
+        runs = [r.replace(name, value) for r in runs]
+    return [" ".join(r.split()) for r in runs]
+
+
+REUSABLE = _load("reusable.yml")
+INPUTS = REUSABLE["on"]["workflow_call"]["inputs"]
+
+
+def _check_call(job: dict) -> dict:
+    """A job that calls the reusable workflow passes only inputs it declares, each of the declared type."""
+    assert job["uses"].endswith(".github/workflows/reusable.yml") or "/.github/workflows/reusable.yml@" in job["uses"]
+    given = job.get("with", {})
+    assert set(given) <= set(INPUTS), set(given) - set(INPUTS)
+    for name, value in given.items():
+        kind = INPUTS[name]["type"]
+        assert isinstance(value, bool) if kind == "boolean" else isinstance(value, str), (name, value)
+    assert all(isinstance(r, str) for r in json.loads(given.get("runners", INPUTS["runners"]["default"])))
+    return given
+
+
+def test_push_publishes_every_runner_type_through_the_reusable_workflow():
     doc = _load("measure.yml")
     assert doc["on"]["push"]["branches"] == ["main"]
-    measure, publish = doc["jobs"]["measure"], doc["jobs"]["publish"]
-    assert set(measure["strategy"]["matrix"]["runner"]) == HOSTED
+    (job,) = doc["jobs"].values()
+    assert job["uses"] == "./.github/workflows/reusable.yml"
+    given = _check_call(job)
+    assert set(json.loads(given["runners"])) == HOSTED
+    assert given["publish"] is True and given["node-leg"] is True and given["install"] == "-e ."
+    assert job["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
+
+
+def test_pull_requests_compare_through_the_reusable_workflow():
+    doc = _load("pull-request.yml")
+    assert "pull_request" in doc["on"]
+    (job,) = doc["jobs"].values()
+    given = _check_call(job)
+    assert given["publish"] is False and given["install"] == "-e ."
+    assert "permissions" not in job and doc["permissions"] == {"contents": "read"}
+
+
+def test_the_reusable_workflow_measures_as_the_readme_does_then_publishes():
+    measure, publish = REUSABLE["jobs"]["measure"], REUSABLE["jobs"]["publish"]
+    assert measure["strategy"]["matrix"]["runner"] == "${{ fromJSON(inputs.runners) }}"
     main_job, _ = readme_setup_commands()
-    assert main_job in _runs(measure)
-    assert _runs(measure).index(NPM_CI) < _runs(measure).index(main_job)
-    assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in measure["steps"])
+    # with this project's inputs (install "-e .", no config) the install and measure steps are the README's main job
+    runs = _job_runs(measure, **{"$MEASURE_INSTALL": "-e .", '${MEASURE_CONFIG:+--config "$MEASURE_CONFIG"}': ""})
+    assert " && ".join(runs[1:3]) == main_job
+    assert runs.index(NPM_CI) < runs.index(runs[1])
+    assert runs[3] == ".venv/bin/measure run --suite wallclock"  # the A/A partner of the main job's run
+    steps = {s.get("name", s.get("uses")): s for s in measure["steps"]}
+    assert steps["Measure the same build again (an A/A pair for the history's noise figures)"]["if"] == (
+        "${{ inputs.publish }}"
+    )
+    upload = next(s for s in measure["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "${{ inputs.publish }}"
+    assert publish["if"] == "${{ inputs.publish && !cancelled() }}" and publish["needs"] == "measure"
     runs = " ".join(_runs(publish))
     assert "measure merge artifacts --into history/results" in runs and "mkdocs build --strict" in runs
     assert runs.index("measure merge") < runs.index("measure calibrate history/results --write") < runs.index("mkdocs")
-    assert ".venv/bin/measure run --suite wallclock" in _runs(measure)  # the A/A partner of the main job's run
     assert "git push origin results" in runs
     assert publish["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     assert publish["steps"][-1]["uses"].startswith("actions/deploy-pages@")
 
 
-def test_pull_requests_compare_with_the_merge_base_and_gate():
-    doc = _load("pull-request.yml")
-    assert "pull_request" in doc["on"]
-    (job,) = doc["jobs"].values()
-    main_job, _ = readme_setup_commands()
-    runs = _runs(job)
-    assert main_job in runs  # includes `measure check`, which fails the job
-    assert runs.index(NPM_CI) < runs.index(main_job)  # the Node leg is measured, not skipped
+def test_the_reusable_workflow_compares_pull_requests_with_the_merge_base_and_gates():
+    steps = REUSABLE["jobs"]["measure"]["steps"]
+    compare_steps = [s for s in steps if s.get("if") == "${{ !inputs.publish && !cancelled() }}"]
+    runs = [" ".join(s["run"].split()) for s in compare_steps]
     assert any("git merge-base" in r for r in runs)
     compare = next(r for r in runs if r.startswith(".venv/bin/measure compare"))
     assert '--base-commit "${{ steps.base.outputs.commit }}"' in compare
     assert '--markdown "$GITHUB_STEP_SUMMARY"' in compare and "--fail-on slower" in compare
-    assert doc["permissions"] == {"contents": "read"}
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == "${{ inputs.publish && 1 || 0 }}"  # merge-base needs the history
+    assert set(INPUTS) >= {"config", "runners", "python-version", "publish"}
 
 
-@pytest.mark.parametrize("name", ["measure.yml", "pull-request.yml"])
+def test_init_writes_a_caller_the_reusable_workflow_accepts(tmp_path):
+    from measure.scaffold import UPSTREAM, caller_workflow
+
+    doc = yaml.safe_load(caller_workflow("measure.toml"))
+    doc["on"] = doc.pop(True)
+    assert set(doc["on"]) == {"push", "pull_request", "workflow_dispatch"}
+    publish, compare = doc["jobs"]["publish"], doc["jobs"]["compare"]
+    assert _check_call(publish)["publish"] is True and _check_call(compare)["publish"] is False
+    assert publish["uses"].startswith(f"{UPSTREAM}/.github/workflows/reusable.yml@")
+    assert publish["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
+    assert "permissions" not in compare and doc["permissions"] == {"contents": "read"}
+    assert INPUTS["install"]["default"] == f"git+https://github.com/{UPSTREAM}@main"
+
+
+@pytest.mark.parametrize("name", ["measure.yml", "pull-request.yml", "reusable.yml"])
 def test_actions_are_pinned_and_pip_is_cached(name):
     doc = _load(name)
     for job in doc["jobs"].values():
-        for step in job["steps"]:
+        for step in job.get("steps", []):
             if "uses" in step:
                 assert re.fullmatch(r"[\w-]+/[\w-]+@v\d+(\.\d+)*", step["uses"]), step["uses"]
             if step.get("uses", "").startswith("actions/setup-python@"):
-                assert step["with"] == {"python-version": "3.11", "cache": "pip"}
+                assert step["with"]["python-version"] == "${{ inputs.python-version }}"
+                assert step["with"]["cache"] == "pip"
     assert "secrets." not in (WORKFLOWS / name).read_text(encoding="utf-8")
 
 
@@ -84,7 +147,16 @@ def test_actionlint_finds_nothing():
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)
 
-    found = lint(*sorted(p.relative_to(ROOT).as_posix() for p in WORKFLOWS.glob("*.yml")))
+    from measure.scaffold import caller_workflow
+
+    generated = ROOT / "tests" / "generated-caller.yml"  # what `measure init` writes into a model repository
+    try:
+        generated.write_text(caller_workflow("measure.toml"), encoding="utf-8")
+        paths = [*sorted(p.relative_to(ROOT).as_posix() for p in WORKFLOWS.glob("*.yml")), "tests/generated-caller.yml"]
+        found = lint(*paths)
+    finally:
+        generated.unlink()
+    assert {"reusable.yml", "measure.yml", "pull-request.yml"} <= {p.rsplit("/", 1)[-1] for p in paths}
     label = re.compile(r'label "([^"]+)" is unknown')
     stale = [f for f in found if f["kind"] == "runner-label" and label.search(f["message"])[1] in HOSTED]
     assert [f for f in found if f not in stale] == []
@@ -101,3 +173,17 @@ def test_ci_installs_node_packages_the_same_way():
     assert NPM_CI in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
     assert lock["packages"]["node_modules/onnxruntime-node"]["version"] == "1.30.0"
+
+
+def test_the_readme_caller_is_one_the_reusable_workflow_accepts():
+    from measure.scaffold import REUSABLE as USES
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8").split("### Publishing from CI", 1)[1]
+    block = re.search(r"```yaml\n(.+?)```", text, flags=re.S)[1]
+    doc = yaml.safe_load(re.sub(r"^   ", "", block, flags=re.M))
+    doc["on"] = doc.pop(True)
+    assert set(doc["on"]) == {"push", "pull_request"}
+    publish, compare = doc["jobs"]["publish"], doc["jobs"]["compare"]
+    assert publish["uses"] == compare["uses"] == USES
+    assert _check_call(publish)["publish"] is True and "publish" not in _check_call(compare)
+    assert INPUTS["publish"]["default"] is False  # so the compare job compares

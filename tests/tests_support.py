@@ -65,8 +65,7 @@ def write_config(folder: Path, rows: int = 12, repeats: int = 3, name: str = "su
 
 def site_project(tmp: Path) -> Path:
     """A copy of the project's site sources, so a test build never touches the checkout."""
-    for name in ("docs", "overrides"):
-        shutil.copytree(ROOT / name, tmp / name)
+    shutil.copytree(ROOT / "docs", tmp / "docs")
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     (tmp / "mkdocs.yml").write_text(text.replace("site_dir: site", f"site_dir: {tmp / 'site'}"), encoding="utf-8")
     return tmp / "mkdocs.yml"

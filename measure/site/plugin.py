@@ -1,25 +1,38 @@
 """The mkdocs plugin: RESULTS pages generated from the records at build time, never written into docs/.
 
-``on_files`` adds every page as ``File.generated`` (mkdocs >= 1.6), plus the
-local plotly.min.js and ``metrics.json``; ``on_serve`` watches the results
-folder, so a new record shows up in an open ``mkdocs serve`` tab.
+It brings everything the pages need, so a site needs only ``theme: material`` and
+``plugins: [search, measure]``: the templates (inside the installed package),
+the chart script and stylesheet (added to ``extra_javascript`` / ``extra_css``
+and served, with plotly.min.js, from the site itself), and the nav section for
+the pages of :data:`render.PAGES` (unless the site's own nav lists them).
+``on_files`` adds every page as ``File.generated`` (mkdocs >= 1.6), plus
+``metrics.json``; ``on_serve`` watches the results folder, so a new record shows
+up in an open ``mkdocs serve`` tab.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel, file_sort_key
+from mkdocs.utils import nest_paths
 
 from measure.errors import MeasureError
-from measure.site.render import PREFIX, TEMPLATES, render_results
+from measure.site.render import PAGES, PREFIX, TEMPLATES, render_results
 
+ASSETS = Path(__file__).resolve().parent / "assets"
+"""The chart script and stylesheet, shipped inside the package."""
 PLOTLY_JS = "assets/javascripts/plotly.min.js"
+SCRIPTS = (PLOTLY_JS, "assets/javascripts/measure.js")
+"""In this order: plotly.js, then the script that draws every figure with it."""
+STYLES = ("assets/stylesheets/measure.css",)
 
 
 def plotly_js() -> Path:
@@ -32,16 +45,36 @@ def plotly_js() -> Path:
     return path
 
 
+def _asset_sources() -> dict[str, Path]:
+    """Site path -> the file it is served from."""
+    return {PLOTLY_JS: plotly_js()} | {uri: ASSETS / PurePosixPath(uri).name for uri in (*SCRIPTS[1:], *STYLES)}
+
+
+def _nav_paths(item: Any) -> Iterator[str]:
+    """Every page path a nav (mkdocs' nested lists and ``{title: path}`` dicts) lists."""
+    if isinstance(item, str):
+        yield PurePosixPath(item).as_posix()
+    elif isinstance(item, list):
+        for child in item:
+            yield from _nav_paths(child)
+    elif isinstance(item, dict):
+        for child in item.values():
+            yield from _nav_paths(child)
+
+
 class MeasureConfig(Config):
     results = c.Type(str, default="results")
     """Results tree (``<machine-id>/<run-id>.json``), relative to mkdocs.yml; env MEASURE_RESULTS overrides."""
     templates = c.Type(str, default="")
-    """Page templates folder, relative to mkdocs.yml (default: measure's templates/)."""
+    """A page templates folder that replaces measure's, relative to mkdocs.yml (default: the installed ones)."""
     prefix = c.Type(str, default=PREFIX)
     """Where the pages go in the site."""
     cache_dir = c.Type(str, default=".cache/measure")
     """Per-record summary cache, relative to mkdocs.yml (keep it between CI runs); env MEASURE_CACHE overrides,
     and an empty value keeps summaries in memory for one build only."""
+
+    section = c.Type(str, default="Results")
+    """Title of the nav section that holds the pages; empty puts them at the nav's top level."""
 
 
 class MeasurePlugin(BasePlugin[MeasureConfig]):
@@ -61,17 +94,42 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         path = Path(folder)
         return path if path.is_absolute() else Path(config.config_file_path).resolve().parent / path
 
+    def on_config(self, config):
+        if not config.site_url and os.environ.get("MEASURE_SITE_URL"):  # what the reusable workflow deploys to
+            config.site_url = os.environ["MEASURE_SITE_URL"].rstrip("/") + "/"
+        scripts = {str(s) for s in config.extra_javascript}
+        config.extra_javascript.extend(uri for uri in SCRIPTS if uri not in scripts)
+        config.extra_css.extend(uri for uri in STYLES if uri not in config.extra_css)
+        return config
+
     def on_files(self, files: Files, config) -> Files:
         results, templates = self._dirs(config)
         try:
             pages, metrics = render_results(results, templates, self.config.prefix, self._cache(config))
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
+        fixed = {self._uri(p.path) for p in PAGES}
         for path, text in pages.items():
-            files.append(File.generated(config, path, content=text))
-        files.append(File.generated(config, PLOTLY_JS, abs_src_path=str(plotly_js())))
+            inclusion = InclusionLevel.UNDEFINED if path in fixed else InclusionLevel.NOT_IN_NAV  # runs: linked
+            files.append(File.generated(config, path, content=text, inclusion=inclusion))
+        for uri, source in _asset_sources().items():
+            files.append(File.generated(config, uri, abs_src_path=str(source)))
         files.append(File.generated(config, "metrics.json", content=metrics))
+        config["nav"] = self._nav(config["nav"], files, fixed)
         return files
+
+    def _uri(self, path: str) -> str:
+        return PurePosixPath(self.config.prefix, path).as_posix()
+
+    def _nav(self, nav: list | None, files: Files, ours: set[str]) -> list:
+        """The site's nav with measure's pages added, once; a nav that lists any of them is left as written."""
+        if nav is None:  # what mkdocs would make of the site's own pages, as it does for a site without a nav
+            theirs = sorted(files.documentation_pages(), key=file_sort_key)
+            nav = nest_paths(f.src_uri for f in theirs if f.inclusion.is_in_nav() and f.src_uri not in ours)
+        elif ours & set(_nav_paths(nav)):
+            return nav
+        entries = [{p.title: self._uri(p.path)} for p in PAGES]
+        return [*nav, {self.config.section: entries}] if self.config.section else [*nav, *entries]
 
     def on_serve(self, server, config, builder):
         results, templates = self._dirs(config)

@@ -8,6 +8,7 @@ can be printed, so forgetting to escape is a build failure, not an XSS.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,12 @@ from measure.errors import MeasureError
 from measure.site.build import Site, build_site
 from measure.summary import Cache, load_results
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
-"""The project's templates/ folder (a checkout or an editable install)."""
+PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+"""Where a wheel carries the templates: setup.py's build step copies the top-level templates/ here."""
+CHECKOUT_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
+"""The source of the templates: templates/ in a checkout (what an editable install reads)."""
+TEMPLATES = PACKAGED_TEMPLATES if PACKAGED_TEMPLATES.is_dir() else CHECKOUT_TEMPLATES
+"""The default templates: the installed copy, else the checkout's (never site-packages/templates)."""
 
 PREFIX = "results"
 
@@ -47,28 +52,42 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     return env
 
 
-PAGES = {
-    "index.md": ("overview.md.j2", "overview"),
-    "wallclock.md": ("wallclock.md.j2", "wallclock"),
-    "framing.md": ("framing.md.j2", "framing"),
-    "history.md": ("history.md.j2", "history"),
-    "machines.md": ("machines.md.j2", "machines"),
-    "methods.md": ("methods.md.j2", "methods"),
-}
+@dataclass(frozen=True)
+class Page:
+    """One fixed page of the site: the plugin builds both the files and the nav from these."""
+
+    path: str
+    """Where it goes, relative to the prefix."""
+    template: str
+    context: str
+    """The :class:`Site` attribute the template receives as ``page``."""
+    title: str
+    """Its nav title."""
+
+
+PAGES = (
+    Page("index.md", "overview.md.j2", "overview", "Overview"),
+    Page("wallclock.md", "wallclock.md.j2", "wallclock", "Wall-clock"),
+    Page("framing.md", "framing.md.j2", "framing", "Framing parity"),
+    Page("history.md", "history.md.j2", "history", "History"),
+    Page("machines.md", "machines.md.j2", "machines", "Machines"),
+    Page("methods.md", "methods.md.j2", "methods", "Methods"),
+    Page("runs/index.md", "runs.md.j2", "runs_index", "Runs"),
+)
+"""The site's fixed pages, in nav order; each run adds ``runs/<slug>.md`` (kept out of the nav)."""
+RUN_PAGE = "run.md.j2"
 
 
 def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> dict[str, str]:
     """Page path (relative to docs) -> Markdown."""
     try:
         pages = {
-            f"{prefix}/{path}": env.get_template(tpl).render(page=getattr(site, attr))
-            for path, (tpl, attr) in PAGES.items()
+            f"{prefix}/{p.path}": env.get_template(p.template).render(page=getattr(site, p.context)) for p in PAGES
         }
-        pages[f"{prefix}/runs/index.md"] = env.get_template("runs.md.j2").render(page=site.runs_index)
         month_tpl = env.get_template("runs-month.md.j2")
         for slug, page in site.months.items():
             pages[f"{prefix}/runs/{slug}.md"] = month_tpl.render(page=page)
-        run_tpl = env.get_template("run.md.j2")
+        run_tpl = env.get_template(RUN_PAGE)
         for slug, page in site.runs:
             pages[f"{prefix}/runs/{slug}.md"] = run_tpl.render(page=page)
     except jinja2.TemplateError as exc:

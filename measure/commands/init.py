@@ -1,0 +1,40 @@
+"""Start measuring a model repository: a suite config from its tier folders, golden rows, the site and the workflow.
+
+Writes only files that do not exist yet (measure.toml, golden.jsonl, mkdocs.yml,
+docs/index.md, .github/workflows/measure.yml), prints what it wrote and what to run next;
+run twice, the second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "tiers",
+        type=Path,
+        nargs="*",
+        metavar="TIER_DIR",
+        help="tier folders (default: every folder with a complete graph layout, up to 3 levels down)",
+    )
+    p.add_argument("--golden", type=Path, default=None, help="your golden rows (JSONL); default: write a template")
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.scaffold import CONFIG, MKDOCS, plan, write_new
+
+    root = Path.cwd()
+    planned, notes = plan(root, args.tiers, args.golden)
+    written = write_new(planned)
+    for w in written:
+        where = w.path.relative_to(root).as_posix()
+        print(f"{'wrote' if w.wrote else 'kept '}  {where}  ({w.why})")
+    for note in notes:
+        print(f"note   {note}")
+    if not any(w.wrote for w in written):
+        print("nothing written: every file measure init writes is already there")
+    site = " && mkdocs build --strict" if (root / MKDOCS).exists() else ""
+    print(f"next   measure run --config {CONFIG} && measure check{site}")
+    return 0

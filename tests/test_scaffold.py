@@ -1,0 +1,143 @@
+"""measure init: roles and pairs read from real tier folders, the files it writes, and that it never overwrites."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from measure import bundled
+from measure.cli import main
+from measure.config import load_config
+from measure.scaffold import find_tier_folders, propose, read_tier
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return {t.name: t for t in (read_tier(p) for p in bundled.TIERS)}
+
+
+def test_the_proposal_for_the_bundled_tiers_is_the_demo_config(facts):
+    proposal = propose(list(facts.values()))
+    roles = {t.name: t.role for t in proposal.tiers}
+    demo = load_config(bundled.CONFIG)
+    assert {t.name: roles[t.name] for t in demo.tiers} == {t.name: t.role for t in demo.tiers}
+    assert {(p.drafter, p.verifier) for p in demo.pairs} <= set(proposal.pairs)
+    # the two other small fp32 layouts draft for the fp32 base, as small-fp32 does
+    assert {("small-fp32-optimum", "base-fp32"), ("small-fp32-merged", "base-fp32")} <= set(proposal.pairs)
+    assert len(proposal.pairs) == 5 and proposal.notes == ()
+    assert facts["small-int4"].precision == "int4" and facts["small-fp32-optimum"].layout == "optimum"
+
+
+def test_a_lone_fp32_tier_is_plain_and_says_so(facts):
+    proposal = propose([facts["small-fp32-optimum"]])
+    assert [(t.name, t.role) for t in proposal.tiers] == [("small-fp32-optimum", "plain")]
+    assert proposal.pairs == ()
+    assert proposal.notes == ("no int8 tier: small-fp32-optimum (fp32) is plain, the anchor of every ratio",)
+
+
+def test_no_pair_across_vocabularies(facts, tier_copy):
+    folder = tier_copy(bundled.LITE)
+    path = folder / "tokenizer.json"
+    tok = json.loads(path.read_text(encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    vocab["ä"] = vocab.pop("a")  # same size, one token spelled otherwise: not the verifier's vocabulary
+    path.write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
+    other = read_tier(folder)
+    assert other.vocabulary != facts["small-int4"].vocabulary
+    proposal = propose([facts["base-int8"], other, facts["small-int8"]])
+    assert proposal.pairs == (("small-int8", "base-int8"),)
+    assert proposal.notes == ("small-int4 does not share base-int8's vocabulary: no speculative pair",)
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_init_writes_a_config_that_loads_and_a_second_init_changes_nothing(tmp_path, monkeypatch, capsys):
+    for src in (bundled.REFERENCE, bundled.PLAIN, bundled.LITE):
+        shutil.copytree(src, tmp_path / "models" / src.name)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0  # finds the tier folders itself
+    out = capsys.readouterr().out
+    written = ["measure.toml", "golden.jsonl", "mkdocs.yml", "docs/index.md", ".github/workflows/measure.yml"]
+    for name in written:
+        assert f"wrote  {name}" in out, name
+    assert "next   measure run --config measure.toml && measure check && mkdocs build --strict" in out
+    config = load_config(tmp_path / "measure.toml")
+    assert [(t.name, t.role) for t in config.tiers] == [
+        ("base-fp32", "reference"),
+        ("base-int8", "plain"),
+        ("small-int4", "lite"),
+    ]
+    assert [(p.drafter, p.verifier) for p in config.pairs] == [("small-int4", "base-int8")]
+    assert config.tier("base-int8").path == (tmp_path / "models" / "base-int8").resolve()
+    assert config.golden == (tmp_path / "golden.jsonl").resolve()
+    assert "  - measure:\n      results: results\n" in (tmp_path / "mkdocs.yml").read_text(encoding="utf-8")
+
+    (tmp_path / "measure.toml").write_text("# edited by hand\n", encoding="utf-8")  # never overwritten
+    before = _snapshot(tmp_path)
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert _snapshot(tmp_path) == before
+    assert "nothing written: every file measure init writes is already there" in out
+    assert "wrote" not in out and "kept   measure.toml" in out
+
+
+def test_init_keeps_an_existing_site_and_names_the_plugin_block(tmp_path, monkeypatch, capsys):
+    shutil.copytree(bundled.SMALL_OPTIMUM, tmp_path / "tier")
+    (tmp_path / "rows.jsonl").write_text(bundled.GOLDEN.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: theirs\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "tier", "--golden", "rows.jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "mkdocs.yml").read_text(encoding="utf-8") == "site_name: theirs\n"
+    assert "kept   mkdocs.yml" in out and "add measure to its plugins:\nplugins:\n  - search\n  - measure:" in out
+    assert not (tmp_path / "golden.jsonl").exists() and not (tmp_path / "docs").exists()
+    assert "next   measure run --config measure.toml && measure check && mkdocs build --strict" in out
+    config = load_config(tmp_path / "measure.toml")
+    assert config.golden == (tmp_path / "rows.jsonl").resolve()
+    assert [(t.name, t.role) for t in config.tiers] == [("small-fp32-optimum", "plain")]
+
+
+def test_init_with_nothing_to_measure_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("measure init: error: ") and "no tier folders found" in err and err.count("\n") == 1
+    shutil.copytree(bundled.SMALL_OPTIMUM, tmp_path / "tier")
+    (tmp_path / "bad.jsonl").write_text('{"input": "x"}\n', encoding="utf-8")
+    assert main(["init", "tier", "--golden", "bad.jsonl"]) == 2
+    assert "bad.jsonl:1: field 'output'" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "tier"]  # nothing written
+
+
+def test_tier_folders_are_found_below_the_root_but_not_in_environments(tmp_path):
+    shutil.copytree(bundled.SMALL_OPTIMUM, tmp_path / "a" / "b" / "tier")
+    shutil.copytree(bundled.SMALL_MERGED, tmp_path / ".venv" / "tier")
+    shutil.copytree(bundled.LITE, tmp_path / "node_modules" / "tier")
+    assert find_tier_folders(tmp_path) == [tmp_path / "a" / "b" / "tier"]
+
+
+def test_two_tiers_with_one_name_are_numbered_in_the_config(facts, tmp_path):
+    shutil.copytree(bundled.LITE, tmp_path / "other" / "small-int4")
+    again = read_tier(tmp_path / "other" / "small-int4")
+    proposal = propose([facts["base-int8"], facts["small-int4"], again])
+    assert [(t.name, t.role) for t in proposal.tiers] == [
+        ("base-int8", "plain"),
+        ("small-int4", "lite"),
+        ("small-int4-2", "drafter"),
+    ]
+    assert proposal.pairs == (("small-int4", "base-int8"), ("small-int4-2", "base-int8"))
+
+
+def test_without_int8_the_first_fp32_tier_is_plain_and_a_second_one_the_reference(facts):
+    proposal = propose([facts["small-fp32"], facts["small-fp32-optimum"], facts["small-int4"]])
+    assert [(t.name, t.role) for t in proposal.tiers] == [
+        ("small-fp32", "plain"),
+        ("small-fp32-optimum", "reference"),
+        ("small-int4", "lite"),
+    ]
+    assert proposal.pairs == ()  # one model: nothing smaller to draft with
