@@ -26,10 +26,8 @@ interrupted run leaves a valid record marked incomplete, never a truncated file.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
@@ -37,10 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
+from measure.writing import reason, write_json
 
 SCHEMA_VERSION = 2
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 """What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
+MACHINE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+"""What the schema admits as a machine id: a plain folder name, never ``.``, ``..`` or hidden."""
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -106,9 +107,59 @@ def validate(doc: dict[str, Any], source: str) -> None:
     _check_samples(doc, source)
 
 
+def _check_tier_names(doc: dict[str, Any], source: str) -> None:
+    """One name per tier throughout: every tier a config, case, leg or pair names is a key of ``tiers``."""
+    tiers = doc["tiers"]
+    known = ", ".join(tiers)
+
+    def need(name: Any, where: str) -> None:
+        if name not in tiers:
+            raise MeasureError(f"{source}: field {where}: tier {name!r} is not in tiers; expected one of {known}")
+
+    config = doc["config"]
+    named = [t["name"] for t in config["tiers"]]
+    if sorted(named) != sorted(tiers):
+        raise MeasureError(
+            f"{source}: field config/tiers: names {', '.join(named)} differ from the recorded tiers {known}"
+        )
+    plain = [name for name, t in tiers.items() if t["role"] == "plain"]
+    if len(plain) != 1:
+        raise MeasureError(f"{source}: field tiers: expected exactly one tier with role 'plain', got {len(plain)}")
+    for i, pair in enumerate(config["pairs"]):
+        for key in ("drafter", "verifier"):
+            need(pair[key], f"config/pairs/{i}/{key}")
+    for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
+        for key in ("tier", "drafter", "verifier"):
+            if key in case:
+                need(case[key], f"wallclock/cases/{name}/{key}")
+        if case["kind"] == "speculative" and case["pair"] != f"{case['drafter']}->{case['verifier']}":
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/pair: expected drafter->verifier")
+    framing = doc.get("framing") or {}
+    for i, leg in enumerate(framing.get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            need(tier["tier"], f"framing/legs/{i}/tiers/{j}/tier")
+    for i, acc in enumerate(framing.get("acceptance") or []):
+        for key in ("drafter", "verifier"):
+            need(acc[key], f"framing/acceptance/{i}/{key}")
+
+
 def _check_samples(doc: dict[str, Any], source: str) -> None:
     """What a JSON Schema cannot say: every per-row array of a case has one entry per golden row."""
-    for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
+    _check_tier_names(doc, source)
+    wallclock = doc.get("wallclock") or {}
+    if wallclock and doc["complete"] and wallclock["repeats_done"] != wallclock["repeats"]:
+        raise MeasureError(
+            f"{source}: field wallclock/repeats_done: a complete record has every repeat "
+            f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
+        )
+    for name, case in (wallclock.get("cases") or {}).items():
+        if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"]:
+            raise MeasureError(
+                f"{source}: field wallclock/cases/{name}/wall_s: a complete record has "
+                f"{wallclock['repeats']} repeats, got {len(case['wall_s'])}"
+            )
+        if case["wall_s"] and not sum(case["tokens"]):
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: timed, but no token was decoded")
         rows = len(case["tokens"])
         for key in ("wall_s", "run_s", "drafter_run_s", "verifier_run_s"):
             if any(len(rep) != rows for rep in case.get(key, [])):
@@ -149,7 +200,7 @@ def load_record(path: Path | str) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
+        raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -158,32 +209,48 @@ def load_record(path: Path | str) -> dict[str, Any]:
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
     doc = migrate(doc, str(path))
     validate(doc, str(path))
+    check_place(doc, path)
     return doc
 
 
+def check_place(doc: dict[str, Any], path: Path) -> None:
+    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` of its content.
+
+    So a page, gate or calibration never files a record under another machine
+    or counts it twice. A record saved under any other name (a download, a
+    fixture) is read as it is.
+    """
+    if path.suffix != ".json" or not RUN_ID.fullmatch(path.stem):
+        return
+    if path.stem != doc["run_id"]:
+        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {path.stem}")
+    if path.parent.name != doc["machine_id"]:
+        raise MeasureError(
+            f"{path}: field machine_id: {doc['machine_id']} differs from its folder {path.parent.name!r}; "
+            f"expected the record at <machine-id>/<run-id>.json"
+        )
+
+
 def record_paths(results: Path) -> list[Path]:
-    """Every record under a results tree (``<machine-id>/<run-id>.json``), oldest run first."""
+    """Every record under a results tree (``<machine-id>/<run-id>.json``), oldest run first.
+
+    A results tree that does not exist is an error, not an empty history: a
+    mistyped path in CI must not publish a site that says "no run".
+    """
     if not results.is_dir():
-        return []
+        what = "is not a folder" if results.exists() else "no such folder"
+        raise MeasureError(f"{results}: {what}; expected a results tree of <machine-id>/<run-id>.json")
     found = (p for p in results.glob("*/*.json") if RUN_ID.fullmatch(p.stem))  # not conflict copies or other files
     return sorted(found, key=lambda p: (p.stem, p.parent.name))
 
 
-def write_atomic(path: Path, doc: dict[str, Any]) -> None:
-    """Write beside the target and rename over it: readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; records are meant to be read and published
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> None:
+    """Write beside the target and rename over it: readers see the old file or the new one, never half.
+
+    ``root``: the tree the file must stay inside (see :mod:`measure.writing`).
+    NaN and Infinity are refused rather than written.
+    """
+    write_json(path, doc, root)
 
 
 class RecordWriter:
@@ -191,16 +258,29 @@ class RecordWriter:
 
     def __init__(self, results: Path, doc: dict[str, Any]) -> None:
         self.doc = doc
+        self.results = results
         self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
+        self.write_error: str | None = None
+        """The first failed save (a full disk): the file keeps the last record that could be written."""
         self.save(check=True)
 
     def save(self, check: bool = False) -> None:
         """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
         if check:
             validate(self.doc, str(self.path))
-        write_atomic(self.path, self.doc)
+        try:
+            write_atomic(self.path, self.doc, root=self.results)
+        except MeasureError as exc:
+            self.write_error = self.write_error or str(exc)
+            raise
 
     def finish(self, error: str | None = None) -> Path:
+        """Mark the record finished; with ``error`` (or after a failed save) incomplete, saying why.
+
+        When the disk is full the final write may fail too: the file then keeps
+        the last record that fitted, still valid, and the error is raised.
+        """
+        error = error or self.write_error
         self.doc["finished_at"] = now_iso()
         self.doc["complete"] = error is None
         if error is not None:

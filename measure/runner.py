@@ -33,7 +33,7 @@ def _check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
 
 
 def _load_tiers(config: SuiteConfig, slow: dict[str, float] | None) -> dict[str, Tier]:
-    tiers = {t.name: load_tier(t.path, config.session, label=t.name) for t in config.tiers}
+    tiers = {t.name: load_tier(t.path, config.session, label=t.name, name=t.name) for t in config.tiers}
     for name, factor in (slow or {}).items():
         tiers[name].slow_down(factor)
     return tiers
@@ -44,7 +44,9 @@ def _pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Speculative
     for spec in config.pairs:
         drafter = tiers[spec.drafter]
         if spec.drafter == spec.verifier:
-            drafter = load_tier(config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter")
+            drafter = load_tier(
+                config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter", name=spec.drafter
+            )
         pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
     return pairs
 
@@ -53,7 +55,9 @@ def _self_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Specul
     """A self-pair (same artifact loaded twice) for every tier a pair uses."""
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
     return {
-        f"{n}->{n}": SpeculativePair(load_tier(config.tier(n).path, config.session, label=f"{n}~drafter"), tiers[n])
+        f"{n}->{n}": SpeculativePair(
+            load_tier(config.tier(n).path, config.session, label=f"{n}~drafter", name=n), tiers[n]
+        )
         for n in used
     }
 
