@@ -143,7 +143,7 @@ def path_of(results: Path, machine_id: str) -> Path:
 
 def write(results: Path, cal: Calibration) -> Path:
     path = path_of(results, cal.machine_id)
-    write_atomic(path, cal.to_dict())
+    write_atomic(path, cal.to_dict(), root=results)
     return path
 
 

@@ -12,6 +12,7 @@ read-only folder, a file where a folder goes, a full disk) becomes one
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -90,3 +91,14 @@ def json_text(doc: Any, source: Path | str, indent: int | None = None) -> str:
 
 def write_json(path: Path, doc: Any, root: Path | None = None, indent: int | None = None) -> Path:
     return write_text(path, json_text(doc, path, indent), root)
+
+
+def finite(value: Any) -> Any:
+    """A copy with every NaN or infinite float made ``None`` (JSON null): for derived numbers, never for facts."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value

@@ -7,7 +7,6 @@ can be printed, so forgetting to escape is a build failure, not an XSS.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from markupsafe import Markup
 from measure.errors import MeasureError
 from measure.record import load_record, record_paths
 from measure.site.context import Run, Site, build_site
+from measure.writing import finite, json_text
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
 """The project's templates/ folder (a checkout or an editable install)."""
@@ -79,7 +79,14 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
     return pages
 
 
-def render_results(results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX) -> tuple[dict[str, str], str]:
-    """Pages and the metrics.json text for every record under ``results``."""
-    site = build_site(load_runs(results))
-    return render_site(site, environment(templates), prefix), json.dumps(site.metrics, indent=2) + "\n"
+def render_results(
+    results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX, missing_ok: bool = False
+) -> tuple[dict[str, str], str]:
+    """Pages and the metrics.json text for every record under ``results``.
+
+    A missing results folder is an error unless ``missing_ok`` (the default
+    ``results`` of a fresh checkout, before any run): then the pages say "no run".
+    """
+    runs = [] if missing_ok and not results.exists() else load_runs(results)
+    site = build_site(runs)
+    return render_site(site, environment(templates), prefix), json_text(finite(site.metrics), "metrics.json", indent=2)
