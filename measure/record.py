@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
-from measure.writing import reason, write_json
+from measure.writing import json_text, reason, write_json, write_text
 
 SCHEMA_VERSION = 2
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
@@ -262,25 +262,33 @@ class RecordWriter:
         self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
         self.write_error: str | None = None
         """The first failed save (a full disk): the file keeps the last record that could be written."""
+        self._saved = ""
+        """The JSON of the last save that reached the disk."""
         self.save(check=True)
 
     def save(self, check: bool = False) -> None:
         """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
         if check:
             validate(self.doc, str(self.path))
+        text = json_text(self.doc, self.path)
         try:
-            write_atomic(self.path, self.doc, root=self.results)
+            write_text(self.path, text, root=self.results)
         except MeasureError as exc:
             self.write_error = self.write_error or str(exc)
             raise
+        self._saved = text
 
     def finish(self, error: str | None = None) -> Path:
         """Mark the record finished; with ``error`` (or after a failed save) incomplete, saying why.
 
-        When the disk is full the final write may fail too: the file then keeps
-        the last record that fitted, still valid, and the error is raised.
+        After a failed save (a full disk) the record finished is the last one
+        that reached the disk, plus the error: the smallest write that says
+        why. Should even that fail, the file keeps that last record, still
+        valid, marked unfinished.
         """
-        error = error or self.write_error
+        if self.write_error is not None and self._saved:
+            self.doc = json.loads(self._saved)
+            error = f"{error}; the record holds what was saved before" if error else self.write_error
         self.doc["finished_at"] = now_iso()
         self.doc["complete"] = error is None
         if error is not None:

@@ -7,6 +7,7 @@ measured so far.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -119,9 +120,19 @@ def run(
             selves = _self_pairs(config, tiers)
             run_framing(tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
     except KeyboardInterrupt:
-        writer.finish(error="interrupted")
+        _finish_failed(writer, "interrupted")
+        raise
+    except MeasureError as exc:
+        _finish_failed(writer, str(exc))
         raise
     except Exception as exc:
-        writer.finish(error=f"{type(exc).__name__}: {exc}")
+        _finish_failed(writer, f"{type(exc).__name__}: {exc}")
         raise
     return writer.finish()
+
+
+def _finish_failed(writer: RecordWriter, error: str) -> None:
+    """Record why the run stopped; when even that cannot be written (a full disk), the file keeps the last
+    record that was, valid and marked unfinished, and the original error is the one reported."""
+    with contextlib.suppress(MeasureError):
+        writer.finish(error=error)
