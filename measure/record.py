@@ -134,6 +134,9 @@ def _check_tier_names(doc: dict[str, Any], source: str) -> None:
                 need(case[key], f"wallclock/cases/{name}/{key}")
         if case["kind"] == "speculative" and case["pair"] != f"{case['drafter']}->{case['verifier']}":
             raise MeasureError(f"{source}: field wallclock/cases/{name}/pair: expected drafter->verifier")
+        key = case["tier"] if case["kind"] == "greedy" else f"{case['pair']}@k{case['k']}"
+        if name != key:
+            raise MeasureError(f"{source}: field wallclock/cases/{name}: a {case['kind']} case is keyed {key!r}")
     framing = doc.get("framing") or {}
     for i, leg in enumerate(framing.get("legs") or []):
         for j, tier in enumerate(leg["tiers"]):
