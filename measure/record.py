@@ -149,13 +149,33 @@ def _check_tier_names(doc: dict[str, Any], source: str) -> None:
 def _check_samples(doc: dict[str, Any], source: str) -> None:
     """What a JSON Schema cannot say: every per-row array of a case has one entry per golden row."""
     _check_tier_names(doc, source)
+    for suite in doc["suites"]:
+        if doc["complete"] and doc.get(suite) is None:
+            raise MeasureError(f"{source}: field {suite}: a complete record has every suite it lists; got null")
     wallclock = doc.get("wallclock") or {}
     if wallclock and doc["complete"] and wallclock["repeats_done"] != wallclock["repeats"]:
         raise MeasureError(
             f"{source}: field wallclock/repeats_done: a complete record has every repeat "
             f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
         )
+    rows = doc["golden"]["rows"]
+    for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            where = f"framing/legs/{i}/tiers/{j}"
+            for key in ("outputs", "output_ids"):
+                if key in tier and len(tier[key]) != rows:
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
+            for b, block in enumerate(tier.get("blocks") or []):
+                if len(block["first_divergent_step"]) != rows:
+                    raise MeasureError(
+                        f"{source}: field {where}/blocks/{b}/first_divergent_step: expected one per golden row ({rows})"
+                    )
+            quality = tier.get("quality") or {}
+            if "cer" in quality and len(quality["cer"]) != rows:
+                raise MeasureError(f"{source}: field {where}/quality/cer: expected one per golden row ({rows})")
     for name, case in (wallclock.get("cases") or {}).items():
+        if len(case["tokens"]) != rows:
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: expected one per golden row ({rows})")
         if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"]:
             raise MeasureError(
                 f"{source}: field wallclock/cases/{name}/wall_s: a complete record has "
