@@ -92,8 +92,10 @@ def validate(doc: dict[str, Any], source: str) -> None:
     import jsonschema
 
     version = doc.get("schema_version") if isinstance(doc, dict) else None
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
+    if not (SCHEMA_DIR / f"record-v{version}.schema.json").is_file():
+        raise MeasureError(f"{source}: field schema_version: no schema v{version}; expected {SCHEMA_VERSION}")
     if not _fast_validator(version).is_valid(doc):
         validator = jsonschema.Draft202012Validator(schema(version))
         error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
@@ -189,6 +191,9 @@ def _check_samples(doc: dict[str, Any], source: str) -> None:
                 raise MeasureError(
                     f"{source}: field wallclock/cases/{name}/{key}: expected one list of {rows} seconds per repeat"
                 )
+        for key in ("proposed_by_position", "accepted_by_position"):
+            if key in case and len(case[key]) != case["k"]:
+                raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {case['k']} counts (k)")
         for key in ("calls", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls"):
             if key in case and len(case[key]) != rows:
                 raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {rows} counts")
@@ -199,7 +204,7 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
     steps = MIGRATIONS if migrations is None else migrations
     target = max([SCHEMA_VERSION, *[n + 1 for n in steps]])
     version = doc.get("schema_version")
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
     if version > target:
         raise MeasureError(

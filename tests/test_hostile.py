@@ -237,8 +237,12 @@ def absent(*rels: str) -> Check:
 
 
 def no_partial(tmp: Path, out: str, err: str) -> None:
+    """A failed quantize leaves nothing, so the retry (on a repaired graph) works."""
     assert not (tmp / "q").exists()
     assert not [p for p in tmp.iterdir() if p.name.endswith(".partial")]
+    shutil.copy2(bundled.SMALL_FP32 / "decoder-kv.onnx", tmp / "tier" / "decoder-kv.onnx")
+    assert main(["quantize", str(tmp / "tier"), str(tmp / "q"), "--to", "int8"]) == 0
+    assert (tmp / "q" / "tier.json").is_file()
 
 
 def record_consistent(tmp: Path, out: str, err: str) -> None:
@@ -364,6 +368,19 @@ def _renamed_tier_run(tmp: Path) -> list[str]:
         ),
     )
     return ["--config", str(path), "--results", str(tmp / "results")]
+
+
+def _golden(data: bytes | None) -> Build:
+    def build(tmp: Path) -> list[str]:
+        path = config_text(tmp, quick)
+        (tmp / "rows.jsonl").unlink()
+        if data is None:
+            (tmp / "rows.jsonl").mkdir()
+        else:
+            (tmp / "rows.jsonl").write_bytes(data)
+        return ["--config", str(path), "--results", str(tmp / "results")]
+
+    return build
 
 
 def _disk_full(tmp: Path) -> list[str]:
@@ -725,6 +742,13 @@ CASES: dict[str, Case] = {
     "config compare_alpha = 2": Case(
         "run", run_config(append("\n[policy]\ncompare_alpha = 2.0\n")), "error", ("suite.toml", "policy.compare_alpha")
     ),
+    "golden rows not UTF-8": Case(
+        "run", _golden(b'{"input": "\xff", "output": "x"}\n'), "error", ("rows.jsonl", "UTF-8")
+    ),
+    "golden row not JSON": Case(
+        "run", _golden(b'{"input": "a", "output": "b"}\n{oops\n'), "error", ("rows.jsonl", "2")
+    ),
+    "golden rows a folder": Case("run", _golden(None), "error", ("rows.jsonl",)),
     "config missing": Case("run", lambda tmp: ["--config", str(tmp / "none.toml")], "error", ("none.toml",)),
     "config tier name differs from tier.json's": Case(
         "run", _renamed_tier_run, "contained", check=record_consistent, codes=(0,)
