@@ -8,10 +8,10 @@ record itself carries, so the same record always gives the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from measure.model import Case, Record
 from measure.stats import Estimate, fit_exponent, paired_ratio, predicted_speedup, summarize
 
 
@@ -60,33 +60,14 @@ class Bootstrap:
     seed: int
 
 
-def bootstrap_of(doc: dict[str, Any]) -> Bootstrap:
-    wc = doc["config"]["wallclock"]
-    return Bootstrap(int(wc.get("bootstrap", 2000)), int(wc.get("seed", 0)))
+def bootstrap_of(record: Record) -> Bootstrap:
+    wc = record.config.wallclock
+    return Bootstrap(wc.bootstrap, wc.seed)
 
 
-def per_repeat_totals(case: dict[str, Any]) -> np.ndarray:
-    """Total wall seconds over the golden rows, one value per repeat."""
-    return np.asarray([sum(rep) for rep in case["wall_s"]], dtype=float)
-
-
-def per_repeat_ms_per_token(case: dict[str, Any]) -> np.ndarray:
-    return 1000 * per_repeat_totals(case) / max(1, sum(case["tokens"]))
-
-
-def median_ms_per_token(case: dict[str, Any]) -> float:
-    """The point value every ratio between runs is taken of (the compare gate, A/A calibration, History)."""
-    return float(np.median(per_repeat_ms_per_token(case)))
-
-
-def _overhead(case: dict[str, Any]) -> float:
-    wall = sum(map(sum, case["wall_s"]))
-    return 1 - sum(map(sum, case["run_s"])) / wall if wall else 0.0
-
-
-def _exponent(case: dict[str, Any], b: Bootstrap) -> Estimate | None:
-    lengths = [t + 1 for t in case["tokens"]]
-    per_row = np.median(np.asarray(case["wall_s"], dtype=float), axis=0)
+def _exponent(case: Case, b: Bootstrap) -> Estimate | None:
+    lengths = [t + 1 for t in case.tokens]
+    per_row = np.median(case.wall_s, axis=0)
     try:
         return fit_exponent(lengths, per_row, resamples=min(b.resamples, 1000), seed=b.seed)
     except ValueError:
@@ -98,80 +79,74 @@ def _point(values: np.ndarray) -> Estimate:
     return Estimate(v, v, v)
 
 
-def tier_timings(doc: dict[str, Any], intervals: bool = True) -> list[TierTiming]:
+def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
     """``intervals=False`` skips the bootstrap of totals, ms/token and ratios (lo = hi = value, ratio None):
-    what verdicts need (exponent, overhead) at a fraction of the cost, for history over many records."""
-    wc = doc.get("wallclock") or {}
-    cases = {n: c for n, c in wc.get("cases", {}).items() if c["kind"] == "greedy" and c["wall_s"]}
+    what verdicts need (exponent, overhead) at a fraction of the cost."""
+    if record.wallclock is None:
+        return []
+    cases = {c.name: c for c in record.wallclock.greedy() if c.name in record.tiers}
     if not cases:
         return []
-    b = bootstrap_of(doc)
-    plain = next((n for n, t in doc["tiers"].items() if t["role"] == "plain"), None)
-    plain_ms = per_repeat_ms_per_token(cases[plain]) if plain in cases else None
+    b = bootstrap_of(record)
+    plain = cases.get(record.plain or "")
     out = []
     for name, case in cases.items():
-        ms = per_repeat_ms_per_token(case)
-        totals = per_repeat_totals(case)
+        ms = case.per_repeat_ms_per_token
         ratio = None
-        if intervals and plain_ms is not None and len(plain_ms) == len(ms):
-            ratio = paired_ratio(ms, plain_ms, resamples=b.resamples, seed=b.seed)
-        tier = doc["tiers"][name]
+        if intervals and plain is not None and plain.repeats == case.repeats:
+            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token, resamples=b.resamples, seed=b.seed)
+        tier = record.tiers[name]
         est = (lambda x: summarize(x, resamples=b.resamples, seed=b.seed)) if intervals else _point
         out.append(
             TierTiming(
                 tier=name,
-                role=tier["role"],
-                precision=tier["fingerprint"]["precision"],
-                tokens=sum(case["tokens"]),
-                total_s=est(totals),
+                role=tier.role,
+                precision=tier.precision,
+                tokens=case.total_tokens,
+                total_s=est(case.per_repeat_totals),
                 ms_per_token=est(ms),
                 tokens_per_s=est(1000 / ms),
                 ratio_vs_plain=ratio,
                 exponent=_exponent(case, b),
-                overhead=_overhead(case),
+                overhead=case.overhead,
             )
         )
     return out
 
 
-def pair_timings(doc: dict[str, Any], intervals: bool = True) -> list[PairTiming]:
+def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
     """``intervals=False`` gives ms/token as a point value; the observed speedup keeps its interval."""
-    wc = doc.get("wallclock") or {}
-    cases = wc.get("cases", {})
-    b = bootstrap_of(doc)
+    if record.wallclock is None:
+        return []
+    cases = record.wallclock.cases
+    b = bootstrap_of(record)
     out = []
-    for name, case in cases.items():
-        if case["kind"] != "speculative" or not case["wall_s"]:
+    for case in record.wallclock.speculative():
+        verifier = cases.get(case.verifier or "")
+        if verifier is None or verifier.repeats != case.repeats or not verifier.measured:
             continue
-        verifier = cases.get(case["verifier"])
-        if verifier is None or len(verifier["wall_s"]) != len(case["wall_s"]):
-            continue
-        proposed, accepted, rounds = sum(case["proposed"]), sum(case["accepted"]), sum(case["rounds"])
+        proposed, accepted, rounds = sum(case.proposed), sum(case.accepted), sum(case.rounds)
         acceptance = accepted / proposed if proposed else None
-        reps = len(case["wall_s"])
-        drafter_per_call = sum(map(sum, case["drafter_run_s"])) / (
-            reps * (sum(case["drafter_calls"]) + len(case["tokens"]))
-        )
-        verifier_per_call = sum(map(sum, verifier["run_s"])) / (reps * sum(verifier["calls"]))
+        reps = case.repeats
+        drafter_s = float(case.drafter_run_s.sum()) if case.drafter_run_s is not None else 0.0
+        drafter_per_call = drafter_s / max(1, reps * (sum(case.drafter_calls) + len(case.tokens)))
+        # c is against the verifier's single-step calls (its greedy case), as Leviathan et al. define it
+        verifier_per_call = float(verifier.run_s.sum()) / max(1, reps * sum(verifier.calls))
         c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
-        predicted = predicted_speedup(acceptance or 0.0, case["k"], c)
-        observed = paired_ratio(
-            per_repeat_totals(verifier), per_repeat_totals(case), resamples=b.resamples, seed=b.seed
-        )
+        predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
+        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals, resamples=b.resamples, seed=b.seed)
         by_pos = tuple(
-            a / p if p else None
-            for a, p in zip(case["accepted_by_position"], case["proposed_by_position"], strict=True)
+            a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
         )
+        ms = case.per_repeat_ms_per_token
         out.append(
             PairTiming(
-                case=name,
-                pair=case["pair"],
-                drafter=case["drafter"],
-                verifier=case["verifier"],
-                k=case["k"],
-                ms_per_token=summarize(per_repeat_ms_per_token(case), resamples=b.resamples, seed=b.seed)
-                if intervals
-                else _point(per_repeat_ms_per_token(case)),
+                case=case.name,
+                pair=case.pair or case.name,
+                drafter=case.drafter or "?",
+                verifier=case.verifier or "?",
+                k=case.k or 0,
+                ms_per_token=summarize(ms, resamples=b.resamples, seed=b.seed) if intervals else _point(ms),
                 acceptance=acceptance,
                 mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
                 acceptance_by_position=by_pos,
@@ -179,44 +154,7 @@ def pair_timings(doc: dict[str, Any], intervals: bool = True) -> list[PairTiming
                 predicted_speedup=predicted,
                 observed_speedup=observed,
                 observed_over_predicted=observed.value / predicted if predicted else float("nan"),
-                overhead=_overhead(case),
+                overhead=case.overhead,
             )
         )
     return out
-
-
-def ratio(part: dict[str, int]) -> float | None:
-    return part["accepted"] / part["proposed"] if part["proposed"] else None
-
-
-def framing_legs(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The framing suite's runtime legs; the first is always Python onnxruntime."""
-    return (doc.get("framing") or {}).get("legs", [])
-
-
-def python_tiers(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Framing facts of the Python onnxruntime leg, the one that also carries quality."""
-    legs = framing_legs(doc)
-    return legs[0]["tiers"] if legs else []
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """single-step == batched for one tier under one runtime, counted in golden rows."""
-
-    rows_same: int
-    rows: int
-    present_max_abs_diff: float
-    logits_max_abs_diff: float
-
-
-def row_agreement(tier: dict[str, Any]) -> Agreement:
-    """A row agrees when no batched block changes any argmax of its single-step decode."""
-    per_row = zip(*(b["first_divergent_step"] for b in tier["blocks"]), strict=True)
-    same = [all(step is None for step in row) for row in per_row]
-    return Agreement(
-        sum(same),
-        len(same),
-        max((b["present_max_abs_diff"] for b in tier["blocks"]), default=0.0),
-        max((b["logits_max_abs_diff"] for b in tier["blocks"]), default=0.0),
-    )

@@ -19,19 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from measure.analysis import median_ms_per_token
+from measure.comparison import CaseSamples
 from measure.errors import MeasureError
-from measure.record import load_record, record_paths, write_atomic
+from measure.model import Record
+from measure.tree import in_time_order, read_calibration, write_calibration
 
 CALIBRATION_VERSION = 1
-FILE = "calibration.json"
 QUANTILE = 0.95
 
 
@@ -81,70 +82,74 @@ class Calibration:
         }
 
 
-def build_key(doc: dict[str, Any]) -> str | None:
+class AARun(Protocol):
+    """What pairing reads of a run (a record's cached summary has all of it)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def machine_id(self) -> str: ...
+    @property
+    def started_at(self) -> str: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def commit(self) -> str | None: ...
+    @property
+    def build_key(self) -> str | None: ...
+    @property
+    def samples(self) -> Mapping[str, CaseSamples]: ...
+
+
+def build_key(record: Record) -> str | None:
     """What two records must share to be an A/A pair, hashed; None when the build is not pinned (no or dirty commit)."""
-    git = doc["environment"]["git"]
-    if not git.get("commit") or git.get("dirty") is not False:
+    git = record.environment.git
+    if not git.pinned:
         return None
-    config = doc["config"]
+    config = record.config.raw
     what = {
-        "commit": git["commit"],
-        "onnxruntime": doc["environment"]["onnxruntime"],
-        "golden": doc["golden"]["sha256"],
+        "commit": git.commit,
+        "onnxruntime": record.environment.onnxruntime,
+        "golden": record.golden.sha256,
         "session": config.get("session"),
         "wallclock": config.get("wallclock"),
         "tiers": {
-            name: {"role": tier["role"], "files": [(f["name"], f["sha256"]) for f in tier["fingerprint"]["files"]]}
-            for name, tier in sorted(doc["tiers"].items())
+            name: {"role": t.role, "files": [list(f) for f in t.file_hashes]}
+            for name, t in sorted(record.tiers.items())
         },
         "pairs": config.get("pairs"),
     }
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 
-def _ratios(base: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, float], ...]:
-    old = base["wallclock"]["cases"]
+def _ratios(base: AARun, new: AARun) -> tuple[tuple[str, float], ...]:
+    old = base.samples
     return tuple(
-        (name, median_ms_per_token(case) / median_ms_per_token(old[name]))
-        for name, case in sorted(new["wallclock"]["cases"].items())
-        if name in old and case["wall_s"] and old[name]["wall_s"]
+        (name, case.median / old[name].median)
+        for name, case in sorted(new.samples.items())
+        if name in old and case.ms_per_token and old[name].ms_per_token
     )
 
 
-def calibrate(docs: list[dict[str, Any]], machine_id: str, quantile: float = QUANTILE) -> Calibration:
+def calibrate(runs: Iterable[AARun], machine_id: str, quantile: float = QUANTILE) -> Calibration:
     """Pair consecutive same-build records of one machine (oldest first) and pool their drifts."""
     if not 0 < quantile <= 1:
         raise MeasureError(f"quantile: expected a number in (0, 1], got {quantile}")
-    mine = sorted(
-        (d for d in docs if d["machine_id"] == machine_id and d["complete"] and d.get("wallclock")),
-        key=lambda d: (d["started_at"], d["run_id"]),
-    )
+    mine = in_time_order(r for r in runs if r.machine_id == machine_id and r.complete and r.samples)
     pairs = []
     for base, new in pairwise(mine):
-        key = build_key(new)
-        if key is not None and key == build_key(base):
+        key = new.build_key
+        if key is not None and key == base.build_key:
             ratios = _ratios(base, new)
             if ratios:
-                pairs.append(AAPair(base["run_id"], new["run_id"], new["environment"]["git"]["commit"], ratios))
+                pairs.append(AAPair(base.run_id, new.run_id, new.commit or "", ratios))
     drifts = [abs(r - 1) for p in pairs for _, r in p.ratios]
     tolerance = float(np.quantile(drifts, quantile, method="higher")) if drifts else None
     return Calibration(machine_id, quantile, tuple(pairs), tolerance)
 
 
-def calibrate_tree(results: Path, quantile: float = QUANTILE) -> list[Calibration]:
-    """One calibration per machine in a results tree, machines in name order."""
-    docs = [load_record(p) for p in record_paths(results)]
-    return [calibrate(docs, m, quantile) for m in sorted({d["machine_id"] for d in docs})]
-
-
-def path_of(results: Path, machine_id: str) -> Path:
-    return results / machine_id / FILE
-
-
 def write(results: Path, cal: Calibration) -> Path:
-    path = path_of(results, cal.machine_id)
-    write_atomic(path, cal.to_dict(), root=results)
-    return path
+    return write_calibration(results, cal.machine_id, cal.to_dict())
 
 
 def _field(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], expected: str, path: Path) -> Any:
@@ -179,13 +184,10 @@ def from_dict(doc: Any, path: Path) -> Calibration:
 
 def load_calibration(results: Path, machine_id: str) -> Calibration | None:
     """The recorded calibration of one machine in a results tree, or None when none was written."""
-    path = path_of(results, machine_id)
-    if not path.is_file():
+    found = read_calibration(results, machine_id)
+    if found is None:
         return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MeasureError(f"{path}: not a readable JSON calibration ({exc})") from exc
+    path, doc = found
     cal = from_dict(doc, path)
     if cal.machine_id != machine_id:
         raise MeasureError(f"{path}: field 'machine_id': expected {machine_id} (its folder), got {cal.machine_id}")

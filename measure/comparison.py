@@ -3,7 +3,7 @@
 A metric is one wall-clock case's ms/token. Each decision needs all of:
 
 * the point ratio (NEW / BASE) past the tolerance band ``1 +/- tolerance``;
-* the two runs' 95% intervals apart (each median's own bootstrap interval);
+* the two runs' 95% intervals apart (each median's own bootstrap interval, at its record's settings);
 * a bootstrap p-value below ``alpha`` after Holm's correction over every
   metric compared, so comparing twenty cases does not buy twenty chances
   of a false call.
@@ -16,16 +16,45 @@ when one is recorded, never narrower than the policy states.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from measure.analysis import bootstrap_of, median_ms_per_token, per_repeat_ms_per_token
-from measure.policy import Policy, policy_from
+from measure.analysis import Bootstrap, bootstrap_of
+from measure.model import Record
+from measure.policy import Policy
 from measure.stats import Estimate, holm, percentile_interval, ratio_bootstrap, summarize, tail_share
 
 OUTCOMES = ("faster", "slower", "same", "inconclusive")
+
+
+@dataclass(frozen=True)
+class CaseSamples:
+    """What a comparison reads of one wall-clock case: its kind and ms/token per repeat."""
+
+    kind: str
+    ms_per_token: tuple[float, ...]
+    estimate: Estimate
+    """The median over repeats and its interval, at the record's own bootstrap settings."""
+
+    @property
+    def median(self) -> float:
+        return self.estimate.value
+
+
+def samples_of(record: Record) -> dict[str, CaseSamples]:
+    """Every measured wall-clock case of a record, as comparisons and the A/A calibration read it."""
+    if record.wallclock is None:
+        return {}
+    boot = bootstrap_of(record)
+    out = {}
+    for name, c in record.wallclock.cases.items():
+        if c.measured:
+            ms = c.per_repeat_ms_per_token
+            e = summarize(ms, resamples=boot.resamples, seed=boot.seed)
+            out[name] = CaseSamples(c.kind, tuple(float(x) for x in ms), Estimate(e.value, e.lo, e.hi))
+    return out
 
 
 @dataclass(frozen=True)
@@ -58,51 +87,32 @@ def _decide(r: Estimate, base: Estimate, new: Estimate, p: tuple[float, float, f
     return "inconclusive"
 
 
-Medians = dict[tuple[int, str, int, int], Estimate]
-"""(id of the record dict, case, resamples, seed) -> that record's median ms/token and interval."""
-
-
 def compare(
-    base: dict[str, Any],
-    new: dict[str, Any],
-    policy: Policy | None = None,
+    base: Mapping[str, CaseSamples],
+    new: Mapping[str, CaseSamples],
+    policy: Policy,
+    boot: Bootstrap,
     tolerance: float | None = None,
-    medians: Medians | None = None,
 ) -> list[Comparison]:
-    """Every wall-clock case the two records share, decided together (Holm over all of them).
+    """Every wall-clock case the two runs share, decided together (Holm over all of them).
 
-    ``tolerance``: a calibrated band that replaces the policy's when wider.
-    ``medians``: a cache the caller keeps across calls while its record dicts stay alive and
-    unchanged, so comparing a series of records summarizes each one once.
+    ``policy`` and ``boot`` are NEW's; ``tolerance``: a calibrated band that replaces the policy's when wider.
     """
-
-    def median_of(doc: dict[str, Any], name: str, values: np.ndarray) -> Estimate:
-        if medians is None:
-            return summarize(values, resamples=boot.resamples, seed=boot.seed)
-        key = (id(doc), name, boot.resamples, boot.seed)
-        if key not in medians:
-            medians[key] = summarize(values, resamples=boot.resamples, seed=boot.seed)
-        return medians[key]
-
-    policy = policy or policy_from(new["config"].get("policy"))
     tol = max(policy.compare_tolerance, tolerance or 0.0)
-    boot = bootstrap_of(new)
-    base_cases = (base.get("wallclock") or {}).get("cases", {})
     measured = []
-    for name, case in ((new.get("wallclock") or {}).get("cases", {})).items():
-        old = base_cases.get(name)
-        if old is None or not case["wall_s"] or not old["wall_s"]:
+    for name, case in new.items():
+        old = base.get(name)
+        if old is None or not case.ms_per_token or not old.ms_per_token:
             continue
-        a, b = per_repeat_ms_per_token(case), per_repeat_ms_per_token(old)
+        a, b = np.asarray(case.ms_per_token), np.asarray(old.ms_per_token)
         dist = ratio_bootstrap(a, b, resamples=boot.resamples, seed=boot.seed)
-        r = Estimate(median_ms_per_token(case) / median_ms_per_token(old), *percentile_interval(dist))
+        r = Estimate(case.median / old.median, *percentile_interval(dist))
         raw = (
             tail_share(dist, below=1 + tol),
             tail_share(dist, above=1 - tol),
             max(tail_share(dist, above=1 + tol), tail_share(dist, below=1 - tol)),
         )
-        sides = (median_of(base, name, b), median_of(new, name, a))
-        measured.append((name, case["kind"], r, sides, raw))
+        measured.append((name, case.kind, r, (old.estimate, case.estimate), raw))
     if not measured:
         return []
     adjusted = [holm([m[4][j] for m in measured]) for j in range(3)]
@@ -112,3 +122,10 @@ def compare(
         outcome = _decide(r, b_est, n_est, p, tol, policy.compare_alpha)
         out.append(Comparison(name, kind, outcome, r, b_est, n_est, *p, tolerance=tol))
     return out
+
+
+def compare_records(
+    base: Record, new: Record, policy: Policy | None = None, tolerance: float | None = None
+) -> list[Comparison]:
+    """:func:`compare` of two loaded records under NEW's policy and bootstrap settings."""
+    return compare(samples_of(base), samples_of(new), policy or new.config.policy, bootstrap_of(new), tolerance)

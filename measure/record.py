@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
+from measure.model import Record, from_document
 from measure.writing import json_text, reason, write_json, write_text
 
 SCHEMA_VERSION = 2
@@ -220,15 +221,20 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
     return doc
 
 
-def load_record(path: Path | str) -> dict[str, Any]:
-    """Read, migrate and validate one record file."""
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
+
+
+def load_record(path: Path | str, data: bytes | None = None) -> dict[str, Any]:
+    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them)."""
     import orjson
 
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
+    if data is None:
+        data = read_bytes(path)
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -259,17 +265,9 @@ def check_place(doc: dict[str, Any], path: Path) -> None:
         )
 
 
-def record_paths(results: Path) -> list[Path]:
-    """Every record under a results tree (``<machine-id>/<run-id>.json``), oldest run first.
-
-    A results tree that does not exist is an error, not an empty history: a
-    mistyped path in CI must not publish a site that says "no run".
-    """
-    if not results.is_dir():
-        what = "is not a folder" if results.exists() else "no such folder"
-        raise MeasureError(f"{results}: {what}; expected a results tree of <machine-id>/<run-id>.json")
-    found = (p for p in results.glob("*/*.json") if RUN_ID.fullmatch(p.stem))  # not conflict copies or other files
-    return sorted(found, key=lambda p: (p.stem, p.parent.name))
+def load(path: Path | str, data: bytes | None = None) -> Record:
+    """One record file as the typed, read-only :class:`~measure.model.Record` every reader uses."""
+    return from_document(load_record(path, data), str(path))
 
 
 def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> None:

@@ -9,20 +9,12 @@ speculative output differing from fp32 greedy).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from measure.analysis import (
-    PairTiming,
-    TierTiming,
-    framing_legs,
-    pair_timings,
-    python_tiers,
-    ratio,
-    row_agreement,
-    tier_timings,
-)
-from measure.policy import Policy, policy_from
+from measure.analysis import PairTiming, TierTiming, pair_timings, tier_timings
+from measure.model import FP32, Record
+from measure.policy import Policy
 from measure.stats import Estimate
 
 OUTCOMES = ("success", "failure", "warning", "inconclusive", "info")
@@ -44,9 +36,16 @@ class Verdict:
     gate: bool = False
     """A failure here fails ``measure check``."""
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-def _precision(doc: dict[str, Any], tier: str) -> str:
-    return doc["tiers"][tier]["fingerprint"]["precision"] if tier in doc["tiers"] else "?"
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
+        """A cached verdict; a missing or unknown key raises (the cache entry is then rebuilt)."""
+        names = [f.name for f in fields(cls)]
+        if sorted(d) != sorted(names):
+            raise KeyError("verdict fields")
+        return cls(**d)
 
 
 def _est(e: Estimate) -> dict[str, float]:
@@ -64,14 +63,14 @@ def _against(e: Estimate, threshold: float, want_above: bool) -> tuple[str, str]
 
 
 def wallclock_verdicts(
-    doc: dict[str, Any],
+    record: Record,
     policy: Policy,
     tiers: list[TierTiming] | tuple[TierTiming, ...] | None = None,
     pairs: list[PairTiming] | tuple[PairTiming, ...] | None = None,
 ) -> list[Verdict]:
     """``tiers``/``pairs``: the record's analysis when the caller has it already (it is the costly part)."""
     out = []
-    for t in tier_timings(doc) if tiers is None else tiers:
+    for t in tier_timings(record, intervals=False) if tiers is None else tiers:
         if t.exponent is not None:
             e = t.exponent
             outcome, answer = _against(e, policy.exponent_max, want_above=False)
@@ -99,8 +98,8 @@ def wallclock_verdicts(
                 value=t.overhead,
             )
         )
-    best: dict[str, Any] = {}
-    for p in pair_timings(doc) if pairs is None else pairs:
+    best: dict[str, PairTiming] = {}
+    for p in pair_timings(record, intervals=False) if pairs is None else pairs:
         if p.pair not in best or p.observed_speedup.value > best[p.pair].observed_speedup.value:
             best[p.pair] = p
     for p in best.values():
@@ -120,14 +119,10 @@ def wallclock_verdicts(
     return out
 
 
-def framing_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
-    fr = doc.get("framing") or {}
+def framing_verdicts(record: Record, policy: Policy) -> list[Verdict]:
     out = []
-    for t in python_tiers(doc):
-        agree = sum(b["argmax_agree"] for b in t["blocks"])
-        total = sum(b["argmax_total"] for b in t["blocks"])
-        worst = max((b["present_max_abs_diff"] for b in t["blocks"]), default=0.0)
-        fp32 = t["precision"] in ("fp32", "fp16")
+    for t in record.python_tiers:
+        agree, total, worst = t.argmax_agree, t.argmax_total, t.present_max_abs_diff
         if agree < total:
             outcome, answer = "failure", f"yes: {agree}/{total} argmax agree"
         elif worst > policy.framing_tolerance:
@@ -138,41 +133,40 @@ def framing_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
             Verdict(
                 "framing-parity",
                 "Does framing change decodes of this artifact?",
-                t["tier"],
+                t.tier,
                 outcome,
                 answer,
                 f"single-step == batched argmax everywhere and presents within {policy.framing_tolerance:g}",
                 value=worst,
-                gate=fp32 and outcome != "success",
+                gate=t.fp32 and outcome != "success",
             )
         )
-    out.extend(runtime_verdicts(doc, policy))
-    for a in fr.get("acceptance", []):
-        name = f"{a['drafter']}->{a['verifier']}"
-        fp32 = _precision(doc, a["verifier"]) in ("fp32", "fp16")
-        ok = a["preserved"] == a["rows"]
+    out.extend(runtime_verdicts(record, policy))
+    for a in record.framing.acceptance if record.framing else ():
+        fp32 = record.precision(a.verifier) in FP32
+        ok = a.preserved == a.rows
         out.append(
             Verdict(
                 "output-preservation",
                 "Is speculative output identical to plain greedy?",
-                name,
+                a.name,
                 "success" if ok else "failure",
-                f"{a['preserved']}/{a['rows']} rows identical",
+                f"{a.preserved}/{a.rows} rows identical",
                 "every row of the speculative decode equals the verifier's greedy decode",
-                value=a["preserved"] / a["rows"],
+                value=a.preserved / a.rows if a.rows else None,
                 gate=fp32 and not ok,
             )
         )
-        runtime, probe = ratio(a["runtime"]), ratio(a["probe"])
-        if a["self"]:
+        runtime, probe = a.runtime.ratio, a.probe.ratio
+        if a.self_pair:
             full = runtime == 1.0
             out.append(
                 Verdict(
                     "self-acceptance",
                     "Does the artifact accept its own drafts under batched framing?",
-                    name,
+                    a.name,
                     "success" if full else "warning",
-                    f"{a['runtime']['accepted']}/{a['runtime']['proposed']}",
+                    f"{a.runtime.accepted}/{a.runtime.proposed}",
                     "drafter == verifier: anything below 1.0 is framing, not model disagreement",
                     value=runtime,
                     gate=fp32 and not full,
@@ -183,7 +177,7 @@ def framing_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
                 Verdict(
                     "acceptance",
                     "Does the probe's acceptance hold at runtime?",
-                    name,
+                    a.name,
                     "info",
                     f"probe {probe:.4f}, runtime {runtime:.4f}"
                     if probe is not None and runtime is not None
@@ -195,51 +189,49 @@ def framing_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
     return out
 
 
-def runtime_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
+def runtime_verdicts(record: Record, policy: Policy) -> list[Verdict]:
     """The legs after Python onnxruntime: framing parity under each, and greedy decodes against Python's.
 
     Informative, never gates: a runtime's kernel paths are the finding, and ``measure check`` keeps
     judging the artifacts under the runtime the suites are defined on.
     """
-    legs = framing_legs(doc)
-    python = {t["tier"]: t for t in legs[0]["tiers"]} if legs else {}
+    legs = record.legs
+    python = {t.tier: t for t in legs[0].tiers} if legs else {}
     out = []
     for leg in legs[1:]:
-        runtime = leg["runtime"]
-        if leg["status"] != "measured":
+        if not leg.measured:
             out.append(
                 Verdict(
                     "runtime-parity",
                     "Does another runtime decode these artifacts like Python onnxruntime?",
-                    runtime,
+                    leg.runtime,
                     "info",
-                    f"{leg['status']}: {leg.get('reason', '')}",
+                    f"{leg.status}: {leg.reason}",
                     "the leg runs where its runtime is installed; a missing runtime is recorded, not assumed",
                 )
             )
             continue
-        for t in leg["tiers"]:
-            subject = f"{t['tier']} under {runtime}"
-            if t["status"] != "measured":
+        for t in leg.tiers:
+            subject = f"{t.tier} under {leg.runtime}"
+            if not t.measured:
                 out.append(
                     Verdict(
                         "runtime-parity",
                         "Does another runtime decode these artifacts like Python onnxruntime?",
                         subject,
                         "info",
-                        f"{t['status']}: {t.get('reason', '')}",
+                        f"{t.status}: {t.reason}",
                         "a tier the runtime cannot load or read is recorded with the reason",
                     )
                 )
                 continue
-            agreement = row_agreement(t)
-            if agreement.rows_same < agreement.rows:
-                outcome, answer = "failure", f"yes: {agreement.rows_same}/{agreement.rows} rows keep every argmax"
-            elif agreement.present_max_abs_diff > policy.framing_tolerance:
+            if t.rows_same < t.rows:
+                outcome, answer = "failure", f"yes: {t.rows_same}/{t.rows} rows keep every argmax"
+            elif t.present_max_abs_diff > policy.framing_tolerance:
                 outcome = "warning"
-                answer = f"values move (max {agreement.present_max_abs_diff:.2g}), decisions do not"
+                answer = f"values move (max {t.present_max_abs_diff:.2g}), decisions do not"
             else:
-                outcome, answer = "success", f"no: {agreement.rows_same}/{agreement.rows} rows"
+                outcome, answer = "success", f"no: {t.rows_same}/{t.rows} rows"
             out.append(
                 Verdict(
                     "runtime-framing-parity",
@@ -248,21 +240,20 @@ def runtime_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
                     outcome,
                     answer,
                     f"single-step == batched argmax on every row and presents within {policy.framing_tolerance:g}",
-                    value=agreement.present_max_abs_diff,
+                    value=t.present_max_abs_diff,
                 )
             )
-            ref = python.get(t["tier"])
-            if ref is None or "output_ids" not in ref:
+            ref = python.get(t.tier)
+            if ref is None or ref.output_ids is None or t.output_ids is None:
                 continue
-            same = sum(x == y for x, y in zip(ref["output_ids"], t["output_ids"], strict=False))
-            rows = len(ref["output_ids"])
-            fp32 = t["precision"] in ("fp32", "fp16")
+            same = sum(x == y for x, y in zip(ref.output_ids, t.output_ids, strict=False))
+            rows = len(ref.output_ids)
             out.append(
                 Verdict(
                     "runtime-parity",
                     "Does another runtime decode these artifacts like Python onnxruntime?",
                     subject,
-                    "success" if same == rows else "failure" if fp32 else "warning",
+                    "success" if same == rows else "failure" if t.fp32 else "warning",
                     f"{same}/{rows} greedy decodes identical",
                     "the runtime's own greedy decode of every golden row equals Python onnxruntime's, token by token",
                     value=same / rows if rows else None,
@@ -272,14 +263,14 @@ def runtime_verdicts(doc: dict[str, Any], policy: Policy) -> list[Verdict]:
 
 
 def verdicts(
-    doc: dict[str, Any],
+    record: Record,
     policy: Policy | None = None,
     tiers: list[TierTiming] | tuple[TierTiming, ...] | None = None,
     pairs: list[PairTiming] | tuple[PairTiming, ...] | None = None,
 ) -> list[Verdict]:
     """Every verdict for one record, under ``policy`` (default: the policy the record states)."""
-    policy = policy or policy_from(doc["config"].get("policy"))
-    return wallclock_verdicts(doc, policy, tiers, pairs) + framing_verdicts(doc, policy)
+    policy = policy or record.config.policy
+    return wallclock_verdicts(record, policy, tiers, pairs) + framing_verdicts(record, policy)
 
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:

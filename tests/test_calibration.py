@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 from tests_support import write_config
 
-from measure.analysis import per_repeat_ms_per_token
-from measure.calibration import build_key, calibrate, calibrate_tree, load_calibration, path_of, write
+from measure.calibration import build_key, calibrate, load_calibration, write
 from measure.config import load_config
 from measure.errors import MeasureError
+from measure.model import from_document
 from measure.record import load_record, write_atomic
 from measure.runner import run
+from measure.summary import Cache, load_results, summarize_record
+from measure.tree import calibration_path
 
 COMMIT = "c" * 40
 
@@ -42,6 +44,11 @@ def aa_runs(tmp_path_factory):
     return [_pin(load_record(p)) for p in paths]
 
 
+def _runs(docs: list[dict]) -> list:
+    """Each document as the calibration reads it: its summary."""
+    return [summarize_record(from_document(d, "test"), f"{i:064x}") for i, d in enumerate(docs)]
+
+
 def _tree(tmp_path: Path, docs: list[dict]) -> Path:
     for d in docs:
         write_atomic(tmp_path / "results" / d["machine_id"] / f"{d['run_id']}.json", d)
@@ -50,18 +57,18 @@ def _tree(tmp_path: Path, docs: list[dict]) -> Path:
 
 def test_two_runs_of_one_clean_build_are_an_aa_pair_and_set_the_tolerance(aa_runs):
     first, second = aa_runs
-    cal = calibrate(aa_runs, first["machine_id"])
+    cal = calibrate(_runs(aa_runs), first["machine_id"])
     (pair,) = cal.pairs
     assert (pair.base, pair.new, pair.commit) == (first["run_id"], second["run_id"], COMMIT)
     assert [c for c, _ in pair.ratios] == sorted(first["wallclock"]["cases"])
     for case, r in pair.ratios:
-        a = per_repeat_ms_per_token(second["wallclock"]["cases"][case])
-        b = per_repeat_ms_per_token(first["wallclock"]["cases"][case])
-        assert r == pytest.approx(np.median(a) / np.median(b))
+        new = [sum(rep) for rep in second["wallclock"]["cases"][case]["wall_s"]]
+        old = [sum(rep) for rep in first["wallclock"]["cases"][case]["wall_s"]]
+        assert r == pytest.approx(np.median(new) / np.median(old))
     drifts = sorted(abs(r - 1) for _, r in pair.ratios)
     assert cal.tolerance == pytest.approx(np.quantile(drifts, 0.95, method="higher"))
     assert cal.worst is not None and abs(cal.worst[2] - 1) == pytest.approx(drifts[-1])
-    assert calibrate(aa_runs, first["machine_id"], quantile=0.5).tolerance <= cal.tolerance
+    assert calibrate(_runs(aa_runs), first["machine_id"], quantile=0.5).tolerance <= cal.tolerance
 
 
 @pytest.mark.parametrize(
@@ -80,8 +87,8 @@ def test_two_runs_of_one_clean_build_are_an_aa_pair_and_set_the_tolerance(aa_run
 def test_records_of_different_builds_are_never_paired(aa_runs, change):
     first, second = aa_runs[0], copy.deepcopy(aa_runs[1])
     change(second)
-    assert build_key(second) != build_key(first)
-    cal = calibrate([first, second], first["machine_id"])
+    assert build_key(from_document(second, "b")) != build_key(from_document(first, "a"))
+    cal = calibrate(_runs([first, second]), first["machine_id"])
     assert cal.pairs == () and cal.tolerance is None
 
 
@@ -93,15 +100,16 @@ def test_only_consecutive_records_of_the_machine_pair(aa_runs):
     later["run_id"], later["started_at"] = "29990102T000000Z-bbbbbb", "2999-01-02T00:00:00Z"
     other = copy.deepcopy(second)
     other["machine_id"] = "another-machine"
-    cal = calibrate([first, second, between, later, other], first["machine_id"])
+    cal = calibrate(_runs([first, second, between, later, other]), first["machine_id"])
     assert [(p.base, p.new) for p in cal.pairs] == [(first["run_id"], second["run_id"])]
 
 
 def test_the_calibration_is_recorded_and_compare_uses_it(aa_runs, tmp_path):
     results = _tree(tmp_path, aa_runs)
-    (cal,) = calibrate_tree(results)
+    summaries = load_results(results, Cache(None)).summaries
+    cal = calibrate(summaries, aa_runs[0]["machine_id"])
     path = write(results, cal)
-    assert path == path_of(results, cal.machine_id)
+    assert path == calibration_path(results, cal.machine_id)
     assert load_calibration(results, cal.machine_id) == cal
     assert load_record(next(results.glob("*/2*.json")))  # a calibration file is not taken for a record
     # A wide recorded band (as a noisy runner would calibrate) is what compare then uses.

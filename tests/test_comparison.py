@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from measure.comparison import compare
+from measure.comparison import compare_records
+from measure.model import from_document
 from measure.policy import Policy
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -20,6 +21,10 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def _doc():
     return json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+
+
+def compare(base: dict, new: dict, policy: Policy | None = None, tolerance: float | None = None):
+    return compare_records(from_document(base, "base"), from_document(new, "new"), policy, tolerance)
 
 
 def test_a_record_against_itself_is_never_a_change():
@@ -63,15 +68,3 @@ def test_a_calibrated_tolerance_only_ever_widens_the_band():
     assert wide["small-int4"].outcome != "slower" and wide["small-int4"].tolerance == 0.4
     narrow = {c.case: c for c in compare(base, new, Policy(), tolerance=0.001)}
     assert narrow["small-int4"].tolerance == Policy().compare_tolerance
-
-
-def test_a_shared_median_cache_changes_no_decision():
-    base = _doc()
-    slowed = copy.deepcopy(base)
-    case = slowed["wallclock"]["cases"]["small-int4"]
-    case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
-    again = copy.deepcopy(slowed)
-    cache: dict = {}
-    cached = compare(base, slowed, medians=cache) + compare(slowed, again, medians=cache)
-    assert len(cache) == 3 * len(base["wallclock"]["cases"])  # each record summarized once
-    assert cached == compare(base, slowed) + compare(slowed, again)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from measure.cli import main
 from measure.merge import merge
-from measure.record import load_record, record_paths
+from measure.record import load_record
+from measure.tree import record_paths
 
 DATA = Path(__file__).resolve().parent / "data" / "record-v1.json"
 

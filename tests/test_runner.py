@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from measure.analysis import pair_timings, python_tiers, tier_timings
+from measure.analysis import pair_timings, tier_timings
 from measure.config import load_config
 from measure.errors import MeasureError
+from measure.model import from_document
 from measure.record import load_record
 from measure.runner import run
 
@@ -44,10 +45,11 @@ def test_every_raw_sample_is_kept_and_consistent(both_suites):
 
 def test_derived_numbers(both_suites):
     doc, _ = both_suites
-    tiers = {t.tier: t for t in tier_timings(doc)}
+    record = from_document(doc, "test")
+    tiers = {t.tier: t for t in tier_timings(record)}
     assert tiers["base-int8"].ratio_vs_plain.value == pytest.approx(1.0)
     assert tiers["base-fp32"].exponent.value < 1.5
-    for p in pair_timings(doc):
+    for p in pair_timings(record):
         assert 0 < p.acceptance <= 1
         assert 1 <= p.mean_accepted_length <= p.k + 1
         assert p.cost_ratio > 0 and p.predicted_speedup > 0
@@ -55,7 +57,7 @@ def test_derived_numbers(both_suites):
 
 def test_framing_fp32_is_control_and_int8_differs(both_suites):
     doc, _ = both_suites
-    tiers = {t["tier"]: t for t in python_tiers(doc)}
+    tiers = {t["tier"]: t for t in doc["framing"]["legs"][0]["tiers"]}
     fp32 = max(b["present_max_abs_diff"] for b in tiers["base-fp32"]["blocks"])
     int8 = max(b["present_max_abs_diff"] for b in tiers["base-int8"]["blocks"])
     assert fp32 < 1e-4
@@ -77,7 +79,7 @@ def test_acceptance_three_ways_and_preservation(both_suites):
         acc[("small-int4", "small-int4")]["runtime"]["accepted"]
         == acc[("small-int4", "small-int4")]["runtime"]["proposed"]
     )
-    quality = {t["tier"]: t["quality"] for t in python_tiers(doc)}
+    quality = {t["tier"]: t["quality"] for t in doc["framing"]["legs"][0]["tiers"]}
     assert quality["base-fp32"]["exact"] >= 14
     assert 0 <= quality["small-int4"]["cer_mean"] < 0.2
 

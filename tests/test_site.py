@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from tests_support import build, html, site_project, write_config
 
-from measure.analysis import python_tiers
 from measure.config import load_config
 from measure.record import write_atomic
 from measure.runner import run
@@ -128,13 +127,14 @@ def test_a_new_record_regenerates_the_pages_and_the_correction_shows(built, tmp_
     results = tmp_path / "results"
     write_atomic(results / doc["machine_id"] / f"{doc['run_id']}.json", doc)
     assert build(project, results).returncode == 0
-    assert "superseded on" not in html(project, "results/history")
+    assert "<del>" not in html(project, "results/history")
     newer = _newer(doc, 1, break_preservation=True)
     write_atomic(results / newer["machine_id"] / f"{newer['run_id']}.json", newer)
     done = build(project, results)
     assert done.returncode == 0, done.stderr[-2000:]
     history = html(project, "results/history")
-    assert f"superseded on {newer['started_at'][:10]}" in history
+    assert f"</del> until {newer['started_at'][:10]}" in history  # the replaced answer, struck through
+    assert history.index("got worse") < history.index("Is decoding O")  # what got worse is listed first
     overview = html(project, "results")
     assert newer["run_id"] in overview and 'class="admonition failure"' in overview
     framing = html(project, "results/framing")
@@ -312,18 +312,30 @@ def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
         log.close()
 
 
-def test_machines_page_shows_platform_parity_by_precision_with_the_first_divergent_token(both_suites):
-    from measure.site.context import Run, build_site
+def _site(results: Path):
+    from measure.site.build import build_site
+    from measure.summary import Cache, load_results
 
-    doc, path = both_suites
+    cache = Cache(None)
+    return build_site(load_results(results, cache), cache)
+
+
+def _write(results: Path, *docs: dict) -> Path:
+    for d in docs:
+        write_atomic(results / d["machine_id"] / f"{d['run_id']}.json", d)
+    return results
+
+
+def test_machines_page_shows_platform_parity_by_precision_with_the_first_divergent_token(both_suites, tmp_path):
+    doc, _ = both_suites
     arm = copy.deepcopy(doc)
     arm["machine_id"], arm["run_id"] = "linux-aarch64-4c-0000000000", "20261202T000000Z-abcdef"
-    int8 = next(t for t in python_tiers(arm) if t["tier"] == "base-int8")
+    int8 = next(t for t in arm["framing"]["legs"][0]["tiers"] if t["tier"] == "base-int8")
     int8["output_ids"][2][1] += 1  # this machine's int8 kernels decode row 3 differently from its second token
     other = copy.deepcopy(arm)
     other["machine_id"] = "windows-amd64-8c-1111111111"  # sorts last: never the reference
     other["tiers"]["base-fp32"]["fingerprint"]["files"][0]["sha256"] = "0" * 64
-    site = build_site([Run.of(d, path) for d in (doc, arm, other)])
+    site = _site(_write(tmp_path / "results", doc, arm, other))
     text = html_module.unescape
     rows = {text(str(r.label)): [text(str(c)) for c in r.cells] for r in site.machines.outputs}
     by_machine = [text(str(c.machine)) for c in site.machines.columns]
@@ -340,8 +352,9 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
 
 
 def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tier_only(built, tmp_path):
+    from measure.calibration import calibrate, write
     from measure.record import load_record
-    from measure.site.context import Run, build_site
+    from measure.summary import Cache, load_results
 
     project, _ = built
     base = load_record(ROOT / "tests" / "data" / "record-v1.json")  # a real recorded run, 5 repeats
@@ -351,14 +364,13 @@ def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tie
     slowed["environment"]["git"] = {"commit": "b" * 40, "dirty": False}
     case = slowed["wallclock"]["cases"]["small-int4"]
     case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
-    results = tmp_path / "results"
-    for d in (base, again, slowed):
-        write_atomic(results / d["machine_id"] / f"{d['run_id']}.json", d)
+    results = _write(tmp_path / "results", base, again, slowed)
+    write(results, calibrate(load_results(results, Cache(None)).summaries, base["machine_id"]))  # the recorded band
 
-    (metric,) = build_site([Run.of(d, results / f"{d['run_id']}.json") for d in (base, again, slowed)]).history.metrics
+    (metric,) = _site(results).history.metrics
     assert (metric.records, metric.compared) == (3, 2)
     assert [(c.case, c.outcome, c.new.run_id) for c in metric.changes] == [("small-int4", "slower", slowed["run_id"])]
-    assert "A/A calibration: 1 pair" in metric.calibration
+    assert "recorded A/A calibration: 1 pair" in metric.calibration
     figure = json.loads(html_module.unescape(metric.chart.figure))
     assert {t["name"] for t in figure["data"]} == {"base-fp32", "base-int8", "small-int4"}  # greedy tiers only
     assert all(len(t["x"]) == 3 for t in figure["data"])

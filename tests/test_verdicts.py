@@ -6,15 +6,21 @@ import copy
 from dataclasses import replace
 from pathlib import Path
 
+from measure.model import from_document
 from measure.policy import policy_from
 from measure.record import SCHEMA_VERSION, load_record
-from measure.verdicts import failed_gates, verdicts
+from measure.verdicts import failed_gates
+from measure.verdicts import verdicts as judge
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
 def _doc():
     return load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+
+
+def verdicts(doc: dict, policy=None):
+    return judge(from_document(doc, "test"), policy)
 
 
 def test_same_record_same_verdicts():

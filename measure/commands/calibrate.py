@@ -21,13 +21,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.calibration import calibrate_tree, write
+    from measure.calibration import calibrate, write
     from measure.errors import MeasureError
+    from measure.summary import Cache, load_results
     from measure.terminal import clean
 
     if not args.results.is_dir():
         raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
-    found = calibrate_tree(args.results, args.quantile)
+    summaries = load_results(args.results, Cache(None)).summaries
+    found = [calibrate(summaries, m, args.quantile) for m in sorted({s.machine_id for s in summaries})]
     if not found:
         raise MeasureError(f"{args.results}: no run records (expected <machine-id>/<run-id>.json)")
     for cal in found:

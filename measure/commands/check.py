@@ -13,27 +13,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.errors import MeasureError
-    from measure.record import load_record, record_paths
+    from measure.record import load
+    from measure.tree import entries, newest_per_machine
     from measure.verdicts import failed_gates, verdicts
 
-    paths = list(args.files)
-    if not paths:
-        newest: dict[str, Path] = {}
-        for path in record_paths(args.results):
-            doc = load_record(path)
-            if doc["complete"]:
-                newest[doc["machine_id"]] = path
-        paths = list(newest.values())
-        if not paths:
+    if args.files:
+        records = [load(path) for path in args.files]
+    else:
+        records = [load(e.path) for e in newest_per_machine(entries(args.results)).values()]
+        if not records:
             raise MeasureError(f"{args.results}: no complete run records (expected <machine-id>/<run-id>.json)")
     failures = 0
-    for path in paths:
-        doc = load_record(path)
-        found = verdicts(doc)
+    for r in records:
+        found = verdicts(r)
         bad = [v for v in failed_gates(found) if v.outcome not in ("success", "info")]
         for v in bad:
-            print(f"FAIL {path}: {v.question} {v.subject}: {v.answer} (rule: {v.rule})")
+            print(f"FAIL {r.source}: {v.question} {v.subject}: {v.answer} (rule: {v.rule})")
         if not bad:
-            print(f"ok {path}: {len(found)} verdicts, no gate failed")
+            print(f"ok {r.source}: {len(found)} verdicts, no gate failed")
         failures += len(bad)
     return 1 if failures else 0

@@ -63,15 +63,10 @@ def _markdown(base: Path, new: Path, rows: list, failing: list, source: str) -> 
 
 def _newest(results: Path, machine: str | None, commit: str | None) -> Path | None:
     """The newest complete record in a tree, of one machine and (by prefix) one commit when given."""
-    from measure.record import load_record, record_paths
+    from measure.tree import entries, newest
 
-    found = None
-    for path in record_paths(results):
-        doc = load_record(path)
-        sha = doc["environment"]["git"]["commit"] or ""
-        if doc["complete"] and machine in (None, doc["machine_id"]) and (commit is None or sha.startswith(commit)):
-            found = path
-    return found
+    found = newest(entries(results), machine, commit)
+    return None if found is None else found.path
 
 
 def _calibrated(base_path: Path, machine: str) -> tuple[float | None, str]:
@@ -87,31 +82,31 @@ def _calibrated(base_path: Path, machine: str) -> tuple[float | None, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.comparison import compare
+    from measure.comparison import compare_records
     from measure.errors import MeasureError
-    from measure.record import load_record
+    from measure.record import load
 
     new_path = _newest(args.new, None, None) if args.new.is_dir() else args.new
     if new_path is None:
         raise MeasureError(f"{args.new}: no complete run records (expected <machine-id>/<run-id>.json)")
-    new = load_record(new_path)
-    base_path = _newest(args.base, new["machine_id"], args.base_commit) if args.base.is_dir() else args.base
+    new = load(new_path)
+    base_path = _newest(args.base, new.machine_id, args.base_commit) if args.base.is_dir() else args.base
     if base_path is None:
-        what = f"{args.base}: no complete record of machine {new['machine_id']} at commit {args.base_commit or 'any'}"
+        what = f"{args.base}: no complete record of machine {new.machine_id} at commit {args.base_commit or 'any'}"
         if not args.missing_base_ok:
             raise MeasureError(what)
         print(f"no baseline: {what}")
         if args.markdown is not None:
             args.markdown.write_text(f"### measure compare\n\nNo baseline: {what}.\n", encoding="utf-8")
         return 0
-    base = load_record(base_path)
+    base = load(base_path)
     args.base, args.new = base_path, new_path
-    if base["golden"]["sha256"] != new["golden"]["sha256"]:
+    if base.golden.sha256 != new.golden.sha256:
         raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
     tolerance, source = args.tolerance, "--tolerance (wider of it and the policy)"
     if tolerance is None:
-        tolerance, source = _calibrated(base_path, new["machine_id"])
-    rows = compare(base, new, tolerance=tolerance)
+        tolerance, source = _calibrated(base_path, new.machine_id)
+    rows = compare_records(base, new, tolerance=tolerance)
     if not rows:
         raise MeasureError(f"{args.new}: no wall-clock case in common with {args.base}")
     print(f"{'case':<30}{'new/base ms/token':>20}  {'95% CI':<18}{'p(slower)':>10}  outcome")

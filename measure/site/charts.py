@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from measure.analysis import PairTiming, TierTiming
+from measure.model import FramingTier, Record
 
 
 def _layout(**extra: Any) -> dict[str, Any]:
@@ -45,19 +46,19 @@ def ms_per_token(tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
     }
 
 
-def growth(doc: dict[str, Any], tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
-    cases = doc["wallclock"]["cases"]
+def growth(record: Record, tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
+    cases = record.wallclock.cases if record.wallclock else {}
     data = []
     for t in tiers:
         case = cases[t.tier]
-        per_row = np.median(np.asarray(case["wall_s"], dtype=float), axis=0) * 1000
+        per_row = np.median(case.wall_s, axis=0) * 1000
         label = f"{t.tier} (b = {t.exponent.value:.2f})" if t.exponent else t.tier
         data.append(
             {
                 "type": "scatter",
                 "mode": "markers",
                 "name": label,
-                "x": [n + 1 for n in case["tokens"]],
+                "x": [n + 1 for n in case.tokens],
                 "y": [round(float(v), 5) for v in per_row],
             }
         )
@@ -139,19 +140,21 @@ def by_position(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
     }
 
 
-def layer_diffs(tiers: list[dict[str, Any]]) -> dict[str, Any]:
+def layer_diffs(tiers: tuple[FramingTier, ...]) -> dict[str, Any]:
     """Mean |single - batched| of presents per layer for each tier (worst block), log scale."""
     data = []
     for t in tiers:
-        worst = max(t["blocks"], key=lambda b: b["present_max_abs_diff"])
+        if not t.blocks:
+            continue
+        worst = max(t.blocks, key=lambda b: b.present_max_abs_diff)
         for part in ("key", "value"):
-            ys = [max(layer[f"{part}_mean_abs_diff"], 1e-12) for layer in worst["layers"]]
+            ys = [max(getattr(layer, f"{part}_mean_abs_diff"), 1e-12) for layer in worst.layers]
             data.append(
                 {
                     "type": "scatter",
                     "mode": "lines+markers",
-                    "name": f"{t['tier']} ({t['precision']}) {part}",
-                    "x": [layer["layer"] for layer in worst["layers"]],
+                    "name": f"{t.tier} ({t.precision}) {part}",
+                    "x": [layer.layer for layer in worst.layers],
                     "y": ys,
                 }
             )
@@ -164,20 +167,34 @@ def layer_diffs(tiers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def over_time(series: dict[str, list[tuple[str, float, str]]]) -> dict[str, Any]:
-    """One line per case: (started_at, median ms/token, hover label) oldest first."""
-    data = [
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": case,
-            "x": [x for x, _, _ in points],
-            "y": [y for _, y, _ in points],
-            "text": [t for _, _, t in points],
-            "hovertemplate": "%{fullData.name}: %{y:.3f} ms/token<br>%{text}<extra></extra>",
-        }
-        for case, points in series.items()
-    ]
+def over_time(series: dict[str, list[tuple[str, float | None, float, float, str]]]) -> dict[str, Any]:
+    """One line per case: (started_at, median ms/token, interval lo, hi, hover label), oldest first.
+
+    A ``None`` median is a gap: records on either side of it are not comparable, so no line joins them.
+    """
+    data = []
+    for case, points in series.items():
+        ys = [y for _, y, _, _, _ in points]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": case,
+                "x": [x for x, _, _, _, _ in points],
+                "y": ys,
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [None if y is None else round(hi - y, 6) for (_, y, _, hi, _) in points],
+                    "arrayminus": [None if y is None else round(y - lo, 6) for (_, y, lo, _, _) in points],
+                    "thickness": 1,
+                    "width": 0,
+                },
+                "text": [t for _, _, _, _, t in points],
+                "connectgaps": False,
+                "hovertemplate": "%{fullData.name}: %{y:.3f} ms/token<br>%{text}<extra></extra>",
+            }
+        )
     return {
         "data": data,
         "layout": _layout(

@@ -41,6 +41,9 @@ class MeasureConfig(Config):
     """Page templates folder, relative to mkdocs.yml (default: measure's templates/)."""
     prefix = c.Type(str, default=PREFIX)
     """Where the pages go in the site."""
+    cache_dir = c.Type(str, default=".cache/measure")
+    """Per-record summary cache, relative to mkdocs.yml (keep it between CI runs); env MEASURE_CACHE overrides,
+    and an empty value keeps summaries in memory for one build only."""
 
 
 class MeasurePlugin(BasePlugin[MeasureConfig]):
@@ -53,13 +56,22 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
             templates if templates.is_absolute() else base / templates,
         )
 
+    def _cache(self, config) -> Path | None:
+        folder = os.environ.get("MEASURE_CACHE", self.config.cache_dir)
+        if not folder:
+            return None
+        path = Path(folder)
+        return path if path.is_absolute() else Path(config.config_file_path).resolve().parent / path
+
     def on_files(self, files: Files, config) -> Files:
         results, templates = self._dirs(config)
         # Only the configured default may be missing (a fresh checkout before its first run); a results
         # folder named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site.
         explicit = bool(os.environ.get("MEASURE_RESULTS")) or self.config.results != "results"
         try:
-            pages, metrics = render_results(results, templates, self.config.prefix, missing_ok=not explicit)
+            pages, metrics = render_results(
+                results, templates, self.config.prefix, self._cache(config), missing_ok=not explicit
+            )
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
         for path, text in pages.items():

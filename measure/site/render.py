@@ -14,8 +14,8 @@ import jinja2
 from markupsafe import Markup
 
 from measure.errors import MeasureError
-from measure.record import load_record, record_paths
-from measure.site.context import Run, Site, build_site
+from measure.site.build import Site, build_site
+from measure.summary import Cache, Loaded, load_results
 from measure.writing import finite, json_text
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
@@ -47,11 +47,6 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     return env
 
 
-def load_runs(results: Path) -> list[Run]:
-    """Every record under ``results``; a bad one is a one-line error naming it."""
-    return [Run.of(load_record(path), path) for path in record_paths(results)]
-
-
 PAGES = {
     "index.md": ("overview.md.j2", "overview"),
     "wallclock.md": ("wallclock.md.j2", "wallclock"),
@@ -70,6 +65,9 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
             for path, (tpl, attr) in PAGES.items()
         }
         pages[f"{prefix}/runs/index.md"] = env.get_template("runs.md.j2").render(page=site.runs_index)
+        month_tpl = env.get_template("runs-month.md.j2")
+        for slug, page in site.months.items():
+            pages[f"{prefix}/runs/{slug}.md"] = month_tpl.render(page=page)
         run_tpl = env.get_template("run.md.j2")
         for slug, page in site.runs:
             pages[f"{prefix}/runs/{slug}.md"] = run_tpl.render(page=page)
@@ -80,13 +78,19 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
 
 
 def render_results(
-    results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX, missing_ok: bool = False
+    results: Path,
+    templates: Path = TEMPLATES,
+    prefix: str = PREFIX,
+    cache: Path | None = None,
+    missing_ok: bool = False,
 ) -> tuple[dict[str, str], str]:
     """Pages and the metrics.json text for every record under ``results``.
 
+    ``cache``: the summary cache folder (None: summaries live for this build only).
     A missing results folder is an error unless ``missing_ok`` (the default
     ``results`` of a fresh checkout, before any run): then the pages say "no run".
     """
-    runs = [] if missing_ok and not results.exists() else load_runs(results)
-    site = build_site(runs)
+    store = Cache(cache)
+    loaded = Loaded(results, [], {}) if missing_ok and not results.exists() else load_results(results, store)
+    site = build_site(loaded, store)
     return render_site(site, environment(templates), prefix), json_text(finite(site.metrics), "metrics.json", indent=2)

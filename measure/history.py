@@ -1,0 +1,170 @@
+"""History: what a machine's records say over time. Pure functions of cached summaries.
+
+Three things per machine, all from :class:`~measure.summary.Summary` (never a
+raw record, so a history of 10,000 records costs 10,000 cache reads):
+
+* the ms/token series of each greedy tier, broken where consecutive records
+  stop being comparable (other golden rows), with the reason;
+* the changes the calibrated gate calls between consecutive comparable
+  records, judged by :func:`measure.comparison.compare` with the band the
+  machine's *recorded* ``calibration.json`` states, exactly as ``measure
+  compare`` judges a pull request;
+* for each verdict, spans of consecutive records that gave it one outcome.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import pairwise
+
+from measure.calibration import Calibration
+from measure.comparison import Comparison
+from measure.policy import Policy
+from measure.stats import Estimate
+from measure.summary import Cache, Summary
+from measure.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class Point:
+    run: Summary
+    ms_per_token: Estimate
+
+
+@dataclass(frozen=True)
+class Break:
+    """Consecutive records that cannot be compared, and why."""
+
+    before: Summary
+    after: Summary
+    reason: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """A wall-clock case that a record measured faster or slower than the comparable record before it."""
+
+    base: Summary
+    new: Summary
+    comparison: Comparison
+
+
+@dataclass(frozen=True)
+class Band:
+    """The tolerance the history was judged with, and where it came from."""
+
+    tolerance: float
+    calibration: Calibration | None
+
+
+@dataclass(frozen=True)
+class MachineHistory:
+    machine: str
+    runs: tuple[Summary, ...]
+    """Complete records with wall-clock cases, oldest first."""
+    series: dict[str, tuple[Point, ...]]
+    """Greedy case -> its median ms/token per record, oldest first."""
+    breaks: tuple[Break, ...]
+    compared: int
+    """Consecutive record pairs compared."""
+    changes: tuple[Change, ...]
+    """Oldest first."""
+    band: Band
+
+
+def comparable(base: Summary, new: Summary) -> str | None:
+    """Why two consecutive records cannot be compared, or None when they can."""
+    if base.golden_sha256 != new.golden_sha256:
+        return f"golden rows changed (sha256 {base.golden_sha256[:12]} -> {new.golden_sha256[:12]})"
+    if not set(base.samples) & set(new.samples):
+        return "no wall-clock case in common"
+    return None
+
+
+def machine_history(machine: str, runs: list[Summary], calibration: Calibration | None, cache: Cache) -> MachineHistory:
+    """``runs``: one machine's complete records, oldest first; ``calibration``: its recorded one, if any."""
+    runs = [r for r in runs if r.samples]
+    policy = runs[-1].policy if runs else Policy()
+    recorded = calibration.tolerance if calibration is not None else None
+    band = Band(max(policy.compare_tolerance, recorded or 0.0), calibration)
+    series: dict[str, list[Point]] = defaultdict(list)
+    for r in runs:
+        for case, c in sorted(r.samples.items()):
+            if c.kind == "greedy":
+                series[case].append(Point(r, c.estimate))
+    breaks, changes, compared = [], [], 0
+    for base, new in pairwise(runs):
+        reason = comparable(base, new)
+        if reason is not None:
+            breaks.append(Break(base, new, reason))
+            continue
+        found = cache.comparisons(base, new, recorded)
+        compared += 1
+        changes += [Change(base, new, c) for c in found if c.outcome in ("faster", "slower")]
+    return MachineHistory(
+        machine,
+        tuple(runs),
+        {case: tuple(points) for case, points in series.items()},
+        tuple(breaks),
+        compared,
+        tuple(changes),
+        band,
+    )
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive records that gave one verdict the same outcome."""
+
+    first: Summary
+    last: Summary
+    records: int
+    verdict: Verdict
+    """The verdict as the span's last record gave it."""
+    superseded_by: Summary | None
+    """The record that changed the outcome; None for the current span."""
+
+
+@dataclass(frozen=True)
+class VerdictSeries:
+    machine: str
+    topic: str
+    subject: str
+    question: str
+    spans: tuple[Span, ...]
+    """Oldest first."""
+
+    @property
+    def worsened(self) -> bool:
+        """The current outcome is worse than the one before it."""
+        if len(self.spans) < 2:
+            return False
+        return RANK[self.spans[-1].verdict.outcome] > RANK[self.spans[-2].verdict.outcome]
+
+
+RANK = {"success": 0, "info": 0, "inconclusive": 1, "warning": 2, "failure": 3}
+"""How bad an outcome is, for 'verdicts that got worse'."""
+
+
+def verdict_series(runs: list[Summary]) -> list[VerdictSeries]:
+    """Per machine, topic and subject: spans of equal outcome over the complete records, oldest first."""
+    seq: dict[tuple[str, str, str], list[tuple[Summary, Verdict]]] = defaultdict(list)
+    for r in sorted(runs, key=lambda r: (r.started_at, r.run_id)):
+        if r.complete:
+            for v in r.verdicts:
+                seq[(r.machine_id, v.topic, v.subject)].append((r, v))
+    out = []
+    for (machine, topic, subject), items in seq.items():
+        groups: list[list[tuple[Summary, Verdict]]] = []
+        for item in items:
+            if groups and groups[-1][-1][1].outcome == item[1].outcome:
+                groups[-1].append(item)
+            else:
+                groups.append([item])
+        spans = tuple(
+            Span(g[0][0], g[-1][0], len(g), g[-1][1], groups[i + 1][0][0] if i + 1 < len(groups) else None)
+            for i, g in enumerate(groups)
+        )
+        out.append(VerdictSeries(machine, topic, subject, items[0][1].question, spans))
+    return out

@@ -1,0 +1,77 @@
+"""One site build: read the results tree through the summary cache, analyse the current records, lay out pages.
+
+Every record is hashed; a summary cached for that hash is used as is, any
+other record is loaded, validated and summarized once. Only the newest
+complete record of each machine and the runs that get a page of their own
+are loaded in full, so a warm build of a long history reads one small cache
+entry per record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from measure.calibration import load_calibration
+from measure.history import machine_history, verdict_series
+from measure.report import Analysis, analyse, metrics
+from measure.site.context import RunLinks, run_slug
+from measure.site.pages.framing import Framing, framing_page
+from measure.site.pages.history import History, history_page
+from measure.site.pages.machines import Machines, machines_page
+from measure.site.pages.methods import Methods, methods_page
+from measure.site.pages.overview import Overview, overview_page
+from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
+from measure.site.pages.wallclock import Wallclock, wallclock_page
+from measure.summary import Cache, Loaded, Summary
+from measure.tree import by_machine, newest, newest_per_machine
+
+
+@dataclass
+class Site:
+    """All contexts of one build, and the headline numbers for metrics.json."""
+
+    overview: Overview
+    wallclock: Wallclock
+    framing: Framing
+    history: History
+    machines: Machines
+    methods: Methods
+    runs: list[tuple[str, RunPage]] = field(default_factory=list)
+    runs_index: RunsIndex = field(default_factory=lambda: RunsIndex((), 0, ()))
+    months: dict[str, RunsMonth] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def build_site(loaded: Loaded, cache: Cache) -> Site:
+    summaries = loaded.summaries
+    latest_summary = newest_per_machine(summaries)
+    analysed: dict[str, Analysis] = {}
+
+    def analysis(s: Summary) -> Analysis:
+        if s.sha256 not in analysed:
+            analysed[s.sha256] = analyse(loaded.record(s))
+        return analysed[s.sha256]
+
+    latest = {m: analysis(s) for m, s in latest_summary.items()}
+    current_summary = newest(summaries)
+    current = analysis(current_summary) if current_summary else None
+    pages = paged_runs(summaries)
+    links = RunLinks(frozenset(run_slug(s) for s in pages))
+    histories = [
+        machine_history(m, runs, load_calibration(loaded.root, m), cache) for m, runs in by_machine(summaries).items()
+    ]
+    index, months = runs_pages(summaries, links)
+    complete = sum(s.complete for s in summaries)
+    return Site(
+        overview=overview_page(current, latest, len(summaries), links),
+        wallclock=wallclock_page(current, links),
+        framing=framing_page(current, links),
+        history=history_page(histories, verdict_series(summaries), complete, links),
+        machines=machines_page(latest, links),
+        methods=methods_page(current, links),
+        runs=[(run_slug(s), run_page(loaded.record(s), s, links)) for s in pages],
+        runs_index=index,
+        months=months,
+        metrics=metrics(latest),
+    )

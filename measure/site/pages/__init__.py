@@ -1,0 +1,1 @@
+"""One builder per page: each arranges values computed upstream into its typed context."""

@@ -1,0 +1,189 @@
+"""Framing parity: single-step vs batched decodes, acceptance and quality of the current record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.parity import Cell, runtime_matrix
+from measure.report import Analysis
+from measure.site import charts
+from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md
+from measure.site.escape import slug
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    pair: Md
+    line: int
+    source: Md
+    speculative: Md
+    greedy: Md
+    """Both outputs with the differing characters inside <mark>."""
+
+
+@dataclass(frozen=True)
+class AcceptRow:
+    pair: Md
+    kind: Md
+    k: int
+    probe: Md
+    runtime: Md
+    preserved: Md
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    tier: Md
+    precision: Md
+    cells: tuple[Md, ...]
+    worst: Md
+    logits: Md
+    exact: Md
+    cer: Md
+
+
+@dataclass(frozen=True)
+class MissRow:
+    tier: Md
+    line: int
+    source: Md
+    expected: Md
+    output: Md
+
+
+@dataclass(frozen=True)
+class RuntimeRow:
+    """One runtime leg across the precision columns: single == batched rows and the worst difference."""
+
+    runtime: Md
+    cells: tuple[Md, ...]
+
+
+@dataclass(frozen=True)
+class LegNote:
+    """A leg or one of its tiers that was not measured, and why."""
+
+    runtime: Md
+    subject: Md
+    status: Md
+    reason: Md
+
+
+@dataclass(frozen=True)
+class RuntimeParity:
+    """One tier's plain greedy decodes under another runtime against Python onnxruntime's."""
+
+    tier: Md
+    cells: tuple[Md, ...]
+
+
+@dataclass(frozen=True)
+class Runtimes:
+    precisions: tuple[Md, ...]
+    matrix: tuple[RuntimeRow, ...]
+    others: tuple[Md, ...]
+    """Column heads of ``parity``: every runtime but Python onnxruntime."""
+    parity: tuple[RuntimeParity, ...]
+    notes: tuple[LegNote, ...]
+
+
+@dataclass(frozen=True)
+class Framing:
+    run: RunRef | None
+    anchor: Md
+    blocks: tuple[Md, ...]
+    matrix: tuple[MatrixRow, ...]
+    acceptance: tuple[AcceptRow, ...]
+    differing: tuple[DiffRow, ...]
+    charts: tuple[Chart, ...]
+    misses: tuple[MissRow, ...] = ()
+    """Golden rows a tier decodes differently from the expected output (first 20 per tier)."""
+    runtimes: Runtimes | None = None
+    """The runtime x precision matrix; None for records with one leg only."""
+
+
+def _cell(c: Cell | str) -> Md:
+    if isinstance(c, str):
+        return md(c)
+    extra = f" ({c.unmeasured} tier{'s' if c.unmeasured > 1 else ''} not measured)" if c.unmeasured else ""
+    return md(
+        f"{c.rows_same}/{c.rows} rows · present ≤ {c.present_max_abs_diff:.1e} · "
+        f"logits ≤ {c.logits_max_abs_diff:.1e}{extra}"
+    )
+
+
+def runtimes_section(a: Analysis) -> Runtimes | None:
+    found = runtime_matrix(a.record)
+    if found is None:
+        return None
+    notes = []
+    for row in found.rows:
+        leg = row.leg
+        if not leg.measured and not leg.tiers:
+            notes.append(LegNote(md(leg.name), md("every tier"), md(leg.status), md(leg.reason)))
+        notes.extend(LegNote(md(leg.name), md(t.tier), md(t.status), md(t.reason)) for t in leg.tiers if not t.measured)
+    return Runtimes(
+        tuple(md(p) for p in found.precisions),
+        tuple(RuntimeRow(md(row.leg.name), tuple(_cell(c) for c in row.cells)) for row in found.rows),
+        tuple(md(row.leg.name) for row in found.rows[1:]),
+        tuple(RuntimeParity(md(f"{t.tier} ({t.precision})"), tuple(md(s) for s in cells)) for t, cells in found.parity),
+        tuple(notes),
+    )
+
+
+def framing_page(a: Analysis | None, links: RunLinks) -> Framing:
+    fr = a.record.framing if a else None
+    if a is None or fr is None:
+        return Framing(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
+    tiers = a.record.python_tiers
+    matrix = tuple(
+        MatrixRow(
+            md(t.tier),
+            md(t.precision),
+            tuple(md(f"{b.argmax_agree}/{b.argmax_total}") for b in t.blocks),
+            fmt_sci(t.present_max_abs_diff),
+            fmt_sci(t.logits_max_abs_diff),
+            md(f"{t.quality.exact}/{t.quality.rows}" if t.quality else "-"),
+            fmt(t.quality.cer_mean if t.quality else None, 4),
+        )
+        for t in tiers
+    )
+    acceptance = tuple(
+        AcceptRow(
+            md(x.name),
+            md("self" if x.self_pair else "pair"),
+            x.k,
+            fmt(x.probe.ratio, 4),
+            fmt(x.runtime.ratio, 4),
+            md(f"{x.preserved}/{x.rows}"),
+        )
+        for x in fr.acceptance
+    )
+    differing = []
+    for x in fr.acceptance:
+        for d in x.differing:
+            spec, plain = marked(d.speculative, d.greedy)
+            differing.append(DiffRow(md(x.name), d.line, md(d.input), spec, plain))
+    misses = []
+    for t in tiers:
+        for miss in (t.quality.misses if t.quality else ())[:20]:
+            expected, output = marked(miss.expected, miss.output)
+            misses.append(MissRow(md(t.tier), miss.line, md(miss.input), expected, output))
+    found = (
+        chart(
+            "framing-layers",
+            "present key/value difference per layer, single-step vs batched (log)",
+            charts.layer_diffs(tiers),
+        ),
+    )
+    return Framing(
+        links.ref(a.record),
+        slug(f"framing-{a.record.date}"),
+        tuple(md(f"k={b}") for b in fr.blocks),
+        matrix,
+        acceptance,
+        tuple(differing),
+        found,
+        tuple(misses),
+        runtimes_section(a),
+    )

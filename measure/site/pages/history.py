@@ -1,0 +1,205 @@
+"""History: ms/token over time per machine, the changes the calibrated gate called, verdicts over time.
+
+Bounded however long the history: the chart draws the newest
+:data:`CHART_RUNS` records of a machine one by one and older ones as one
+point per month; tables list the newest entries and say how many are older.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from measure.history import RANK, MachineHistory, VerdictSeries
+from measure.site import charts
+from measure.site.context import ADMONITION, Chart, Md, RunLinks, RunRef, chart, fmt_ci, md
+from measure.site.escape import slug
+
+CHART_RUNS = 150
+"""Newest records per machine drawn individually; older ones are drawn as monthly medians."""
+CHANGES = 40
+"""Newest changes listed per machine."""
+
+
+@dataclass(frozen=True)
+class Series:
+    """One verdict on one machine: its current answer and the one it replaced."""
+
+    question: Md
+    subject: Md
+    anchor: Md
+    now: Md
+    kind: Md
+    since: Md
+    records: int
+    """Records in the current span."""
+    before: Md | None
+    """The previous answer, or None when the verdict never changed."""
+    changed: Md | None
+    """Date of the record that changed it."""
+    older: int
+    """Changes before that one."""
+    worsened: bool
+
+
+@dataclass(frozen=True)
+class MachineVerdicts:
+    machine: Md
+    anchor: Md
+    series: tuple[Series, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A wall-clock case that a record measured faster or slower than the record before it."""
+
+    case: Md
+    outcome: Md
+    ratio: Md
+    """NEW / BASE ms/token with its 95% interval."""
+    base: RunRef
+    new: RunRef
+    commit: Md
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Where the series breaks: records that are not comparable, and why."""
+
+    date: Md
+    reason: Md
+
+
+@dataclass(frozen=True)
+class MetricHistory:
+    """One machine's ms/token over its records, and the changes the calibrated gate calls."""
+
+    machine: Md
+    anchor: Md
+    chart: Chart
+    records: int
+    compared: int
+    """Consecutive record pairs compared (same golden rows, a wall-clock case in common)."""
+    tolerance: Md
+    calibration: Md
+    """Where the tolerance comes from: the policy, or the recorded A/A calibration."""
+    changes: tuple[Change, ...]
+    """Newest first."""
+    older_changes: int
+    gaps: tuple[Gap, ...]
+
+
+@dataclass(frozen=True)
+class History:
+    metrics: tuple[MetricHistory, ...]
+    verdicts: tuple[MachineVerdicts, ...]
+    records: int
+
+
+def _when(started_at: str) -> str:
+    return started_at.replace("T", " ").removesuffix("Z")  # Plotly's date axis: UTC, no zone suffix
+
+
+def _chart(h: MachineHistory) -> Chart:
+    """Newest records one by one, older ones as monthly medians; a gap wherever comparability breaks."""
+    broken = {b.after.run_id for b in h.breaks}
+    recent = {r.run_id for r in h.runs[-CHART_RUNS:]}
+    series: dict[str, list[tuple[str, float | None, float, float, str]]] = {}
+    for case, points in h.series.items():
+        out: list[tuple[str, float | None, float, float, str]] = []
+        months: dict[str, list[float]] = defaultdict(list)
+        for p in points:
+            if p.run.run_id not in recent:
+                months[p.run.started_at[:7]].append(p.ms_per_token.value)
+        for month, values in months.items():
+            v = float(np.median(values))
+            out.append((f"{month}-15", v, v, v, f"{len(values)} records in {month} (median)"))
+        for p in points:
+            if p.run.run_id not in recent:
+                continue
+            if p.run.run_id in broken and out:
+                out.append((_when(p.run.started_at), None, 0.0, 0.0, "not comparable"))
+            e = p.ms_per_token
+            out.append((_when(p.run.started_at), e.value, e.lo, e.hi, f"{p.run.run_id}, commit {p.run.short_commit}"))
+        series[case] = out
+    return chart(f"history-{h.machine}", f"ms per token over time on {h.machine}", charts.over_time(series))
+
+
+def _source(h: MachineHistory) -> str:
+    cal = h.band.calibration
+    if cal is None or cal.tolerance is None:
+        return (
+            "the policy's compare_tolerance (no recorded A/A calibration for this machine: `measure calibrate --write`)"
+        )
+    run_id, case, r = cal.worst or ("-", "-", 1.0)
+    return (
+        f"the recorded A/A calibration: {len(cal.pairs)} pair(s) of same-build records, {cal.values} case ratios, "
+        f"q{cal.quantile:g} of |ratio - 1| = {cal.tolerance:.1%} (worst {case} {r:.3f} in {run_id}); "
+        "never narrower than the policy"
+    )
+
+
+def metric_history(h: MachineHistory, links: RunLinks) -> MetricHistory:
+    changes = [
+        Change(
+            md(c.comparison.case),
+            md(c.comparison.outcome),
+            fmt_ci(c.comparison.ratio),
+            links.ref(c.base),
+            links.ref(c.new),
+            md(c.new.short_commit),
+        )
+        for c in reversed(h.changes)
+    ]
+    gaps = tuple(Gap(md(b.after.started_at[:10]), md(b.reason)) for b in reversed(h.breaks))
+    return MetricHistory(
+        md(h.machine),
+        slug(f"ms-per-token-{h.machine}"),
+        _chart(h),
+        len(h.runs),
+        h.compared,
+        md(f"±{h.band.tolerance:.1%}"),
+        md(_source(h)),
+        tuple(changes[:CHANGES]),
+        max(0, len(changes) - CHANGES),
+        gaps[:CHANGES],
+    )
+
+
+def _series(s: VerdictSeries) -> Series:
+    current = s.spans[-1]
+    before = s.spans[-2] if len(s.spans) > 1 else None
+    return Series(
+        md(s.question),
+        md(s.subject),
+        slug(f"{s.topic}-{s.subject}-{s.machine}"),
+        md(current.verdict.answer),
+        md(ADMONITION[current.verdict.outcome]),
+        md(current.first.date),
+        current.records,
+        md(before.verdict.answer) if before else None,
+        md(current.first.date) if before else None,
+        max(0, len(s.spans) - 2),
+        s.worsened,
+    )
+
+
+def history_page(
+    histories: list[MachineHistory], verdicts: list[VerdictSeries], records: int, links: RunLinks
+) -> History:
+    by_machine: dict[str, list[VerdictSeries]] = defaultdict(list)
+    for s in verdicts:
+        by_machine[s.machine].append(s)
+    machines = tuple(
+        MachineVerdicts(
+            md(machine),
+            slug(machine),
+            tuple(
+                _series(s) for s in sorted(series, key=lambda s: (not s.worsened, -RANK[s.spans[-1].verdict.outcome]))
+            ),
+        )
+        for machine, series in sorted(by_machine.items())
+    )
+    return History(tuple(metric_history(h, links) for h in histories), machines, records)

@@ -1,0 +1,41 @@
+"""Methods: the protocol and the verdict policy as the newest record states them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.report import Analysis
+from measure.site.context import RunLinks, RunRef, Setting, md
+
+
+@dataclass(frozen=True)
+class Methods:
+    run: RunRef | None
+    settings: tuple[Setting, ...]
+    policy: tuple[Setting, ...]
+
+
+def methods_page(a: Analysis | None, links: RunLinks) -> Methods:
+    if a is None:
+        return Methods(None, (), ())
+    r = a.record
+    wc, fr = r.config.wallclock, r.config.framing
+    settings = [
+        ("golden rows", f"{r.golden.rows} rows, sha256 {r.golden.sha256}"),
+        ("warm-up passes", wc.warmup),
+        ("timed repeats (interleaved)", wc.repeats),
+        ("speculative k swept", ", ".join(map(str, wc.k))),
+        ("bootstrap", f"{wc.bootstrap} resamples, seed {wc.seed}, percentile 95% intervals"),
+        ("framing blocks", ", ".join(map(str, fr.k)) + (", whole prefix" if fr.whole_prefix else "")),
+        ("acceptance k", fr.probe_k),
+        ("session", ", ".join(f"{k} {v}" for k, v in r.config.session.items())),
+        *(
+            (f"runtime leg {i + 1}", f"{leg.name}{' on ' + leg.host if leg.host else ''}: {leg.status}")
+            for i, leg in enumerate(r.legs)
+        ),
+    ]
+    return Methods(
+        links.ref(r),
+        tuple(Setting(md(k), md(v)) for k, v in settings),
+        tuple(Setting(md(k), md(v)) for k, v in vars(r.config.policy).items()),
+    )

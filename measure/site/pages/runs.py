@@ -1,0 +1,146 @@
+"""Runs: a page per recent run, and an index that stays small however long the history grows.
+
+The newest runs of each machine get a page of their own; every run is
+listed on the archive page of its start month (split when a month is long),
+and the index lists the newest runs and links the months.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+from measure.model import Record
+from measure.site.context import Md, RunLinks, RunRef, Setting, md, month_slug
+from measure.site.escape import pre
+from measure.summary import Summary
+from measure.verdicts import Verdict
+
+PAGES_PER_MACHINE = 20
+"""Runs per machine, newest first, that get a page of their own."""
+INDEX_RUNS = 50
+"""Newest runs listed on the index itself."""
+MONTH_ROWS = 500
+"""Rows per archive page; a longer month is split into parts."""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    tier: Md
+    name: Md
+    bytes: int
+    sha256: Md
+
+
+@dataclass(frozen=True)
+class RunPage:
+    run: RunRef
+    environment: tuple[Setting, ...]
+    tiers: tuple[Setting, ...]
+    files: tuple[FileRow, ...]
+    golden: Md
+    config: Md
+    """The resolved config as escaped JSON for a <pre> block."""
+    command: Md
+    error: Md | None
+    verdicts: Md
+    """How many verdicts this run gave, by outcome."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run: RunRef
+    commit: Md
+    verdicts: Md
+
+
+@dataclass(frozen=True)
+class MonthRef:
+    title: Md
+    link: Md
+    runs: int
+
+
+@dataclass(frozen=True)
+class RunsIndex:
+    runs: tuple[RunRow, ...]
+    total: int
+    months: tuple[MonthRef, ...]
+
+
+@dataclass(frozen=True)
+class RunsMonth:
+    title: Md
+    runs: tuple[RunRow, ...]
+
+
+def paged_runs(summaries: list[Summary]) -> list[Summary]:
+    """The runs that get a page: the newest :data:`PAGES_PER_MACHINE` of each machine."""
+    per_machine: dict[str, list[Summary]] = defaultdict(list)
+    for s in sorted(summaries, key=lambda s: (s.started_at, s.run_id), reverse=True):
+        if len(per_machine[s.machine_id]) < PAGES_PER_MACHINE:
+            per_machine[s.machine_id].append(s)
+    return [s for runs in per_machine.values() for s in runs]
+
+
+def outcome_counts(found: tuple[Verdict, ...]) -> str:
+    counts = {o: sum(v.outcome == o for v in found) for o in ("success", "failure", "warning", "inconclusive", "info")}
+    parts = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    return f"{len(found)} verdicts: {parts}." if found else "No verdicts (no suite finished)."
+
+
+def run_page(record: Record, summary: Summary, links: RunLinks) -> RunPage:
+    env = record.environment
+    m, git = env.machine, env.git
+    environment = [
+        ("machine id", record.machine_id),
+        ("cpu", f"{m.cpu} ({m.arch}, {m.cores} cores)"),
+        ("memory", f"{(m.memory_bytes or 0) / 2**30:.1f} GiB"),
+        ("os", m.platform),
+        ("python", env.python),
+        ("onnxruntime", f"{env.onnxruntime} ({', '.join(env.providers)})"),
+        ("numpy / tokenizers", f"{env.numpy} / {env.tokenizers}"),
+        ("git", f"{git.commit or 'not a git checkout'}{' (dirty)' if git.dirty else ''}"),
+        ("measure", record.tool_version),
+        ("schema", record.schema_version),
+        ("started / finished", f"{record.started_at} / {record.finished_at or 'not finished'}"),
+    ]
+    tiers = [(n, f"{t.role}, {t.precision}, {t.layout} layout, {t.layers} layers") for n, t in record.tiers.items()]
+    files = tuple(FileRow(md(n), md(f.name), f.bytes, md(f.sha256)) for n, t in record.tiers.items() for f in t.files)
+    command = ["measure", "run", "--config", str(record.config.path or "suite.toml")]
+    for s in record.suites:
+        command += ["--suite", s]
+    return RunPage(
+        links.ref(record, ""),
+        tuple(Setting(md(k), md(v)) for k, v in environment),
+        tuple(Setting(md(k), md(v)) for k, v in tiers),
+        files,
+        md(f"{record.golden.rows} rows, sha256 {record.golden.sha256}"),
+        pre(json.dumps(record.config.raw, indent=2, ensure_ascii=False)),
+        md(" ".join(command)),
+        md(record.error) if record.error else None,
+        md(outcome_counts(summary.verdicts)),
+    )
+
+
+def _row(s: Summary, links: RunLinks, prefix: str) -> RunRow:
+    return RunRow(links.ref(s, prefix), md(s.short_commit), md(outcome_counts(s.verdicts)))
+
+
+def runs_pages(summaries: list[Summary], links: RunLinks) -> tuple[RunsIndex, dict[str, RunsMonth]]:
+    """The index and the archive pages (slug -> page), newest first everywhere."""
+    ordered = sorted(summaries, key=lambda s: (s.started_at, s.run_id), reverse=True)
+    by_month: dict[str, list[Summary]] = defaultdict(list)
+    for s in ordered:
+        by_month[month_slug(s)].append(s)
+    months, pages = [], {}
+    for month, runs in by_month.items():
+        for part, start in enumerate(range(0, len(runs), MONTH_ROWS)):
+            chunk = runs[start : start + MONTH_ROWS]
+            name = month if part == 0 else f"{month}-part-{part + 1}"
+            title = month if len(runs) <= MONTH_ROWS else f"{month} (part {part + 1})"
+            pages[name] = RunsMonth(md(title), tuple(_row(s, links, "") for s in chunk))
+            months.append(MonthRef(md(title), md(f"{name}.md"), len(chunk)))
+    index = RunsIndex(tuple(_row(s, links, "") for s in ordered[:INDEX_RUNS]), len(ordered), tuple(months))
+    return index, pages

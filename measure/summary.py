@@ -1,0 +1,287 @@
+"""Per-record summaries and their on-disk cache: what the site needs of a record, computed once.
+
+A summary holds everything the History, the Runs index and the A/A
+calibration read of a record (ids, commit, golden rows, each case's ms/token
+per repeat and median interval, every verdict), so a build re-analyses only
+new or changed records. Entries are keyed by the record file's sha256 and
+:data:`ANALYSIS_VERSION`; an entry that does not parse, names another file or
+another version is rebuilt, never trusted. Comparisons between consecutive
+records are cached the same way, keyed by both files' hashes, the band and
+the policy. The cache folder is disposable: deleting it costs one cold build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
+from measure.calibration import build_key
+from measure.comparison import CaseSamples, Comparison, compare, samples_of
+from measure.model import Record
+from measure.policy import Policy, policy_from
+from measure.record import load, read_bytes
+from measure.stats import Estimate
+from measure.tree import record_paths
+from measure.verdicts import Verdict, verdicts
+
+ANALYSIS_VERSION = 1
+"""Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What every page but the current record's own read of one record."""
+
+    sha256: str
+    run_id: str
+    machine_id: str
+    started_at: str
+    complete: bool
+    error: str | None
+    commit: str | None
+    dirty: bool | None
+    golden_sha256: str
+    build_key: str | None
+    policy: Policy
+    bootstrap: Bootstrap
+    samples: dict[str, CaseSamples]
+    """Every measured wall-clock case: kind, ms/token per repeat, median and interval."""
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def date(self) -> str:
+        return self.started_at[:10]
+
+    @property
+    def short_commit(self) -> str:
+        if not self.commit:
+            return "no commit"
+        return self.commit[:10] + (" (dirty)" if self.dirty else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sha256": self.sha256,
+            "run_id": self.run_id,
+            "machine_id": self.machine_id,
+            "started_at": self.started_at,
+            "complete": self.complete,
+            "error": self.error,
+            "commit": self.commit,
+            "dirty": self.dirty,
+            "golden_sha256": self.golden_sha256,
+            "build_key": self.build_key,
+            "policy": vars(self.policy),
+            "bootstrap": [self.bootstrap.resamples, self.bootstrap.seed],
+            "samples": {n: _samples_to_list(c) for n, c in self.samples.items()},
+            "verdicts": [v.to_dict() for v in self.verdicts],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Summary:
+        """Raises KeyError/TypeError/ValueError on anything unexpected: the caller rebuilds the entry."""
+        names = {f.name for f in fields(cls)}
+        if set(d) != names:
+            raise KeyError("summary fields")
+        resamples, seed = d["bootstrap"]
+        return cls(
+            sha256=str(d["sha256"]),
+            run_id=str(d["run_id"]),
+            machine_id=str(d["machine_id"]),
+            started_at=str(d["started_at"]),
+            complete=bool(d["complete"]),
+            error=d["error"],
+            commit=d["commit"],
+            dirty=d["dirty"],
+            golden_sha256=str(d["golden_sha256"]),
+            build_key=d["build_key"],
+            policy=policy_from(d["policy"]),
+            bootstrap=Bootstrap(int(resamples), int(seed)),
+            samples={n: _samples_from_list(x) for n, x in d["samples"].items()},
+            verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
+        )
+
+
+def _samples_to_list(c: CaseSamples) -> list[Any]:
+    return [c.kind, list(c.ms_per_token), [c.estimate.value, c.estimate.lo, c.estimate.hi]]
+
+
+def _samples_from_list(x: list[Any]) -> CaseSamples:
+    kind, values, (v, lo, hi) = x
+    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(float(v), float(lo), float(hi)))
+
+
+def summarize_record(record: Record, sha256: str) -> Summary:
+    """The analysis every page but the current record's needs, at the record's own bootstrap settings."""
+    boot = bootstrap_of(record)
+    found = verdicts(record, tiers=tier_timings(record, intervals=False), pairs=pair_timings(record, intervals=False))
+    git = record.environment.git
+    return Summary(
+        sha256=sha256,
+        run_id=record.run_id,
+        machine_id=record.machine_id,
+        started_at=record.started_at,
+        complete=record.complete,
+        error=record.error,
+        commit=git.commit,
+        dirty=git.dirty,
+        golden_sha256=record.golden.sha256,
+        build_key=build_key(record),
+        policy=record.config.policy,
+        bootstrap=boot,
+        samples=samples_of(record),
+        verdicts=tuple(found),
+    )
+
+
+def file_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def comparison_key(base: Summary, new: Summary, tolerance: float | None) -> str:
+    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, vars(new.policy)]
+    return hashlib.sha256(orjson.dumps(what, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _comparison_to_list(c: Comparison) -> list[Any]:
+    est = [[e.value, e.lo, e.hi] for e in (c.ratio, c.base, c.new)]
+    return [c.case, c.kind, c.outcome, *est, c.p_slower, c.p_faster, c.p_same, c.tolerance]
+
+
+def _comparison_from_list(x: list[Any]) -> Comparison:
+    case, kind, outcome, r, b, n, p1, p2, p3, tol = x
+    return Comparison(
+        str(case), str(kind), str(outcome), Estimate(*r), Estimate(*b), Estimate(*n), p1, p2, p3, float(tol)
+    )
+
+
+class Cache:
+    """Summaries and comparisons under one folder (``None``: an in-memory cache for this build only).
+
+    Writes are atomic (temp file + rename), so two builds sharing a folder never read half an entry.
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = None if folder is None else folder / f"v{ANALYSIS_VERSION}"
+        self._memory: dict[str, Any] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, kind: str, key: str) -> Path | None:
+        return None if self.folder is None else self.folder / kind / key[:2] / f"{key}.json"
+
+    def _read(self, kind: str, key: str) -> Any:
+        if (kind, key) in self._memory:
+            return self._memory[(kind, key)]
+        path = self._path(kind, key)
+        if path is None:
+            return None
+        try:
+            return orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+
+    def _write(self, kind: str, key: str, value: Any) -> None:
+        self._memory[(kind, key)] = value
+        path = self._path(kind, key)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=path.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(orjson.dumps(value))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time on the next build
+
+    def summary(self, sha256: str) -> Summary | None:
+        found = self._read("summaries", sha256)
+        try:
+            summary = Summary.from_dict(found) if isinstance(found, dict) else None
+        except (KeyError, TypeError, ValueError):
+            summary = None
+        if summary is None or summary.sha256 != sha256:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return summary
+
+    def put_summary(self, summary: Summary) -> None:
+        self._write("summaries", summary.sha256, summary.to_dict())
+
+    def comparisons(self, base: Summary, new: Summary, tolerance: float | None) -> list[Comparison]:
+        """``compare`` of two consecutive records, from the cache when the same pair was judged before."""
+        key = comparison_key(base, new, tolerance)
+        found = self._read("comparisons", key)
+        if isinstance(found, list):
+            try:
+                return [_comparison_from_list(x) for x in found]
+            except (TypeError, ValueError):
+                pass
+        result = compare(base.samples, new.samples, new.policy, new.bootstrap, tolerance)
+        self._write("comparisons", key, [_comparison_to_list(c) for c in result])
+        return result
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A results tree as the site reads it: a summary per distinct record, and where each came from."""
+
+    root: Path
+    summaries: list[Summary]
+    paths: dict[str, Path]
+    """sha256 -> the record's file."""
+
+    def record(self, summary: Summary) -> Record:
+        path = self.paths[summary.sha256]
+        return load(path, read_bytes(path))
+
+
+def _summarize_file(path: Path, sha256: str) -> Summary:
+    """A cache miss: load, validate and summarize one record (run in worker processes on a cold build)."""
+    return summarize_record(load(path, read_bytes(path)), sha256)
+
+
+PARALLEL_MIN = 16
+"""Cache misses from which a build summarizes in worker processes (fewer are quicker in-process)."""
+
+
+def _summarize_all(missing: list[tuple[Path, str]]) -> list[Summary]:
+    workers = min(os.cpu_count() or 1, 8)
+    if len(missing) < PARALLEL_MIN or workers < 2:
+        return [_summarize_file(path, sha) for path, sha in missing]
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths, hashes = zip(*missing, strict=True)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_summarize_file, paths, hashes, chunksize=max(1, len(missing) // (4 * workers))))
+
+
+def load_results(results: Path, cache: Cache) -> Loaded:
+    """Summaries of every record under ``results``; a bad record is a one-line error naming it.
+
+    The same content under two file names is one record (it would otherwise pair with itself).
+    Records the cache does not hold are summarized in worker processes when there are many.
+    """
+    found: dict[str, Summary | None] = {}
+    paths: dict[str, Path] = {}
+    missing = []
+    for path in record_paths(results):
+        sha = file_sha256(read_bytes(path))
+        if sha in paths:
+            continue
+        paths[sha] = path
+        found[sha] = cache.summary(sha)
+        if found[sha] is None:
+            missing.append((path, sha))
+    for summary in _summarize_all(missing):
+        cache.put_summary(summary)
+        found[summary.sha256] = summary
+    return Loaded(results, [s for s in found.values() if s is not None], paths)

@@ -1,0 +1,100 @@
+"""History judges consecutive records exactly as ``measure compare`` judges a pull request."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from measure.calibration import load_calibration
+from measure.cli import main
+from measure.history import machine_history, verdict_series
+from measure.record import load_record, write_atomic
+from measure.summary import Cache, load_results
+from measure.tree import by_machine
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _record(base: dict, i: int, commit: str, scale: dict[str, float] | None = None, golden: str | None = None) -> dict:
+    d = copy.deepcopy(base)
+    d["started_at"] = f"2026-12-{10 + i:02d}T10:00:00Z"
+    d["run_id"] = f"202612{10 + i:02d}T100000Z-00000{i}"
+    d["environment"]["git"] = {"commit": commit * 40, "dirty": False}
+    for name, factor in (scale or {}).items():
+        case = d["wallclock"]["cases"][name]
+        case["wall_s"] = [[w * factor for w in rep] for rep in case["wall_s"]]
+    if golden:
+        d["golden"]["sha256"] = golden * 64
+    return d
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    base = load_record(DATA / "record-v1.json")  # a real recorded run, 5 repeats, 4 cases
+    docs = [
+        _record(base, 0, "a"),
+        _record(base, 1, "a", {"base-int8": 1.01}),  # A/A pairs: the same build measured twice
+        _record(base, 2, "b", {"small-int4": 1.4}),
+        _record(base, 3, "b", {"small-int4": 1.42}),
+        _record(base, 4, "c", {"small-int4": 1.42, "base-fp32": 0.6}),
+        _record(base, 5, "c", {"small-int4": 1.42, "base-fp32": 0.6}, golden="e"),  # not comparable
+    ]
+    results = tmp_path / "results"
+    for d in docs:
+        write_atomic(results / d["machine_id"] / f"{d['run_id']}.json", d)
+    return results
+
+
+def _compare_cli(capsys, base: Path, new: Path) -> set[tuple[str, str]]:
+    assert main(["compare", str(base), str(new)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in out if line.split() and line.split()[-1] in ("faster", "slower")]
+    return {(r[0], r[-1]) for r in rows}
+
+
+def test_history_under_a_recorded_quantile_calls_what_compare_calls(tree, capsys):
+    assert main(["calibrate", str(tree), "--write", "--quantile", "0.9"]) == 0
+    capsys.readouterr()
+    loaded = load_results(tree, Cache(None))
+    ((machine, runs),) = by_machine(loaded.summaries).items()
+    cal = load_calibration(tree, machine)
+    assert cal is not None and cal.quantile == 0.9 and len(cal.pairs) == 2
+    h = machine_history(machine, runs, cal, Cache(None))
+    assert h.band.calibration == cal
+    assert h.compared == 4 and len(h.breaks) == 1 and "golden rows changed" in h.breaks[0].reason
+    paths = {s.run_id: loaded.paths[s.sha256] for s in loaded.summaries}
+    for base, new in zip(h.runs[:4], h.runs[1:5], strict=True):
+        expected = _compare_cli(capsys, paths[base.run_id], paths[new.run_id])
+        called = {(c.comparison.case, c.comparison.outcome) for c in h.changes if c.new.run_id == new.run_id}
+        assert called == expected, (base.run_id, new.run_id)
+    assert {(c.comparison.case, c.comparison.outcome) for c in h.changes} == {
+        ("small-int4", "slower"),
+        ("base-fp32", "faster"),
+    }
+
+
+def test_a_verdict_that_got_worse_is_marked(tree):
+    loaded = load_results(tree, Cache(None))
+    found = {(s.topic, s.subject): s for s in verdict_series(loaded.summaries)}
+    assert all(len(s.spans) >= 1 for s in found.values())
+    assert not any(s.worsened for s in found.values() if len(s.spans) == 1)
+
+
+def test_history_reads_the_recorded_band_not_a_recomputed_one(tree, capsys):
+    import json
+
+    from measure.tree import calibration_path
+
+    assert main(["calibrate", str(tree), "--write", "--quantile", "0.9"]) == 0
+    loaded = load_results(tree, Cache(None))
+    ((machine, runs),) = by_machine(loaded.summaries).items()
+    path = calibration_path(tree, machine)
+    doc = json.loads(path.read_text(encoding="utf-8")) | {"tolerance": 0.6}  # as a very noisy runner records
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    h = machine_history(machine, runs, load_calibration(tree, machine), Cache(None))
+    assert h.band.tolerance == 0.6 and h.changes == ()
+    paths = {s.run_id: loaded.paths[s.sha256] for s in loaded.summaries}
+    capsys.readouterr()
+    assert _compare_cli(capsys, paths[runs[1].run_id], paths[runs[2].run_id]) == set()

@@ -1,0 +1,79 @@
+"""The per-record summary cache: a hit renders what a miss renders; an edited record is re-analysed."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from measure.record import load, load_record, write_atomic
+from measure.site.render import render_results
+from measure.summary import ANALYSIS_VERSION, Cache, load_results, summarize_record
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _tree(folder: Path, n: int = 4) -> Path:
+    """``n`` records of one machine a day apart, the third one slower on every case."""
+    base = load_record(DATA / "record-v2.json")
+    for i in range(n):
+        d = copy.deepcopy(base)
+        d["started_at"] = f"2026-12-{10 + i:02d}T10:00:00Z"
+        d["run_id"] = f"202612{10 + i:02d}T100000Z-00000{i}"
+        if i == 2:
+            for case in d["wallclock"]["cases"].values():
+                case["wall_s"] = [[w * 1.5 for w in rep] for rep in case["wall_s"]]
+        write_atomic(folder / d["machine_id"] / f"{d['run_id']}.json", d)
+    return folder
+
+
+def test_a_cache_hit_renders_byte_identical_pages_to_a_miss(tmp_path):
+    results, cache = _tree(tmp_path / "results"), tmp_path / "cache"
+    cold = render_results(results, cache=cache)
+    assert (cache / f"v{ANALYSIS_VERSION}" / "summaries").is_dir()
+    warm = render_results(results, cache=cache)
+    memory = render_results(results, cache=None)
+    assert cold == warm == memory
+    store = Cache(cache)
+    load_results(results, store)
+    assert (store.hits, store.misses) == (4, 0)
+
+
+def test_a_record_edited_in_place_is_reanalysed(tmp_path):
+    results, cache = _tree(tmp_path / "results"), tmp_path / "cache"
+    before = render_results(results, cache=cache)
+    path = sorted(results.glob("*/*.json"))[1]
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for case in doc["wallclock"]["cases"].values():
+        case["wall_s"] = [[w * 3 for w in rep] for rep in case["wall_s"]]
+    write_atomic(path, doc)
+    store = Cache(cache)
+    loaded = load_results(results, store)
+    assert (store.hits, store.misses) == (3, 1)
+    edited = next(s for s in loaded.summaries if s.run_id == doc["run_id"])
+    assert edited.samples["base-int8"].median == summarize_record(load(path), edited.sha256).samples["base-int8"].median
+    after = render_results(results, cache=cache)
+    assert after[0]["results/history.md"] != before[0]["results/history.md"]
+    assert after == render_results(results, cache=None)
+
+
+def test_a_broken_or_foreign_cache_entry_is_rebuilt_not_trusted(tmp_path):
+    results, cache = _tree(tmp_path / "results", 2), tmp_path / "cache"
+    expected = render_results(results, cache=cache)
+    entries = sorted((cache / f"v{ANALYSIS_VERSION}" / "summaries").rglob("*.json"))
+    assert len(entries) == 2
+    entries[0].write_text("{not json", encoding="utf-8")
+    other = json.loads(entries[1].read_text(encoding="utf-8"))
+    other["sha256"] = "0" * 64  # an entry that names another file
+    entries[1].write_text(json.dumps(other), encoding="utf-8")
+    store = Cache(cache)
+    load_results(results, store)
+    assert (store.hits, store.misses) == (0, 2)
+    assert render_results(results, cache=cache) == expected
+
+
+def test_the_same_record_under_two_names_is_one_record(tmp_path):
+    results = _tree(tmp_path / "results", 2)
+    first = sorted(results.glob("*/*.json"))[0]
+    (first.parent / "20261230T000000Z-ffffff.json").write_bytes(first.read_bytes())
+    assert len(load_results(results, Cache(None)).summaries) == 2
