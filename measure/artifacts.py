@@ -39,6 +39,10 @@ def read_meta(folder: Path) -> dict[str, Any]:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise MeasureError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from exc
+        except UnicodeDecodeError as exc:
+            raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a JSON object") from exc
         except json.JSONDecodeError as exc:
             raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
         if not isinstance(data, dict):
@@ -47,20 +51,38 @@ def read_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
-def _special_ids(folder: Path, meta: dict[str, Any], tokenizer: Tokenizer) -> SpecialIds:
+def _meta_source(folder: Path, key: str) -> Path:
+    """The metadata file that set ``key`` (the last one read), for error messages."""
+    for name in reversed(META_FILES):
+        path = folder / name
+        try:
+            if path.is_file() and key in json.loads(path.read_text(encoding="utf-8")):
+                return path
+        except (OSError, ValueError):
+            continue
+    return folder / "tier.json"
+
+
+def _special_ids(folder: Path, meta: dict[str, Any], tokenizer: Tokenizer, vocab_size: int) -> SpecialIds:
     known = tokenizer.special_ids()
     values: dict[str, int] = {}
     for key in ("pad_token_id", "eos_token_id"):
         value = meta.get(key, known.get(key))
         if isinstance(value, list):  # generation_config may list several eos ids
             value = value[0] if value else None
-        if not isinstance(value, int):
+        if value is None:
             raise MeasureError(f"{folder}: no {key}: state it in tier.json (the tokenizer has no recognisable token)")
         values[key] = value
-    start = meta.get("decoder_start_token_id", values["pad_token_id"])
-    if not isinstance(start, int):
-        raise MeasureError(f"{folder}: tier.json decoder_start_token_id: expected an integer, got {start!r}")
-    return SpecialIds(pad=values["pad_token_id"], eos=values["eos_token_id"], decoder_start=start)
+    values["decoder_start_token_id"] = meta.get("decoder_start_token_id", values["pad_token_id"])
+    for key, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < vocab_size:
+            raise MeasureError(
+                f"{_meta_source(folder, key)}: field {key}: expected a token id in [0, {vocab_size}) "
+                f"(the model's vocabulary), got {value!r}"
+            )
+    return SpecialIds(
+        pad=values["pad_token_id"], eos=values["eos_token_id"], decoder_start=values["decoder_start_token_id"]
+    )
 
 
 def _limit(meta: dict[str, Any], folder: Path, *keys: str) -> int | None:
@@ -77,16 +99,21 @@ class Tier:
 
     ``label`` names the tier's calls in a :class:`Trace`; load the same folder
     twice with two labels to use one artifact as both drafter and verifier.
+    ``name`` is what records call the tier: a suite config's tier name, so a
+    record uses one name throughout; without it, ``tier.json``'s ``name`` or
+    the folder's.
     """
 
-    def __init__(self, folder: Path, config: SessionConfig | None = None, label: str | None = None) -> None:
+    def __init__(
+        self, folder: Path, config: SessionConfig | None = None, label: str | None = None, name: str | None = None
+    ) -> None:
         folder = Path(folder)
         if not folder.is_dir():
             raise MeasureError(f"{folder}: not a folder (expected a model tier folder)")
         self.path = folder
         self.config = config or SessionConfig()
         self.meta = read_meta(folder)
-        self.name: str = str(self.meta.get("name", folder.name))
+        self.name: str = name or str(self.meta.get("name", folder.name))
         self.label = label or self.name
         self.layout = detect_layout(folder)
         self.tokenizer = load_tokenizer(folder, self.meta.get("tokenizer"))
@@ -99,7 +126,7 @@ class Tier:
                 f"{folder}: tokenizer vocabulary has {self.tokenizer.vocab_size()} tokens but the model's logits "
                 f"have {self.shape.vocab_size}; expected the tokenizer to fit the model"
             )
-        self.special = _special_ids(folder, self.meta, self.tokenizer)
+        self.special = _special_ids(folder, self.meta, self.tokenizer, self.shape.vocab_size)
         self.max_source_tokens = self.encoder.max_tokens or _limit(
             self.meta, folder, "max_source_tokens", "max_position_embeddings"
         )
@@ -158,5 +185,7 @@ class Tier:
         return self._fingerprint
 
 
-def load_tier(folder: Path | str, config: SessionConfig | None = None, label: str | None = None) -> Tier:
-    return Tier(Path(folder), config, label)
+def load_tier(
+    folder: Path | str, config: SessionConfig | None = None, label: str | None = None, name: str | None = None
+) -> Tier:
+    return Tier(Path(folder), config, label, name)

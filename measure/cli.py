@@ -1,7 +1,10 @@
 """The ``measure`` command: one module per verb under ``measure.commands``, imported lazily.
 
 Bad input (a :class:`MeasureError`) becomes one line on stderr and exit code 2,
-never a traceback.
+never a traceback. So does a file boundary's ``OSError`` (a read-only folder,
+a full disk, a file where a folder goes) or ``UnicodeDecodeError`` that no
+closer code turned into a more precise message: the line names the path and
+the reason.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import sys
 
 from measure import __version__
 from measure.errors import MeasureError
+from measure.terminal import clean
 
 VERBS = {
     "init": "start measuring a model repository: suite config, golden rows, site and workflow (never overwrites)",
@@ -47,13 +51,32 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except MeasureError as exc:
-        print(f"measure {args.verb}: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args.verb, str(exc))
     except KeyboardInterrupt:
         print(f"measure {args.verb}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        return _fail(args.verb, os_error_line(exc))
+    except UnicodeDecodeError as exc:
+        return _fail(args.verb, f"input is not UTF-8 text (byte {exc.start}: {exc.reason})")
+
+
+def os_error_line(exc: OSError) -> str:
+    """``path: reason`` for an OSError, both paths for a rename or copy."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None and exc.filename2 is not None:
+        return f"{exc.filename} -> {exc.filename2}: {reason}"
+    if exc.filename is not None:
+        return f"{exc.filename}: {reason}"
+    return reason
+
+
+def _fail(verb: str, message: str) -> int:
+    """One line on stderr, whatever the message holds: control characters (newlines too) are escaped."""
+    print(f"measure {verb}: error: {clean(message)}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

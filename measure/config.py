@@ -134,7 +134,9 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise MeasureError(f"{path}: cannot read config ({exc.strerror})") from exc
+        raise MeasureError(f"{path}: cannot read config ({exc.strerror or type(exc).__name__})") from exc
+    except UnicodeDecodeError as exc:
+        raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML suite config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
     top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy"}
@@ -144,11 +146,21 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
     base = path.parent
     if "golden" not in data:
         raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
+    if not isinstance(data["golden"], str):
+        raise MeasureError(f"{path}: golden: expected a path to a golden rows file (a string), got {data['golden']!r}")
+    for key, kind in (("tiers", list), ("pairs", list), ("session", dict), ("wallclock", dict), ("framing", dict)):
+        if key in data and not isinstance(data[key], kind):
+            what = f"an array of tables [[{key}]]" if kind is list else f"a table [{key}]"
+            raise MeasureError(f"{path}: {key}: expected {what}, got {data[key]!r}")
+    if "policy" in data and not isinstance(data["policy"], dict):
+        raise MeasureError(f"{path}: policy: expected a table [policy], got {data['policy']!r}")
     golden = (base / data["golden"]).resolve()
     if not golden.is_file():
         raise MeasureError(f"{path}: golden = {data['golden']!r}: file not found at {golden}")
     tiers = []
     for i, t in enumerate(data.get("tiers", [])):
+        if not isinstance(t, dict):
+            raise MeasureError(f"{path}: tiers[{i}]: expected a table with name, path and role, got {t!r}")
         extra = set(t) - {"name", "path", "role"}
         if extra:
             raise MeasureError(f"{path}: unknown key tiers[{i}].{sorted(extra)[0]}; expected name, path, role")
@@ -170,6 +182,8 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
     pairs = []
     for i, p in enumerate(data.get("pairs", [])):
+        if not isinstance(p, dict):
+            raise MeasureError(f"{path}: pairs[{i}]: expected a table with drafter and verifier, got {p!r}")
         extra = set(p) - {"drafter", "verifier"}
         if extra:
             raise MeasureError(f"{path}: unknown key pairs[{i}].{sorted(extra)[0]}; expected drafter, verifier")
@@ -180,7 +194,7 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
     session_data = dict(data.get("session", {}))
     if "providers" in session_data and not isinstance(session_data["providers"], list):
         raise MeasureError(f"{path}: session.providers: expected a list of provider names")
-    return SuiteConfig(
+    config = SuiteConfig(
         path=path.resolve(),
         golden=golden,
         tiers=tuple(tiers),
@@ -190,3 +204,19 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         framing=_section(data.get("framing", {}), FramingConfig, "framing", path),
         policy=_section(data.get("policy", {}), Policy, "policy", path),
     )
+    _check_ranges(config, path)
+    return config
+
+
+def _check_ranges(config: SuiteConfig, path: Path) -> None:
+    """The same types and ranges the record schema holds a stored config to, so a run never writes what it refuses."""
+    import jsonschema
+
+    from measure.record import schema
+
+    full = schema()
+    validator = jsonschema.Draft202012Validator({"$defs": full["$defs"], "$ref": "#/$defs/config"})
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config.to_dict()))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path)
+        raise MeasureError(f"{path}: {where}: {error.message}")

@@ -55,7 +55,7 @@ def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: T
     """Cached greedy decode of one source text."""
     trace = trace or Trace()
     ids = tier.source_ids(text)
-    limit = max_new_tokens or tier.default_max_new_tokens(len(ids))
+    limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
     eos = tier.special.eos
     cache = tier.start(ids, trace)
     token = tier.special.decoder_start
@@ -74,7 +74,7 @@ def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None,
     """Reference decode: every step feeds the whole prefix to an empty cache. O(T^2); tests only."""
     trace = trace or Trace()
     ids = tier.source_ids(text)
-    limit = max_new_tokens or tier.default_max_new_tokens(len(ids))
+    limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
     empty = tier.start(ids, trace)
     prefix = [tier.special.decoder_start]
     while len(prefix) - 1 < limit:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,6 +26,7 @@ from measure.decode import greedy
 from measure.errors import MeasureError
 from measure.golden import GoldenRows, load_golden
 from measure.graphs import LAYOUT_FILES, detect_layout
+from measure.writing import make_dirs, reason
 
 TARGETS = ("int8", "int8-static", "int4")
 
@@ -157,24 +159,63 @@ def quantize_tier(
             )
     if dst.resolve() == src.resolve():
         raise MeasureError(f"{dst}: the output folder must differ from the source tier")
+    if dst.is_symlink():
+        raise MeasureError(f"{dst}: is a symbolic link; expected a new or empty folder")
+    if dst.exists() and not dst.is_dir():
+        raise MeasureError(f"{dst}: is a file; expected a new or empty folder for the quantized tier")
     if dst.exists() and any(dst.iterdir()):
         raise MeasureError(f"{dst}: output folder is not empty; expected a new or empty folder")
     feeds = record_feeds(src, cal, rows) if cal is not None and rows is not None else {}
-    dst.mkdir(parents=True, exist_ok=True)
+    make_dirs(dst.parent)
+    try:
+        building = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".partial", dir=dst.parent))
+    except OSError as exc:
+        raise MeasureError(f"{dst.parent}: cannot create a folder here ({reason(exc)})") from exc
+    try:
+        _build(src, building, dst.name, to, layout, block_size, accuracy_level, cal, rows, feeds)
+        if dst.is_dir():
+            dst.rmdir()  # empty, checked above
+        building.rename(dst)
+    except OSError as exc:
+        raise MeasureError(f"{dst}: cannot write the quantized tier ({reason(exc)})") from exc
+    finally:
+        shutil.rmtree(building, ignore_errors=True)  # gone already when renamed; a failure leaves nothing
+    return dst
+
+
+def _build(
+    src: Path,
+    dst: Path,
+    name: str,
+    to: str,
+    layout: str,
+    block_size: int,
+    accuracy_level: int | None,
+    cal: GoldenRows | None,
+    rows: int | None,
+    feeds: dict[str, Feeds],
+) -> None:
+    """Write the whole quantized tier into ``dst`` (a temporary folder renamed into place by the caller)."""
     graphs = LAYOUT_FILES[layout]
     params: dict[str, Any] = {}
     logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for name in graphs:
-                out = Path(tmp) / name
-                if to == "int8":
-                    params = _int8(src / name, out)
-                elif to == "int8-static":
-                    params = _int8_static(src / name, out, feeds.get(name, []))
-                else:
-                    params = _int4(src / name, out, block_size, accuracy_level)
-                shutil.move(str(out), dst / name)
+            for graph in graphs:
+                out = Path(tmp) / graph
+                try:
+                    if to == "int8":
+                        params = _int8(src / graph, out)
+                    elif to == "int8-static":
+                        params = _int8_static(src / graph, out, feeds.get(graph, []))
+                    else:
+                        params = _int4(src / graph, out, block_size, accuracy_level)
+                except (MeasureError, OSError):
+                    raise
+                except Exception as exc:  # onnx and onnxruntime's quantizers raise their own types
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    raise MeasureError(f"{src / graph}: cannot quantize this graph ({first})") from exc
+                shutil.move(str(out), dst / graph)
     finally:
         logging.disable(logging.NOTSET)
     if cal is not None:
@@ -182,18 +223,18 @@ def quantize_tier(
             "file": cal.path.name,
             "sha256": cal.sha256,
             "rows": rows,
-            "feeds": {name: len(feeds.get(name, [])) for name in graphs},
+            "feeds": {graph: len(feeds.get(graph, [])) for graph in graphs},
         }
     for path in src.iterdir():
         if path.is_file() and path.name not in graphs and path.suffix != ".onnx" and path.name != "tier.json":
             shutil.copy2(path, dst / path.name)
     meta = read_meta(src) if (src / "tier.json").is_file() else {}
     meta = {k: v for k, v in meta.items() if k in _TIER_KEYS}
-    meta["name"] = dst.name
+    meta["name"] = name
     meta["note"] = f"{_LABELS[to]} of {src.name}"  # the source's note describes the source, not this tier
     meta["quantization"] = params | {"from": src.name}
     (dst / "tier.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return dst
+    os.chmod(dst, 0o755)  # mkdtemp makes 0700; a tier folder is meant to be read
 
 
 _LABELS = {"int8": "dynamic int8", "int8-static": "static int8 (QDQ, calibrated)", "int4": "int4 MatMulNBits"}

@@ -26,10 +26,8 @@ interrupted run leaves a valid record marked incomplete, never a truncated file.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
@@ -38,10 +36,13 @@ from typing import Any
 
 from measure.errors import MeasureError
 from measure.model import Record, from_document
+from measure.writing import json_text, reason, write_json, write_text
 
 SCHEMA_VERSION = 2
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 """What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
+MACHINE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+"""What the schema admits as a machine id: a plain folder name, never ``.``, ``..`` or hidden."""
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -92,8 +93,10 @@ def validate(doc: dict[str, Any], source: str) -> None:
     import jsonschema
 
     version = doc.get("schema_version") if isinstance(doc, dict) else None
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
+    if not (SCHEMA_DIR / f"record-v{version}.schema.json").is_file():
+        raise MeasureError(f"{source}: field schema_version: no schema v{version}; expected {SCHEMA_VERSION}")
     if not _fast_validator(version).is_valid(doc):
         validator = jsonschema.Draft202012Validator(schema(version))
         error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
@@ -107,15 +110,91 @@ def validate(doc: dict[str, Any], source: str) -> None:
     _check_samples(doc, source)
 
 
+def _check_tier_names(doc: dict[str, Any], source: str) -> None:
+    """One name per tier throughout: every tier a config, case, leg or pair names is a key of ``tiers``."""
+    tiers = doc["tiers"]
+    known = ", ".join(tiers)
+
+    def need(name: Any, where: str) -> None:
+        if name not in tiers:
+            raise MeasureError(f"{source}: field {where}: tier {name!r} is not in tiers; expected one of {known}")
+
+    config = doc["config"]
+    named = [t["name"] for t in config["tiers"]]
+    if sorted(named) != sorted(tiers):
+        raise MeasureError(
+            f"{source}: field config/tiers: names {', '.join(named)} differ from the recorded tiers {known}"
+        )
+    plain = [name for name, t in tiers.items() if t["role"] == "plain"]
+    if len(plain) != 1:
+        raise MeasureError(f"{source}: field tiers: expected exactly one tier with role 'plain', got {len(plain)}")
+    for i, pair in enumerate(config["pairs"]):
+        for key in ("drafter", "verifier"):
+            need(pair[key], f"config/pairs/{i}/{key}")
+    for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
+        for key in ("tier", "drafter", "verifier"):
+            if key in case:
+                need(case[key], f"wallclock/cases/{name}/{key}")
+        if case["kind"] == "speculative" and case["pair"] != f"{case['drafter']}->{case['verifier']}":
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/pair: expected drafter->verifier")
+        key = case["tier"] if case["kind"] == "greedy" else f"{case['pair']}@k{case['k']}"
+        if name != key:
+            raise MeasureError(f"{source}: field wallclock/cases/{name}: a {case['kind']} case is keyed {key!r}")
+    framing = doc.get("framing") or {}
+    for i, leg in enumerate(framing.get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            need(tier["tier"], f"framing/legs/{i}/tiers/{j}/tier")
+    for i, acc in enumerate(framing.get("acceptance") or []):
+        for key in ("drafter", "verifier"):
+            need(acc[key], f"framing/acceptance/{i}/{key}")
+
+
 def _check_samples(doc: dict[str, Any], source: str) -> None:
     """What a JSON Schema cannot say: every per-row array of a case has one entry per golden row."""
-    for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
+    _check_tier_names(doc, source)
+    for suite in doc["suites"]:
+        if doc["complete"] and doc.get(suite) is None:
+            raise MeasureError(f"{source}: field {suite}: a complete record has every suite it lists; got null")
+    wallclock = doc.get("wallclock") or {}
+    if wallclock and doc["complete"] and wallclock["repeats_done"] != wallclock["repeats"]:
+        raise MeasureError(
+            f"{source}: field wallclock/repeats_done: a complete record has every repeat "
+            f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
+        )
+    rows = doc["golden"]["rows"]
+    for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            where = f"framing/legs/{i}/tiers/{j}"
+            for key in ("outputs", "output_ids"):
+                if key in tier and len(tier[key]) != rows:
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
+            for b, block in enumerate(tier.get("blocks") or []):
+                if len(block["first_divergent_step"]) != rows:
+                    raise MeasureError(
+                        f"{source}: field {where}/blocks/{b}/first_divergent_step: expected one per golden row ({rows})"
+                    )
+            quality = tier.get("quality") or {}
+            if "cer" in quality and len(quality["cer"]) != rows:
+                raise MeasureError(f"{source}: field {where}/quality/cer: expected one per golden row ({rows})")
+    for name, case in (wallclock.get("cases") or {}).items():
+        if len(case["tokens"]) != rows:
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: expected one per golden row ({rows})")
+        if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"]:
+            raise MeasureError(
+                f"{source}: field wallclock/cases/{name}/wall_s: a complete record has "
+                f"{wallclock['repeats']} repeats, got {len(case['wall_s'])}"
+            )
+        if case["wall_s"] and not sum(case["tokens"]):
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: timed, but no token was decoded")
         rows = len(case["tokens"])
         for key in ("wall_s", "run_s", "drafter_run_s", "verifier_run_s"):
             if any(len(rep) != rows for rep in case.get(key, [])):
                 raise MeasureError(
                     f"{source}: field wallclock/cases/{name}/{key}: expected one list of {rows} seconds per repeat"
                 )
+        for key in ("proposed_by_position", "accepted_by_position"):
+            if key in case and len(case[key]) != case["k"]:
+                raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {case['k']} counts (k)")
         for key in ("calls", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls"):
             if key in case and len(case[key]) != rows:
                 raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {rows} counts")
@@ -126,7 +205,7 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
     steps = MIGRATIONS if migrations is None else migrations
     target = max([SCHEMA_VERSION, *[n + 1 for n in steps]])
     version = doc.get("schema_version")
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
     if version > target:
         raise MeasureError(
@@ -146,7 +225,7 @@ def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
+        raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
 
 
 def load_record(path: Path | str, data: bytes | None = None) -> dict[str, Any]:
@@ -164,7 +243,26 @@ def load_record(path: Path | str, data: bytes | None = None) -> dict[str, Any]:
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
     doc = migrate(doc, str(path))
     validate(doc, str(path))
+    check_place(doc, path)
     return doc
+
+
+def check_place(doc: dict[str, Any], path: Path) -> None:
+    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` of its content.
+
+    So a page, gate or calibration never files a record under another machine
+    or counts it twice. A record saved under any other name (a download, a
+    fixture) is read as it is.
+    """
+    if path.suffix != ".json" or not RUN_ID.fullmatch(path.stem):
+        return
+    if path.stem != doc["run_id"]:
+        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {path.stem}")
+    if path.parent.name != doc["machine_id"]:
+        raise MeasureError(
+            f"{path}: field machine_id: {doc['machine_id']} differs from its folder {path.parent.name!r}; "
+            f"expected the record at <machine-id>/<run-id>.json"
+        )
 
 
 def load(path: Path | str, data: bytes | None = None) -> Record:
@@ -172,21 +270,13 @@ def load(path: Path | str, data: bytes | None = None) -> Record:
     return from_document(load_record(path, data), str(path))
 
 
-def write_atomic(path: Path, doc: dict[str, Any]) -> None:
-    """Write beside the target and rename over it: readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; records are meant to be read and published
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> None:
+    """Write beside the target and rename over it: readers see the old file or the new one, never half.
+
+    ``root``: the tree the file must stay inside (see :mod:`measure.writing`).
+    NaN and Infinity are refused rather than written.
+    """
+    write_json(path, doc, root)
 
 
 class RecordWriter:
@@ -194,16 +284,37 @@ class RecordWriter:
 
     def __init__(self, results: Path, doc: dict[str, Any]) -> None:
         self.doc = doc
+        self.results = results
         self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
+        self.write_error: str | None = None
+        """The first failed save (a full disk): the file keeps the last record that could be written."""
+        self._saved = ""
+        """The JSON of the last save that reached the disk."""
         self.save(check=True)
 
     def save(self, check: bool = False) -> None:
         """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
         if check:
             validate(self.doc, str(self.path))
-        write_atomic(self.path, self.doc)
+        text = json_text(self.doc, self.path)
+        try:
+            write_text(self.path, text, root=self.results)
+        except MeasureError as exc:
+            self.write_error = self.write_error or str(exc)
+            raise
+        self._saved = text
 
     def finish(self, error: str | None = None) -> Path:
+        """Mark the record finished; with ``error`` (or after a failed save) incomplete, saying why.
+
+        After a failed save (a full disk) the record finished is the last one
+        that reached the disk, plus the error: the smallest write that says
+        why. Should even that fail, the file keeps that last record, still
+        valid, marked unfinished.
+        """
+        if self.write_error is not None and self._saved:
+            self.doc = json.loads(self._saved)
+            error = f"{error}; the record holds what was saved before" if error else self.write_error
         self.doc["finished_at"] = now_iso()
         self.doc["complete"] = error is None
         if error is not None:

@@ -7,6 +7,7 @@ measured so far.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def _check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
 
 
 def _load_tiers(config: SuiteConfig, slow: dict[str, float] | None) -> dict[str, Tier]:
-    tiers = {t.name: load_tier(t.path, config.session, label=t.name) for t in config.tiers}
+    tiers = {t.name: load_tier(t.path, config.session, label=t.name, name=t.name) for t in config.tiers}
     for name, factor in (slow or {}).items():
         tiers[name].slow_down(factor)
     return tiers
@@ -44,7 +45,9 @@ def _pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Speculative
     for spec in config.pairs:
         drafter = tiers[spec.drafter]
         if spec.drafter == spec.verifier:
-            drafter = load_tier(config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter")
+            drafter = load_tier(
+                config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter", name=spec.drafter
+            )
         pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
     return pairs
 
@@ -53,7 +56,9 @@ def _self_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Specul
     """A self-pair (same artifact loaded twice) for every tier a pair uses."""
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
     return {
-        f"{n}->{n}": SpeculativePair(load_tier(config.tier(n).path, config.session, label=f"{n}~drafter"), tiers[n])
+        f"{n}->{n}": SpeculativePair(
+            load_tier(config.tier(n).path, config.session, label=f"{n}~drafter", name=n), tiers[n]
+        )
         for n in used
     }
 
@@ -115,9 +120,19 @@ def run(
             selves = _self_pairs(config, tiers)
             run_framing(tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
     except KeyboardInterrupt:
-        writer.finish(error="interrupted")
+        _finish_failed(writer, "interrupted")
+        raise
+    except MeasureError as exc:
+        _finish_failed(writer, str(exc))
         raise
     except Exception as exc:
-        writer.finish(error=f"{type(exc).__name__}: {exc}")
+        _finish_failed(writer, f"{type(exc).__name__}: {exc}")
         raise
     return writer.finish()
+
+
+def _finish_failed(writer: RecordWriter, error: str) -> None:
+    """Record why the run stopped; when even that cannot be written (a full disk), the file keeps the last
+    record that was, valid and marked unfinished, and the original error is the one reported."""
+    with contextlib.suppress(MeasureError):
+        writer.finish(error=error)

@@ -95,7 +95,7 @@ class SpeculativePair:
         trace = trace or Trace()
         d, v = self.drafter, self.verifier
         ids = v.source_ids(text)
-        limit = max_new_tokens or v.default_max_new_tokens(len(ids))
+        limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         eos = v.special.eos
         v_cache = v.start(ids, trace)
         d_cache = d.start(ids, trace)

@@ -92,7 +92,16 @@ def load_tokenizer(folder: Path, spec: str | None) -> Tokenizer:
     """``spec`` is the tier metadata's ``tokenizer`` field: ``bytes``, a file name, or absent."""
     if spec == "bytes":
         return ByteTokenizer()
+    if spec is not None and not isinstance(spec, str):
+        raise MeasureError(f'{folder / "tier.json"}: field tokenizer: expected a file name or "bytes", got {spec!r}')
     path = folder / (spec or "tokenizer.json")
+    inside = folder.resolve()
+    if inside not in path.resolve().parents:
+        # the tier's fingerprint hashes the files of its folder; a tokenizer elsewhere would decode unrecorded
+        raise MeasureError(
+            f"{folder / 'tier.json'}: field tokenizer: {spec!r} is outside the tier folder; "
+            f"expected a file inside it (its sha256 is recorded with the tier)"
+        )
     if not path.is_file():
         raise MeasureError(
             f'{folder}: no tokenizer: expected {path.name} (or "tokenizer": "bytes" in tier.json for ByT5 bytes)'

@@ -40,7 +40,9 @@ T = TypeVar("T", bound=Dated)
 def record_paths(results: Path) -> list[Path]:
     """Every record under a results tree, oldest run first; conflict copies and other files are not records."""
     if not results.is_dir():
-        return []
+        # a mistyped path in CI must not publish a site that says "no run"
+        what = "is not a folder" if results.exists() else "no such folder"
+        raise MeasureError(f"{results}: {what}; expected a results tree of <machine-id>/<run-id>.json")
     found = (p for p in results.glob("*/*.json") if RUN_ID.fullmatch(p.stem))
     return sorted(found, key=lambda p: (p.stem, p.parent.name))
 
@@ -119,5 +121,5 @@ def read_calibration(results: Path, machine_id: str) -> tuple[Path, Any] | None:
 
 def write_calibration(results: Path, machine_id: str, doc: dict[str, Any]) -> Path:
     path = calibration_path(results, machine_id)
-    write_atomic(path, doc)
+    write_atomic(path, doc, root=results)
     return path

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,9 @@ def aa_runs(tmp_path_factory):
     """Two real wall-clock runs of one build, one after the other."""
     folder = tmp_path_factory.mktemp("aa")
     config = load_config(write_config(folder, rows=6, repeats=3))
-    paths = [run(config, ["wallclock"], folder / "results", argv=["test"]) for _ in range(2)]
+    paths = [run(config, ["wallclock"], folder / "results", argv=["test"])]
+    time.sleep(1.1)  # records are ordered by started_at, to the second; two runs within one would tie
+    paths.append(run(config, ["wallclock"], folder / "results", argv=["test"]))
     return [_pin(load_record(p)) for p in paths]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import build, html, site_project, write_config
+from tests_support import build, html, ort_node_installed, site_project, write_config
 
 from measure import bundled, node_leg
 from measure.artifacts import Tier, load_tier
@@ -19,6 +19,11 @@ from measure.record import SCHEMA_VERSION, load_record, write_atomic
 from measure.runner import run
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not on PATH (.ci/run installs it)")
+needs_ort_node = pytest.mark.skipif(
+    shutil.which("node") is None or not ort_node_installed(),
+    reason="needs Node.js and onnxruntime-node: `npm ci --ignore-scripts --no-audit --no-fund` (the README's "
+    "test command and .ci/run run it where npm is)",
+)
 
 
 def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_leg.NodeRow], list[list[int]]]:
@@ -31,7 +36,7 @@ def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_leg.NodeRow
     return rows, decoded
 
 
-@needs_node
+@needs_ort_node
 @pytest.mark.parametrize("folder", [bundled.REFERENCE, bundled.SMALL_OPTIMUM], ids=["simple", "optimum"])
 def test_fp32_single_step_logits_match_python_onnxruntime(folder, golden):
     tier = load_tier(folder)
@@ -47,7 +52,7 @@ def test_fp32_single_step_logits_match_python_onnxruntime(folder, golden):
     assert all(b["argmax_total"] == sum(len(r.prefix) for r in rows) for b in answer["blocks"])
 
 
-@needs_node
+@needs_ort_node
 def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
     rows, _ = _rows(base_int8, golden, 4)
     answer = node_leg.run_tier(base_int8, rows, [4])
@@ -57,7 +62,7 @@ def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
     assert len(block["first_divergent_step"]) == 4
 
 
-@needs_node
+@needs_ort_node
 def test_static_int8_qdq_tier_decodes_and_frames_under_node(golden):
     tier = load_tier(bundled.PLAIN_STATIC)
     rows, decoded = _rows(tier, golden, 4)
@@ -68,7 +73,7 @@ def test_static_int8_qdq_tier_decodes_and_frames_under_node(golden):
         assert len(block["layers"]) == tier.shape.layers
 
 
-@needs_node
+@needs_ort_node
 def test_a_graph_node_cannot_load_is_a_failure_with_onnxruntime_words(golden):
     tier = load_tier(bundled.SMALL_MERGED)  # saved with ONNX IR 14; onnxruntime-node 1.30 reads up to 13
     rows, _ = _rows(tier, golden, 1)
@@ -90,7 +95,7 @@ def test_missing_onnxruntime_node_is_unavailable_with_the_fix(tmp_path, monkeypa
         node_leg.run_tier(base_fp32, rows, [2])
 
 
-@needs_node
+@needs_ort_node
 def test_the_suite_records_both_legs_with_runtime_versions(both_suites):
     doc, _ = both_suites
     python, node = doc["framing"]["legs"]

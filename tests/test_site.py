@@ -153,6 +153,7 @@ def test_a_bad_record_fails_the_build_with_its_name(built, tmp_path):
 
 def test_no_records_still_builds(tmp_path):
     project = site_project(tmp_path / "p")
+    (tmp_path / "empty").mkdir()  # an empty tree; a missing one is an error (tests/test_plugin.py)
     done = build(project, tmp_path / "empty")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "No run records yet" in html(project, "results")
@@ -414,6 +415,7 @@ def test_the_plugin_adds_its_pages_to_the_nav_once(tmp_path, options, nav, secti
     (tmp_path / "docs" / "index.md").write_text("# Start\n", encoding="utf-8")
     config = f"site_name: t\ntheme:\n  name: material\nplugins:\n  - search\n  - measure:\n      {options}\n{nav}"
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    (tmp_path / "no-records").mkdir()  # an empty tree (a missing one is an error)
     done = build(tmp_path / "mkdocs.yml", tmp_path / "no-records")
     assert done.returncode == 0, done.stderr[-2000:]
     links, found_sections = _nav(tmp_path / "site")

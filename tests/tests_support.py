@@ -47,6 +47,14 @@ k = [2, 4]
 """
 
 
+def ort_node_installed() -> bool:
+    """Whether onnxruntime-node can be found the way measure/node/framing.mjs looks for it."""
+    places = [ROOT / "node_modules"]
+    if os.environ.get("MEASURE_NODE_MODULES"):
+        places.insert(0, Path(os.environ["MEASURE_NODE_MODULES"]) / "node_modules")
+    return any((place / "onnxruntime-node" / "package.json").is_file() for place in places)
+
+
 def readme_setup_commands() -> list[str]:
     """The README's set-up commands, in order: the main job, then the tests."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")

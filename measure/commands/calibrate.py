@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from measure.calibration import calibrate, write
     from measure.errors import MeasureError
     from measure.summary import Cache, load_results
+    from measure.terminal import clean
 
     if not args.results.is_dir():
         raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"{cal.machine_id}: {len(cal.pairs)} A/A pair(s), {cal.values} case ratios; "
                 f"tolerance {cal.tolerance:.1%} (q{cal.quantile:g} of |ratio - 1|); "
-                f"worst {case} {ratio:.3f} in {run_id}"
+                f"worst {clean(case)} {ratio:.3f} in {run_id}"
             )
         if args.write:
             print(f"  wrote {write(args.results, cal)}")

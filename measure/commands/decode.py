@@ -9,15 +9,32 @@ import argparse
 import sys
 from pathlib import Path
 
+from measure.errors import MeasureError
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("tier", type=Path, metavar="TIER_DIR", help="the (verifier) tier folder")
     p.add_argument("texts", nargs="*", metavar="TEXT", help="source texts (default: one per line from stdin)")
     p.add_argument("--draft", type=Path, metavar="DRAFT_DIR", help="decode speculatively with this drafter tier")
     p.add_argument("--k", type=int, default=4, help="draft tokens per speculative round (default 4)")
-    p.add_argument("--max-new-tokens", type=int, default=None, help="cap on output tokens (default from source)")
+    p.add_argument(
+        "--max-new-tokens", type=int, default=None, help="cap on output tokens, at least 1 (default from source)"
+    )
     p.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads (default 1)")
     p.add_argument("--stats", action="store_true", help="print calls, tokens, timings and acceptance on stderr")
+
+
+def stdin_lines() -> list[str]:
+    """Non-blank lines of stdin, read as UTF-8; bytes that are not UTF-8 are an error naming the line."""
+    texts = []
+    for number, raw in enumerate(sys.stdin.buffer, start=1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise MeasureError(f"<stdin>: line {number}: not UTF-8 text (byte {exc.start}); expected UTF-8") from exc
+        if line.strip():
+            texts.append(line)
+    return texts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,10 +43,14 @@ def run(args: argparse.Namespace) -> int:
     from measure.session import SessionConfig
     from measure.speculative import SpeculativePair
 
+    if args.max_new_tokens is not None and args.max_new_tokens < 1:
+        raise MeasureError(f"--max-new-tokens: expected at least 1, got {args.max_new_tokens}")
+    if args.k < 1:
+        raise MeasureError(f"--k: expected at least 1 draft token per round, got {args.k}")
     config = SessionConfig(intra_op_threads=args.threads)
     verifier = load_tier(args.tier, config, label="verifier")
     pair = SpeculativePair(load_tier(args.draft, config, label="drafter"), verifier) if args.draft else None
-    texts = args.texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    texts = args.texts or stdin_lines()
     totals = {"rows": 0, "tokens": 0, "calls": 0, "wall_s": 0.0, "run_s": 0.0, "proposed": 0, "accepted": 0}
     for text in texts:
         if pair is not None:

@@ -17,14 +17,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.merge import merge
+    from measure.terminal import clean
 
     report = merge(list(args.sources), args.into)
     for line in report.invalid:
-        print(f"invalid {line}")
+        print(clean(f"invalid {line}"))
     for src, kept in report.conflicts:
         print(
-            f"conflict {src}: same run id as {kept.parent / kept.name.split('.conflict-')[0]}.json, "
-            f"other content; kept as {kept}"
+            clean(
+                f"conflict {src}: same run id as {kept.parent / kept.name.split('.conflict-')[0]}.json, "
+                f"other content; kept as {kept}"
+            )
         )
     print(
         f"merged into {args.into}: {len(report.added)} added, {len(report.duplicates)} duplicate(s), "

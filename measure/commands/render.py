@@ -13,13 +13,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from measure.errors import MeasureError
     from measure.site.render import TEMPLATES, render_results
+    from measure.writing import write_text
 
+    if args.out.exists() and not args.out.is_dir():
+        raise MeasureError(f"{args.out}: --out is not a folder; expected a folder for the Markdown pages")
     pages, metrics = render_results(args.results, args.templates or TEMPLATES, prefix=".")
     for rel, text in pages.items():
-        path = args.out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (args.out / "metrics.json").write_text(metrics, encoding="utf-8")
+        write_text(args.out / rel, text, root=args.out)
+    write_text(args.out / "metrics.json", metrics, root=args.out)
     print(f"{args.out}: {len(pages)} pages and metrics.json")
     return 0

@@ -12,9 +12,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.record import load_record
+    from measure.terminal import clean
 
     for path in args.files:
         doc = load_record(path)
         state = "complete" if doc["complete"] else f"incomplete ({doc.get('error', 'not finished')})"
-        print(f"ok {path}: schema v{doc['schema_version']}, {state}")
+        print(clean(f"ok {path}: schema v{doc['schema_version']}, {state}"))
     return 0

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
 from measure.stats import Estimate
 from measure.verdicts import Verdict
+from measure.writing import finite
 
 ADMONITION = {
     "success": "success",
@@ -175,7 +176,8 @@ def chart(chart_id: str, title: str, figure: dict[str, Any]) -> Chart:
         for key in ("name", "x", "text"):
             if key in trace:
                 trace[key] = _inert(trace[key])
-    return Chart(slug(chart_id), md(title), json_for_attribute(json.dumps(figure, separators=(",", ":"))))
+    data = json.dumps(finite(figure), separators=(",", ":"), allow_nan=False)  # browsers' JSON.parse has no NaN
+    return Chart(slug(chart_id), md(title), json_for_attribute(data))
 
 
 def marked(a: str, b: str) -> tuple[Md, Md]:

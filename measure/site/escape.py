@@ -13,7 +13,11 @@ import re
 
 from markupsafe import Markup
 
-_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'`|*_[](){}#\\!~$^"} | {"\r": " ", "\n": " "})
+_CONTROL = {chr(c): f"&#92;x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\t\n\r"}
+"""Control characters (terminal escape sequences among them) shown as a visible ``\\xNN``: a page may be read
+with ``cat`` as well as in a browser."""
+_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'`|*_[](){}#\\!~$^"} | {"\r": " ", "\n": " "} | _CONTROL)
+_PRE_CONTROL = str.maketrans({c: e.replace("&#92;", "\\") for c, e in _CONTROL.items()})
 
 
 class Md(Markup):
@@ -51,7 +55,7 @@ def pre(text: str) -> Md:
     Markdown does not look inside a raw HTML block, so HTML escaping is enough
     here, and far fewer entities keep mkdocs' HTML scan of the page fast.
     """
-    return Md(html.escape(str(text), quote=False))
+    return Md(html.escape(str(text).translate(_PRE_CONTROL), quote=False))
 
 
 def slug(text: str) -> Md:

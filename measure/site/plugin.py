@@ -64,7 +64,9 @@ def _nav_paths(item: Any) -> Iterator[str]:
 
 class MeasureConfig(Config):
     results = c.Type(str, default="results")
-    """Results tree (``<machine-id>/<run-id>.json``), relative to mkdocs.yml; env MEASURE_RESULTS overrides."""
+    """Results tree (``<machine-id>/<run-id>.json``), relative to mkdocs.yml; env MEASURE_RESULTS overrides.
+
+    Missing, it is a build error, except this default ``results`` (a fresh checkout's site says "no run")."""
     templates = c.Type(str, default="")
     """A page templates folder that replaces measure's, relative to mkdocs.yml (default: the installed ones)."""
     prefix = c.Type(str, default=PREFIX)
@@ -104,8 +106,13 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
 
     def on_files(self, files: Files, config) -> Files:
         results, templates = self._dirs(config)
+        # Only the configured default may be missing (a fresh checkout before its first run); a results
+        # folder named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site.
+        explicit = bool(os.environ.get("MEASURE_RESULTS")) or self.config.results != "results"
         try:
-            pages, metrics = render_results(results, templates, self.config.prefix, self._cache(config))
+            pages, metrics = render_results(
+                results, templates, self.config.prefix, self._cache(config), missing_ok=not explicit
+            )
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
         fixed = {self._uri(p.path) for p in PAGES}

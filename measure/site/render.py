@@ -7,7 +7,6 @@ can be printed, so forgetting to escape is a build failure, not an XSS.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from markupsafe import Markup
 
 from measure.errors import MeasureError
 from measure.site.build import Site, build_site
-from measure.summary import Cache, load_results
+from measure.summary import Cache, Loaded, load_results
+from measure.writing import finite, json_text
 
 PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
 """Where a wheel carries the templates: setup.py's build step copies the top-level templates/ here."""
@@ -97,12 +97,19 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
 
 
 def render_results(
-    results: Path, templates: Path = TEMPLATES, prefix: str = PREFIX, cache: Path | None = None
+    results: Path,
+    templates: Path = TEMPLATES,
+    prefix: str = PREFIX,
+    cache: Path | None = None,
+    missing_ok: bool = False,
 ) -> tuple[dict[str, str], str]:
     """Pages and the metrics.json text for every record under ``results``.
 
     ``cache``: the summary cache folder (None: summaries live for this build only).
+    A missing results folder is an error unless ``missing_ok`` (the default
+    ``results`` of a fresh checkout, before any run): then the pages say "no run".
     """
     store = Cache(cache)
-    site = build_site(load_results(results, store), store)
-    return render_site(site, environment(templates), prefix), json.dumps(site.metrics, indent=2) + "\n"
+    loaded = Loaded(results, [], {}) if missing_ok and not results.exists() else load_results(results, store)
+    site = build_site(loaded, store)
+    return render_site(site, environment(templates), prefix), json_text(finite(site.metrics), "metrics.json", indent=2)

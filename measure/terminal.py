@@ -1,0 +1,24 @@
+"""Text bound for a terminal: record strings never reach it raw.
+
+A record is data from anywhere (a merged CI artifact, a hand-edited file); a
+string in it may hold escape sequences that move the cursor, retitle the
+window or hide what follows. :func:`clean` turns every control character
+(C0, DEL and C1, escape sequences included) into a visible ``\\xNN`` or
+``\\uNNNN`` escape, so what is printed is what is stored, inert.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean(value: object) -> str:
+    """``str(value)`` with every control character (and bidirectional override) shown as an escape."""
+    return _CONTROL.sub(_escape, str(value))
