@@ -791,6 +791,9 @@ CASES: dict[str, Case] = {
     "decode a tier that is a file": Case(
         "decode", lambda tmp: [str((tmp / "t").write_text("x") and tmp / "t"), "a"], "error", ("not a folder",)
     ),
+    "info a tier named with escape sequences": Case(
+        "info", lambda tmp: [str(tier_copy(tmp, {"name": f"x{ESC}"}))], "inert", check=no_raw_control
+    ),
     "info a missing tier": Case("info", lambda tmp: [str(tmp / "gone")], "error", ("gone",)),
     "init a missing tier folder": Case("init", lambda tmp: [str(tmp / "gone")], "error", ("gone",)),
     "init a folder without graphs": Case(

@@ -14,6 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.artifacts import load_tier
+    from measure.terminal import clean
 
     tier = load_tier(args.tier)
     fp = tier.fingerprint()
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
-    print(f"tier       {fp.name}  ({tier.path})")
+    print(clean(f"tier       {fp.name}  ({tier.path})"))
     print(f"layout     {fp.layout}")
     print(f"precision  {fp.precision}")
     print(f"model      {fp.layers} layers, {fp.heads} heads x {fp.head_dim}, vocabulary {fp.vocab_size}")
@@ -42,6 +43,6 @@ def run(args: argparse.Namespace) -> int:
         ops = ", ".join(f"{k} {v}" for k, v in sorted(g.ops.items()))
         print(f"graph      {g.file}: {g.precision}, opset {g.opset}{extra}  [{ops}]")
     for f in fp.files:
-        print(f"file       {f.name:<32} {f.bytes:>10,} B  sha256 {f.sha256}")
+        print(clean(f"file       {f.name:<32} {f.bytes:>10,} B  sha256 {f.sha256}"))
     print(f"total      {fp.total_bytes:,} B")
     return 0
