@@ -12,9 +12,9 @@ the policy. The cache folder is disposable: deleting it costs one cold build.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,14 @@ import orjson
 from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
 from measure.calibration import build_key
 from measure.comparison import CaseSamples, Comparison, compare, samples_of
+from measure.errors import MeasureError
 from measure.model import Record
 from measure.policy import Policy, policy_from
 from measure.record import load, read_bytes
 from measure.stats import Estimate
 from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
+from measure.writing import write_bytes
 
 ANALYSIS_VERSION = 1
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
@@ -192,14 +194,8 @@ class Cache:
         path = self._path(kind, key)
         if path is None:
             return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".entry.", dir=path.parent)
-            with os.fdopen(fd, "wb") as f:
-                f.write(orjson.dumps(value))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time on the next build
+        with contextlib.suppress(OSError, MeasureError):  # an unwritable cache only costs the next build time
+            write_bytes(path, orjson.dumps(value), root=self.folder)
 
     def summary(self, sha256: str) -> Summary | None:
         found = self._read("summaries", sha256)

@@ -14,6 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from measure.errors import MeasureError
     from measure.record import load
+    from measure.terminal import clean
     from measure.tree import entries, newest_per_machine
     from measure.verdicts import failed_gates, verdicts
 
@@ -28,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
         found = verdicts(r)
         bad = [v for v in failed_gates(found) if v.outcome not in ("success", "info")]
         for v in bad:
-            print(f"FAIL {r.source}: {v.question} {v.subject}: {v.answer} (rule: {v.rule})")
+            print(clean(f"FAIL {r.source}: {v.question} {v.subject}: {v.answer} (rule: {v.rule})"))
         if not bad:
-            print(f"ok {r.source}: {len(found)} verdicts, no gate failed")
+            print(clean(f"ok {r.source}: {len(found)} verdicts, no gate failed"))
         failures += len(bad)
     return 1 if failures else 0

@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from measure.comparison import compare_records
     from measure.errors import MeasureError
     from measure.record import load
+    from measure.terminal import clean
 
     new_path = _newest(args.new, None, None) if args.new.is_dir() else args.new
     if new_path is None:
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'case':<30}{'new/base ms/token':>20}  {'95% CI':<18}{'p(slower)':>10}  outcome")
     for c in rows:
         ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
-        print(f"{c.case:<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_slower:>10.4f}  {c.outcome}")
+        print(f"{clean(c.case):<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_slower:>10.4f}  {c.outcome}")
     print(f"same = within +/-{rows[0].tolerance:.1%}; p-values Holm-corrected over {len(rows)} cases")
     failing = [c for c in rows if c.outcome in args.fail_on]
     if args.markdown is not None:
