@@ -9,12 +9,19 @@ any pair keeps the policy's tolerance (and is written with a null tolerance).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", type=Path, metavar="RESULTS", help="a results tree (<machine-id>/<run-id>.json)")
     p.add_argument("--write", action="store_true", help="write each machine's calibration.json into RESULTS")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="the per-record summary cache the site build uses (default: $MEASURE_CACHE or .cache/measure)",
+    )
     p.add_argument(
         "--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| taken as tolerance (0.95)"
     )
@@ -28,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.results.is_dir():
         raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
-    summaries = load_results(args.results, Cache(None)).summaries
+    cache = args.cache or Path(os.environ.get("MEASURE_CACHE") or ".cache/measure")
+    summaries = load_results(args.results, Cache(cache)).summaries
     found = [calibrate(summaries, m, args.quantile) for m in sorted({s.machine_id for s in summaries})]
     if not found:
         raise MeasureError(f"{args.results}: no run records (expected <machine-id>/<run-id>.json)")
