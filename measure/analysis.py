@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from measure.model import Case, Record
-from measure.stats import Estimate, fit_exponent, paired_ratio, predicted_speedup, summarize
+from measure.stats import LEVEL, Estimate, fit_exponent, paired_ratio, predicted_speedup, summarize
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class PairTiming:
     """Verifier greedy wall time / speculative wall time, repeats paired."""
     observed_over_predicted: float
     overhead: float
+    observed_speedup_family: Estimate
+    """The observed speedup's interval at 1 - 0.05/K for the pair's K values of k (Bonferroni): what a
+    verdict over "some k" may claim without the bias of picking the best k by its observed value."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,9 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
         return []
     cases = record.wallclock.cases
     b = bootstrap_of(record)
+    family: dict[str, int] = {}
+    for case in record.wallclock.speculative():
+        family[case.pair or case.name] = family.get(case.pair or case.name, 0) + 1
     out = []
     for case in record.wallclock.speculative():
         verifier = cases.get(case.verifier or "")
@@ -135,6 +141,13 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
         c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
         predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
         observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals, resamples=b.resamples, seed=b.seed)
+        adjusted = paired_ratio(
+            verifier.per_repeat_totals,
+            case.per_repeat_totals,
+            resamples=b.resamples,
+            seed=b.seed,
+            level=1 - (1 - LEVEL) / family[case.pair or case.name],
+        )
         by_pos = tuple(
             a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
         )
@@ -155,6 +168,7 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
                 observed_speedup=observed,
                 observed_over_predicted=observed.value / predicted if predicted else float("nan"),
                 overhead=case.overhead,
+                observed_speedup_family=adjusted,
             )
         )
     return out

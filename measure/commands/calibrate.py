@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--cache",
         type=Path,
         default=None,
-        help="the per-record summary cache the site build uses (default: $MEASURE_CACHE or .cache/measure)",
+        help="reuse the site build's per-record summary cache in this folder (default: $MEASURE_CACHE, else none)",
     )
     p.add_argument(
         "--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| taken as tolerance (0.95)"
@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.results.is_dir():
         raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
-    cache = args.cache or Path(os.environ.get("MEASURE_CACHE") or ".cache/measure")
-    summaries = load_results(args.results, Cache(cache)).summaries
+    folder = args.cache or (Path(os.environ["MEASURE_CACHE"]) if os.environ.get("MEASURE_CACHE") else None)
+    summaries = load_results(args.results, Cache(folder)).summaries
     found = [calibrate(summaries, m, args.quantile) for m in sorted({s.machine_id for s in summaries})]
     if not found:
         raise MeasureError(f"{args.results}: no run records (expected <machine-id>/<run-id>.json)")

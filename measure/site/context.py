@@ -117,12 +117,7 @@ class Card:
 
 
 def card(v: Verdict, run: RunRef) -> Card:
-    if v.lo is not None and v.hi is not None and v.value is not None:
-        measured = f"{v.value:.4g}, 95% interval [{v.lo:.4g}, {v.hi:.4g}]"
-    elif v.value is not None:
-        measured = f"{v.value:.4g}"
-    else:
-        measured = "-"
+    measured = v.measured
     label = "Inconclusive" if v.outcome == "inconclusive" else v.outcome.capitalize()
     return Card(
         md(ADMONITION[v.outcome]),
