@@ -14,13 +14,13 @@ from typing import Any
 
 from measure.calibration import load_calibration
 from measure.history import machine_history, verdict_series
-from measure.report import Analysis, analyse, metrics
+from measure.report import Analysis, analyse, headline, metrics
 from measure.site.context import RunLinks, run_slug
 from measure.site.pages.framing import Framing, framing_page
 from measure.site.pages.history import History, history_page
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
-from measure.site.pages.overview import Overview, overview_page
+from measure.site.pages.overview import Overview, overview_page, summary_csv
 from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
 from measure.site.pages.wallclock import Wallclock, wallclock_page
 from measure.summary import Cache, Loaded, Summary
@@ -41,6 +41,8 @@ class Site:
     runs_index: RunsIndex = field(default_factory=lambda: RunsIndex((), 0, ()))
     months: dict[str, RunsMonth] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
 
 
 def build_site(loaded: Loaded, cache: Cache) -> Site:
@@ -63,6 +65,9 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
     ]
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
+    files = {f"runs/{run_slug(s)}.json": loaded.paths[s.sha256].read_text(encoding="utf-8") for s in pages}
+    if current is not None:
+        files["summary.csv"] = summary_csv(headline(current))
     return Site(
         overview=overview_page(current, latest, len(summaries), links),
         wallclock=wallclock_page(current, links),
@@ -74,4 +79,5 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
         runs_index=index,
         months=months,
         metrics=metrics(latest),
+        files=files,
     )

@@ -91,6 +91,13 @@ def fmt_ci(e: Estimate | None, digits: int = 3) -> Md:
     return md("-" if e is None else f"{e.value:.{digits}f} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]")
 
 
+def stacked(e: Estimate | None, digits: int = 3, unit: str = "") -> Md:
+    """A value with its 95% interval on a second, smaller line: narrow columns, the number first."""
+    if e is None:
+        return md("-")
+    return trusted(f"{e.value:.{digits}f}{unit}<br><small>[{e.lo:.{digits}f}, {e.hi:.{digits}f}]</small>")
+
+
 def fmt_sci(x: float | None) -> Md:
     return md("-" if x is None else f"{x:.2e}")
 

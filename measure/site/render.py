@@ -93,6 +93,7 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
     except jinja2.TemplateError as exc:
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
         raise MeasureError(f"template error{where}: {exc}") from exc
+    pages.update({f"{prefix}/{path}": text for path, text in site.files.items()})
     return pages
 
 

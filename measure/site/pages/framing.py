@@ -9,6 +9,7 @@ from measure.report import Analysis
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md
 from measure.site.escape import slug
+from measure.site.evidence import anchor, row_id
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class DiffRow:
 
 @dataclass(frozen=True)
 class AcceptRow:
+    anchor: Md
     pair: Md
     kind: Md
     k: int
@@ -33,6 +35,7 @@ class AcceptRow:
 
 @dataclass(frozen=True)
 class MatrixRow:
+    anchor: Md
     tier: Md
     precision: Md
     cells: tuple[Md, ...]
@@ -73,6 +76,7 @@ class LegNote:
 class RuntimeParity:
     """One tier's plain greedy decodes under another runtime against Python onnxruntime's."""
 
+    anchor: Md
     tier: Md
     cells: tuple[Md, ...]
 
@@ -126,7 +130,12 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
         tuple(md(p) for p in found.precisions),
         tuple(RuntimeRow(md(row.leg.name), tuple(_cell(c) for c in row.cells)) for row in found.rows),
         tuple(md(row.leg.name) for row in found.rows[1:]),
-        tuple(RuntimeParity(md(f"{t.tier} ({t.precision})"), tuple(md(s) for s in cells)) for t, cells in found.parity),
+        tuple(
+            RuntimeParity(
+                anchor(row_id("runtime", t.tier)), md(f"{t.tier} ({t.precision})"), tuple(md(s) for s in cells)
+            )
+            for t, cells in found.parity
+        ),
         tuple(notes),
     )
 
@@ -138,6 +147,7 @@ def framing_page(a: Analysis | None, links: RunLinks) -> Framing:
     tiers = a.record.python_tiers
     matrix = tuple(
         MatrixRow(
+            anchor(row_id("framing", t.tier)),
             md(t.tier),
             md(t.precision),
             tuple(md(f"{b.argmax_agree}/{b.argmax_total}") for b in t.blocks),
@@ -150,6 +160,7 @@ def framing_page(a: Analysis | None, links: RunLinks) -> Framing:
     )
     acceptance = tuple(
         AcceptRow(
+            anchor(row_id("accept", x.name)),
             md(x.name),
             md("self" if x.self_pair else "pair"),
             x.k,

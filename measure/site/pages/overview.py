@@ -1,28 +1,323 @@
-"""Overview: the current verdicts of the newest complete record."""
+"""Overview: the RESULTS entry a careful engineer would write, generated from the current record.
+
+A few sentences with the numbers (speed against the reference, fidelity, the
+speculative result, framing and runtime parity, the gates), one summary
+table, then every question with its answer, measured value, rule and a link
+to the exact row it rests on.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 
-from measure.report import Analysis
-from measure.site.context import RunLinks, RunRef, Topic, topics
+from measure.report import Analysis, Headline, PairLine, TierLine, headline
+from measure.site.context import ADMONITION, Md, RunLinks, RunRef, md, trusted
+from measure.site.escape import slug
+from measure.site.evidence import evidence, row_id, verdict_id
+from measure.stats import Estimate
+from measure.verdicts import Verdict
+
+RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
+BADGE = {"success": "✓", "failure": "✗", "warning": "!", "inconclusive": "?", "info": "i"}
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    tier: Md
+    role: Md
+    size: Md
+    ms_per_token: Md
+    vs_reference: Md
+    exact: Md
+    same: Md
+    framing: Md
+    runtimes: tuple[Md, ...]
+    verdict: Md
+
+
+@dataclass(frozen=True)
+class PairRow:
+    pair: Md
+    speedups: Md
+    acceptance: Md
+    preserved: Md
+    verdict: Md
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    anchor: Md
+    badge: Md
+    subject: Md
+    answer: Md
+    measured: Md
+    rule: Md
+    evidence: Md
+
+
+@dataclass(frozen=True)
+class Question:
+    question: Md
+    anchor: Md
+    rows: tuple[VerdictRow, ...]
 
 
 @dataclass(frozen=True)
 class Overview:
     current: RunRef | None
+    sentences: tuple[Md, ...]
+    tiers: tuple[SummaryRow, ...]
+    runtimes: tuple[Md, ...]
+    """Column heads for the other runtimes' greedy parity."""
+    pairs: tuple[PairRow, ...]
+    questions: tuple[Question, ...]
     machines: tuple[RunRef, ...]
-    topics: tuple[Topic, ...]
     records: int
+    record_link: Md | None
+    """The current record's JSON, published beside its run page."""
+
+
+def _link(text: str, href: str) -> Md:
+    return trusted(f"[{md(text)}]({href})")
+
+
+def _x(e: Estimate) -> str:
+    return f"{e.value:.2f}× [{e.lo:.2f}, {e.hi:.2f}]"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def badge(outcome: str) -> Md:
+    return trusted(
+        f'<span class="measure-badge measure-{ADMONITION[outcome]}" title="{outcome}">{BADGE[outcome]}</span>'
+    )
+
+
+def _tier_sentence(role: str, t: TierLine, reference: str | None) -> Md:
+    parts = [f"{role} {md(t.tier)} ({md(t.precision)}, {_mb(t.size_bytes)}) "]
+    if t.ms_per_token is not None:
+        parts.append(f"decodes at {t.ms_per_token.value:.3f} ms/token")
+        if t.vs_reference is not None and reference:
+            v = t.vs_reference
+            if v.hi < 1:
+                word = f"{1 - v.value:.0%} faster"
+            elif v.lo > 1:
+                word = f"{v.value - 1:.0%} slower"
+            else:
+                word = "no clear difference"
+            parts.append(f", {_x(v)} the time per token of the reference {md(reference)} ({word})")
+    if t.exact is not None:
+        parts.append(f"; it matches the expected output on {t.exact}/{t.rows} golden rows")
+        if t.same_as_reference is not None and reference and t.tier != reference:
+            parts.append(f" and decodes {t.same_as_reference}/{t.rows} rows exactly as the reference does")
+    href = f"wallclock.md#{row_id('tier', t.tier)}"
+    parts.append(f" ({_link('evidence', href)}).")
+    return trusted("".join(parts))
+
+
+def _pair_sentence(p: PairLine) -> Md:
+    ks = "; ".join(f"k={x.k} {_x(x.observed_speedup)}" for x in p.ks)
+    v = p.verdict
+    name = md(p.pair)
+    if v is not None and v.outcome == "success":
+        what = f"is faster than {md(p.verifier)}'s greedy decode {md(v.answer.removeprefix('yes, '))}"
+    elif v is not None and v.outcome == "failure":
+        what = "is not faster on this machine at any k: slower at every k"
+    else:
+        what = "is not shown faster on this machine at any k"
+    link = _link("evidence", f"wallclock.md#{row_id('pair', p.pair)}")
+    return trusted(f"Speculative {name} {what} ({ks}; Bonferroni over the k tried) ({link}).")
+
+
+def _framing_sentence(h: Headline) -> Md | None:
+    measured = [t for t in h.tiers if t.framing_total]
+    if not measured:
+        return None
+    changed = [t for t in measured if t.framing_changed]
+    if not changed:
+        total = sum(t.framing_total or 0 for t in measured)
+        return trusted(
+            f"Batched framing changes no decode: all {len(measured)} tiers keep every one of {total:,} argmax "
+            f"decisions single-step and batched ({_link('evidence', 'framing.md#framing-parity')})."
+        )
+    items = ", ".join(
+        f"{_link(t.tier, 'framing.md#' + row_id('framing', t.tier))} ({t.framing_changed} of {t.framing_total:,} "
+        "argmax decisions)"
+        for t in changed
+    )
+    rest = len(measured) - len(changed)
+    return trusted(f"Framing changes decodes of {items}; the other {rest} tier(s) decode identically.")
+
+
+def _runtime_sentence(h: Headline) -> Md | None:
+    legs = dict.fromkeys(name for t in h.tiers for name, _ in t.runtimes)
+    out = []
+    for leg in legs:
+        cells = [(t.tier, cell) for t in h.tiers for name, cell in t.runtimes if name == leg]
+        differ = [(tier, c) for tier, c in cells if "/" in c and c.split("/")[0] != c.split("/")[1]]
+        missing = [tier for tier, c in cells if "/" not in c]
+        if len(missing) == len(cells):
+            out.append(f"{md(leg)} was not measured here")
+        elif differ:
+            out.append(f"{md(leg)} decodes " + ", ".join(f"{md(t)} {c}" for t, c in differ) + " rows as Python does")
+        else:
+            out.append(f"{md(leg)} decodes every measured tier identically to Python onnxruntime")
+    if not out:
+        return None
+    return trusted("; ".join(out) + f" ({_link('evidence', 'framing.md#runtimes')}).")
+
+
+def _gates_sentence(h: Headline, a: Analysis) -> Md:
+    if not h.gates_failed:
+        gates = sum(v.gate or v.topic in ("decode-linear", "framing-parity") for v in a.verdicts)
+        return trusted(f"`measure check` passes: no gate fails ({gates} gated checks).")
+    names = ", ".join(f"{md(v.question)} {md(v.subject)}" for v in h.gates_failed)
+    return trusted(f"**`measure check` fails**: {names}.")
+
+
+def sentences(a: Analysis, h: Headline) -> tuple[Md, ...]:
+    r = a.record
+    m = r.environment.machine
+    out = [
+        trusted(
+            f"Measured {md(r.started_at[:10])} on {md(m.cpu)} ({m.cores} cores, machine {md(r.machine_id)}) with "
+            f"onnxruntime {md(r.environment.onnxruntime)}, over {r.golden.rows} golden rows."
+        )
+    ]
+    lines = {t.tier: t for t in h.tiers}
+    for role, name in (("Plain", h.plain), ("Lite", h.lite)):
+        if name in lines:
+            out.append(_tier_sentence(role, lines[name], h.reference))
+    out.extend(_pair_sentence(p) for p in h.pairs)
+    out.extend(s for s in (_framing_sentence(h), _runtime_sentence(h)) if s is not None)
+    out.append(_gates_sentence(h, a))
+    return tuple(out)
+
+
+def _worst(found: tuple[Verdict, ...]) -> Md:
+    judged = [v for v in found if v.outcome != "info"]
+    if not judged:
+        return md("-")
+    worst = min(judged, key=lambda v: RANK[v.outcome])
+    if worst.outcome == "success":
+        return trusted(f"{badge('success')} all {len(judged)} checks")
+    link = f"#{verdict_id(worst)}"
+    return trusted(f"{badge(worst.outcome)} [{md(worst.question.removesuffix('?').lower())}]({link})")
+
+
+def _pm(e: Estimate | None, digits: int, unit: str = "") -> Md:
+    if e is None:
+        return md("-")
+    return trusted(f"{e.value:.{digits}f}{unit}<br><small>[{e.lo:.{digits}f}, {e.hi:.{digits}f}]</small>")
+
+
+def _summary_row(t: TierLine) -> SummaryRow:
+    rows = t.rows or 0
+    framing = "-"
+    if t.framing_total:
+        framing = "stable" if not t.framing_changed else f"{t.framing_changed} of {t.framing_total:,} change"
+    return SummaryRow(
+        _link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}"),
+        trusted(f"{md(t.role)}<br><small>{md(t.precision)}</small>"),
+        md(_mb(t.size_bytes)),
+        _pm(t.ms_per_token, 3),
+        _pm(t.vs_reference, 2, "×") if t.vs_reference else md("reference" if t.vs_reference is None else "-"),
+        md(f"{t.exact}/{rows}" if t.exact is not None else "-"),
+        md(f"{t.same_as_reference}/{rows}" if t.same_as_reference is not None else "-"),
+        md(framing),
+        tuple(md(c) for _, c in t.runtimes),
+        _worst(t.verdicts),
+    )
+
+
+def _pair_row(p: PairLine) -> PairRow:
+    ks = "<br>".join(
+        f"k={x.k}: {x.observed_speedup.value:.2f}× <small>[{x.observed_speedup.lo:.2f}, {x.observed_speedup.hi:.2f}]"
+        "</small>"
+        for x in p.ks
+    )
+    v = p.verdict
+    return PairRow(
+        _link(p.pair, f"wallclock.md#{row_id('pair', p.pair)}"),
+        trusted(ks),
+        md("-" if p.acceptance is None else f"{p.acceptance:.3f}"),
+        md(p.preserved or "-"),
+        trusted(f"{badge(v.outcome)} {md(v.answer)}") if v else md("-"),
+    )
+
+
+def _questions(found: tuple[Verdict, ...]) -> tuple[Question, ...]:
+    groups: dict[str, list[Verdict]] = {}
+    for v in found:
+        groups.setdefault(v.topic, []).append(v)
+    return tuple(
+        Question(
+            md(vs[0].question),
+            slug(topic),
+            tuple(
+                VerdictRow(
+                    verdict_id(v),
+                    badge(v.outcome),
+                    md(v.subject),
+                    md(v.answer),
+                    md(v.measured),
+                    md(v.rule),
+                    trusted(f"[row]({evidence(v)})"),
+                )
+                for v in sorted(vs, key=lambda v: RANK[v.outcome])
+            ),
+        )
+        for topic, vs in groups.items()
+    )
 
 
 def overview_page(current: Analysis | None, latest: dict[str, Analysis], records: int, links: RunLinks) -> Overview:
     if current is None:
-        return Overview(None, (), (), records)
+        return Overview(None, (), (), (), (), (), (), records, None)
+    h = headline(current)
     ref = links.ref(current.record)
+    paged = str(ref.link).endswith(".md") and "--" in str(ref.link)
+    runtimes = tuple(md(name) for name, _ in (h.tiers[0].runtimes if h.tiers else ()))
     return Overview(
         ref,
+        sentences(current, h),
+        tuple(_summary_row(t) for t in h.tiers),
+        runtimes,
+        tuple(_pair_row(p) for p in h.pairs),
+        _questions(current.verdicts),
         tuple(links.ref(a.record) for _, a in sorted(latest.items())),
-        topics(current.verdicts, ref, current.record.date),
         records,
+        trusted(str(ref.link).removesuffix(".md") + ".json") if paged else None,
     )
+
+
+def summary_csv(h: Headline) -> str:
+    """The summary table as CSV, plain numbers (no markup), for a spreadsheet."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
+    w.writerow(
+        [
+            *("tier", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
+            *("vs_reference", "vs_reference_lo", "vs_reference_hi", "exact", "rows", "same_as_reference"),
+            *("framing_changed", "framing_decisions", *(f"greedy_parity {leg}" for leg in legs), "worst_outcome"),
+        ]
+    )
+    for t in h.tiers:
+        ms, vs = t.ms_per_token, t.vs_reference
+        judged = [v.outcome for v in t.verdicts if v.outcome != "info"]
+        w.writerow(
+            [
+                *(t.tier, t.role, t.precision, t.size_bytes),
+                *((ms.value, ms.lo, ms.hi) if ms else ("", "", "")),
+                *((vs.value, vs.lo, vs.hi) if vs else ("", "", "")),
+                *(t.exact, t.rows, t.same_as_reference, t.framing_changed, t.framing_total),
+                *(cell for _, cell in t.runtimes),
+                min(judged, key=lambda o: RANK[o]) if judged else "",
+            ]
+        )
+    return out.getvalue()

@@ -6,12 +6,14 @@ from dataclasses import dataclass
 
 from measure.report import Analysis
 from measure.site import charts
-from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_ci, md
+from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, stacked, trusted
 from measure.site.escape import slug
+from measure.site.evidence import anchor, row_id
 
 
 @dataclass(frozen=True)
 class TierRow:
+    anchor: Md
     tier: Md
     role: Md
     precision: Md
@@ -26,6 +28,8 @@ class TierRow:
 
 @dataclass(frozen=True)
 class PairRow:
+    anchor: Md
+    """Ids of the row: its case, and the pair on the pair's first k."""
     case: Md
     k: int
     acceptance: Md
@@ -54,21 +58,28 @@ def wallclock_page(a: Analysis | None, links: RunLinks) -> Wallclock:
         return Wallclock(None if a is None else links.ref(a.record), slug("wallclock"), (), (), (), (), 0, 0)
     rows = tuple(
         TierRow(
+            anchor(row_id("tier", t.tier)),
             md(t.tier),
             md(t.role),
             md(t.precision),
             t.tokens,
-            fmt_ci(t.total_s),
-            fmt_ci(t.ms_per_token),
-            fmt_ci(t.tokens_per_s, 0),
-            fmt_ci(t.ratio_vs_plain, 2),
-            fmt_ci(t.exponent, 2),
+            stacked(t.total_s, 2),
+            stacked(t.ms_per_token, 3),
+            stacked(t.tokens_per_s, 0),
+            stacked(t.ratio_vs_plain, 2, "×"),
+            stacked(t.exponent, 2),
             md(f"{t.overhead:.1%}"),
         )
         for t in a.tiers
     )
+    first = {}
+    for p in a.pairs:
+        first.setdefault(p.pair, p.case)
     pairs = tuple(
         PairRow(
+            trusted(
+                anchor(row_id("case", p.case)) + (anchor(row_id("pair", p.pair)) if first[p.pair] == p.case else "")
+            ),
             md(p.pair),
             p.k,
             fmt(p.acceptance, 4),
@@ -76,7 +87,7 @@ def wallclock_page(a: Analysis | None, links: RunLinks) -> Wallclock:
             md(" ".join("-" if x is None else f"{x:.2f}" for x in p.acceptance_by_position)),
             fmt(p.cost_ratio, 2),
             fmt(p.predicted_speedup, 2),
-            fmt_ci(p.observed_speedup, 2),
+            stacked(p.observed_speedup, 2, "×"),
             fmt(p.observed_over_predicted, 2),
         )
         for p in a.pairs
