@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from measure.artifacts import load_tier
     from measure.decode import greedy
-    from measure.session import SessionConfig
+    from measure.session_options import SessionConfig
     from measure.speculative import SpeculativePair
 
     config = SessionConfig(intra_op_threads=args.threads)
