@@ -123,10 +123,19 @@ class Encoder:
         session.output_names = session.output_names[:1]
         dim = session.inputs["input_ids"].shape[1] if len(session.inputs["input_ids"].shape) > 1 else None
         self.max_tokens = dim if isinstance(dim, int) else None
+        self._masks: dict[int, np.ndarray] = {}
+
+    def _mask(self, length: int) -> np.ndarray:
+        """The all-ones source mask of one length, made once and shared read-only by every decode."""
+        mask = self._masks.get(length)
+        if mask is None:
+            mask = self._masks[length] = np.ones((1, length), dtype=self.mask_dtype or np.int64)
+            mask.flags.writeable = False
+        return mask
 
     def run(self, ids: list[int], trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-        arr = np.asarray([ids], dtype=self.ids_dtype)
-        mask = np.ones_like(arr, dtype=self.mask_dtype or np.int64)
+        arr = np.array([ids], dtype=self.ids_dtype)
+        mask = self._mask(len(ids))
         feeds = {"input_ids": arr}
         if self.mask_dtype is not None:
             feeds["attention_mask"] = mask
@@ -240,9 +249,14 @@ class Decoder:
             raise MeasureError(f"{session.path}: logits have a symbolic vocabulary axis; state vocab_size in tier.json")
         return Shape(layers, heads, head_dim, vocab, _DTYPES[past.type])
 
-    def _zeros(self, length: int = 0) -> np.ndarray:
-        s = self.shape
-        return np.zeros((1, s.heads, length, s.head_dim), dtype=s.kv_dtype)
+    def _zeros(self) -> np.ndarray:
+        """The empty (length 0) past every decode starts from: made once, shared read-only."""
+        zeros = getattr(self, "_empty_past", None)
+        if zeros is None:
+            s = self.shape
+            zeros = self._empty_past = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
+            zeros.flags.writeable = False
+        return zeros
 
 
 def _check_layers(found: set[int], path: Path, what: str) -> int:

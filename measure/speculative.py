@@ -100,6 +100,7 @@ class SpeculativePair:
         v_cache = v.start(ids, trace)
         d_cache = d.start(ids, trace)
         seq = [v.special.decoder_start]  # committed tokens, start included
+        d_feed, v_feed = d.decoder.feed, v.decoder.feed  # bound once: the round loop is the hot path
         rounds: list[Round] = []
         d_calls = v_calls = 0
         stopped = "max_new_tokens"
@@ -110,32 +111,32 @@ class SpeculativePair:
             if budget > 0:
                 logits = None
                 for token in seq[d_cache.length :]:  # single-step: catch up on committed tokens
-                    logits, d_cache = d.feed(d_cache, [token], trace)
+                    logits, d_cache = d_feed(d_cache, [token], trace)
                     d_calls += 1
                 while True:
-                    draft = int(np.argmax(logits[-1]))
+                    draft = int(logits[-1].argmax())
                     drafts.append(draft)
                     if draft == eos or len(drafts) == budget:
                         break
-                    logits, d_cache = d.feed(d_cache, [draft], trace)
+                    logits, d_cache = d_feed(d_cache, [draft], trace)
                     d_calls += 1
             base = v_cache.length  # == len(seq) - 1: the verifier always lacks only the last committed token
             if verify == "batched":
-                logits, v_cache = v.feed(v_cache, [seq[-1], *drafts], trace)
+                logits, v_cache = v_feed(v_cache, [seq[-1], *drafts], trace)
                 v_calls += 1
             else:
                 rows = []
                 for token in [seq[-1], *drafts]:
-                    step, v_cache = v.feed(v_cache, [token], trace)
+                    step, v_cache = v_feed(v_cache, [token], trace)
                     rows.append(step[-1])
                     v_calls += 1
                 logits = np.stack(rows)
-            best = np.argmax(logits, axis=-1)
+            best = logits.argmax(-1).tolist()
             n = 0
-            while n < len(drafts) and drafts[n] == int(best[n]):
+            while n < len(drafts) and drafts[n] == best[n]:
                 n += 1
             seq.extend(drafts[:n])
-            seq.append(int(best[n]))
+            seq.append(best[n])
             rounds.append(Round(proposed=len(drafts), accepted=n, bonus=bool(drafts) and n == len(drafts)))
             v_cache = v_cache.trim(base + 1 + n)
             if drafts:
