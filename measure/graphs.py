@@ -232,6 +232,39 @@ class Decoder:
             feeds.update(zip(past, logits[1:], strict=False))  # strict would re-check lengths every call
         return out, "max_new_tokens"
 
+    def draft(self, cache: Cache, tokens: list[int], budget: int, eos: int, trace: Trace) -> tuple[list[int], Cache]:
+        """A drafter's turn: feed ``tokens`` single-step, then draft greedily until ``budget`` drafts or eos.
+
+        The last draft is not fed. The same calls and argmax as repeated :meth:`feed`, with
+        the loop's work cut as in :meth:`greedy`; returns the drafts and the cache after
+        every fed token (``len(tokens) + len(drafts) - 1`` calls).
+        """
+        if not tokens or budget < 1:
+            raise ValueError("a draft needs at least one token to feed and a budget of at least one")
+        if cache.length == 0 and self.first_call_differs:
+            first, cache = self.feed(cache, tokens[:1], trace)
+            row, tokens = first[-1], tokens[1:]
+        session, feeds, past = self._steady(cache)
+        run, one = session.run, self._one
+        length = cache.length
+        for token in tokens:
+            feeds["input_ids"] = one[token]
+            out = run(feeds, trace)
+            feeds.update(zip(past, out[1:], strict=False))
+            row = out[0]
+            length += 1
+        drafts: list[int] = []
+        while True:
+            token = int(row.argmax())
+            drafts.append(token)
+            if token == eos or len(drafts) == budget:
+                return drafts, Cache(tuple([feeds[p] for p in past]), cache.cross, length)
+            feeds["input_ids"] = one[token]
+            out = run(feeds, trace)
+            feeds.update(zip(past, out[1:], strict=False))
+            row = out[0]
+            length += 1
+
     @staticmethod
     def _shape(session: TimedSession, past_name: str, logits: str, layers: int, meta: dict) -> Shape:
         past = session.inputs[past_name]

@@ -100,7 +100,7 @@ class SpeculativePair:
         v_cache = v.start(ids, trace)
         d_cache = d.start(ids, trace)
         seq = [v.special.decoder_start]  # committed tokens, start included
-        d_feed, v_feed = d.decoder.feed, v.decoder.feed  # bound once: the round loop is the hot path
+        d_draft, v_feed = d.decoder.draft, v.decoder.feed  # bound once: the round loop is the hot path
         rounds: list[Round] = []
         d_calls = v_calls = 0
         stopped = "max_new_tokens"
@@ -109,17 +109,9 @@ class SpeculativePair:
             budget = min(k, room - 1)
             drafts: list[int] = []
             if budget > 0:
-                logits = None
-                for token in seq[d_cache.length :]:  # single-step: catch up on committed tokens
-                    logits, d_cache = d_feed(d_cache, [token], trace)
-                    d_calls += 1
-                while True:
-                    draft = int(logits[-1].argmax())
-                    drafts.append(draft)
-                    if draft == eos or len(drafts) == budget:
-                        break
-                    logits, d_cache = d_feed(d_cache, [draft], trace)
-                    d_calls += 1
+                catch_up = seq[d_cache.length :]  # committed tokens the drafter lacks, fed single-step
+                drafts, d_cache = d_draft(d_cache, catch_up, budget, eos, trace)
+                d_calls += len(catch_up) + len(drafts) - 1
             base = v_cache.length  # == len(seq) - 1: the verifier always lacks only the last committed token
             if verify == "batched":
                 logits, v_cache = v_feed(v_cache, [seq[-1], *drafts], trace)
