@@ -101,7 +101,7 @@ class SpeculativePair:
         d_cache = d.start(ids, trace)
         seq = [v.special.decoder_start]  # committed tokens, start included
         d_draft, v_feed = d.decoder.draft, v.decoder.feed  # bound once: the round loop is the hot path
-        rounds: list[Round] = []
+        rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
         d_calls = v_calls = 0
         stopped = "max_new_tokens"
         while len(seq) - 1 < limit:
@@ -129,7 +129,7 @@ class SpeculativePair:
                 n += 1
             seq.extend(drafts[:n])
             seq.append(best[n])
-            rounds.append(Round(proposed=len(drafts), accepted=n, bonus=bool(drafts) and n == len(drafts)))
+            rounds.append((len(drafts), n))
             v_cache = v_cache.trim(base + 1 + n)
             if drafts:
                 d_cache = d_cache.trim(min(d_cache.length, base + 1 + min(n, len(drafts) - 1)))
@@ -146,7 +146,7 @@ class SpeculativePair:
             wall_s=wall,
             calls=trace.calls(),
             run_s=trace.run_s(),
-            rounds=tuple(rounds),
+            rounds=tuple(Round(proposed=p, accepted=a, bonus=p > 0 and a == p) for p, a in rounds),
             drafter_calls=d_calls,
             verifier_calls=v_calls,
             drafter_run_s=trace.run_s(d.label + "."),
