@@ -372,7 +372,7 @@ def main() -> None:
 
     print("\nspeculative small-int4 -> base-int8: predicted speedup from measured call costs beside Leviathan et al.'s")
     print(
-        f"  {'k':<3}{'loop':<8}{'accept':>8}{'E tok':>7}{'c':>7}{'batch x':>9}{'draft/rd':>9}"
+        f"  {'k':<3}{'loop':<8}{'accept':>8}{'E tok':>7}{'tok/rd':>7}{'c':>7}{'batch x':>9}{'draft/rd':>9}"
         f"{'Leviathan':>10}{'measured':>10}{'observed':>10}{'efficiency':>11}"
     )
     verifier_label, drafter_label = pairs[2].verifier.label, pairs[2].drafter.label
@@ -387,19 +387,24 @@ def main() -> None:
                 draft = decoder_call_s(traces, drafter_label)
                 costs = CallCosts(single[0] / single[1], batched[0] / batched[1], draft[0] / draft[1])
                 acceptance = sum(d.accepted for d in decs) / sum(d.proposed for d in decs)
-                m = draft[1] / sum(len(d.rounds) for d in decs)
+                rounds = sum(len(d.rounds) for d in decs)
+                m, tpr = draft[1] / rounds, 1 + sum(d.accepted for d in decs) / rounds
                 observed = rep_ms(g_rep) / rep_ms(s_rep)
-                per_rep.append(predict(k, acceptance, costs, draft_calls_per_round=m, observed=observed))
+                per_rep.append(
+                    predict(k, acceptance, costs, draft_calls_per_round=m, tokens_per_round=tpr, observed=observed)
+                )
             mid = statistics.median_low(x.efficiency for x in per_rep)
             p = next(x for x in per_rep if x.efficiency == mid)
             print(
                 f"  {k:<3}{'before' if suffix else 'now':<8}{p.acceptance:>8.4f}{p.expected_tokens:>7.2f}"
+                f"{p.tokens_per_round:>7.2f}"
                 f"{p.cost_ratio:>7.3f}{p.batch_ratio:>9.3f}{p.draft_calls_per_round:>9.2f}{p.leviathan:>10.3f}"
                 f"{p.measured_cost:>10.3f}{p.observed:>10.3f}{p.efficiency:>11.3f}"
             )
     print(
         "  c: drafter call / single-step verifier call; batch x: verifier call of k+1 tokens / single step;"
-        " draft/rd: drafter calls per round;\n  measured: E x single / (draft/rd x drafter call + batched call);"
+        " draft/rd: drafter calls per round;\n  tok/rd: tokens committed per round (E assumes no cut rounds);"
+        " measured: tok/rd x single / (draft/rd x drafter call + batched call);\n "
         " observed: greedy base-int8 ms/token / speculative ms/token;\n  efficiency = observed / measured;"
         " each row is the repeat with the median efficiency (costs, prediction and observed from that repeat)"
     )

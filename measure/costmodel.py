@@ -8,9 +8,11 @@ takes the measured costs instead:
 
     speedup = E(a, k) * single_s / (draft_calls_per_round * draft_s + batched_s)
 
-with E(a, k) = (1 - a^(k+1)) / (1 - a) tokens per round (k + 1 when a = 1). With
-``batched_s == single_s`` and k drafter calls per round it is exactly Leviathan's
-figure. The *efficiency* of a pair is observed speedup / this prediction: how much
+with E(a, k) = (1 - a^(k+1)) / (1 - a) tokens per round (k + 1 when a = 1), or the
+tokens per round a decode really committed when that is given (short rows end in
+rounds cut by the length cap or eos, which E does not know). With
+``batched_s == single_s``, k drafter calls and E tokens per round it is exactly
+Leviathan's figure. The *efficiency* of a pair is observed speedup / this prediction: how much
 of what the measured calls allow the decode loop delivers.
 
 Pure Python: plain floats in, frozen dataclasses out; no onnxruntime.
@@ -66,13 +68,15 @@ class SpeculativePrediction:
     acceptance: float
     expected_tokens: float
     """Tokens per round, E(a, k)."""
+    tokens_per_round: float
+    """Tokens per round the measured-cost prediction uses: observed when given, else E."""
     cost_ratio: float
     batch_ratio: float
     draft_calls_per_round: float
     leviathan: float
     """Predicted speedup, Leviathan et al.: E / (k c + 1)."""
     measured_cost: float
-    """Predicted speedup from the measured call costs: E single / (m draft + batched)."""
+    """Predicted speedup from the measured call costs: tokens per round x single / (m draft + batched)."""
     observed: float | None = None
     efficiency: float | None = None
     """observed / measured_cost; None without an observed speedup."""
@@ -84,21 +88,30 @@ def predict(
     costs: CallCosts,
     *,
     draft_calls_per_round: float | None = None,
+    tokens_per_round: float | None = None,
     observed: float | None = None,
 ) -> SpeculativePrediction:
-    """Both predicted speedups for draft length ``k``; ``draft_calls_per_round`` defaults to k (Leviathan's)."""
+    """Both predicted speedups for draft length ``k``.
+
+    ``draft_calls_per_round`` defaults to k and ``tokens_per_round`` to E(a, k), Leviathan's
+    assumptions; pass the measured ones to predict from what the decode really did.
+    """
     if k < 1:
         raise MeasureError(f"speculative k: expected at least 1, got {k}")
     if not 0.0 <= acceptance <= 1.0:
         raise MeasureError(f"acceptance: expected a rate in [0, 1], got {acceptance!r}")
     m = float(k if draft_calls_per_round is None else draft_calls_per_round)
     e = expected_tokens_per_round(acceptance, k)
+    tokens = e if tokens_per_round is None else float(tokens_per_round)
+    if not 1.0 <= tokens <= k + 1:
+        raise MeasureError(f"tokens per round: expected between 1 and k + 1 = {k + 1}, got {tokens_per_round!r}")
     leviathan = predicted_speedup(acceptance, k, costs.cost_ratio)
-    measured = e * costs.single_s / (m * costs.draft_s + costs.batched_s)
+    measured = tokens * costs.single_s / (m * costs.draft_s + costs.batched_s)
     return SpeculativePrediction(
         k=k,
         acceptance=acceptance,
         expected_tokens=e,
+        tokens_per_round=tokens,
         cost_ratio=costs.cost_ratio,
         batch_ratio=costs.batch_ratio,
         draft_calls_per_round=m,

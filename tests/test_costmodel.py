@@ -31,7 +31,7 @@ def test_equal_costs_and_k_drafter_calls_give_leviathans_figure():
     assert p.expected_tokens == pytest.approx(3.3616)
     assert p.cost_ratio == pytest.approx(0.25) and p.batch_ratio == pytest.approx(1.0)
     assert p.leviathan == pytest.approx(1.6808)
-    assert p.measured_cost == pytest.approx(p.leviathan)
+    assert p.measured_cost == pytest.approx(p.leviathan) and p.tokens_per_round == p.expected_tokens
     assert p.observed is None and p.efficiency is None
 
 
@@ -48,6 +48,18 @@ def test_a_dearer_batched_call_lowers_the_measured_cost_prediction():
     assert p.batch_ratio == pytest.approx(1.5)
     # efficiency: 1.2 / 1.275294 = 0.940959...
     assert p.efficiency == pytest.approx(1.2 * 425 / 542)
+
+
+def test_observed_tokens_per_round_replace_e_in_the_measured_cost_prediction_only():
+    costs = CallCosts(single_s=200e-6, batched_s=300e-6, draft_s=50e-6)
+    p = predict(2, 0.9, costs, draft_calls_per_round=3, tokens_per_round=2.5, observed=1.0)
+    assert p.expected_tokens == pytest.approx(2.71) and p.tokens_per_round == 2.5
+    assert p.leviathan == pytest.approx(2.71 / 1.5)  # Leviathan's figure keeps E
+    # 2.5 * 200 / (3 * 50 + 300) = 500 / 450
+    assert p.measured_cost == pytest.approx(500 / 450)
+    assert p.efficiency == pytest.approx(0.9)
+    with pytest.raises(MeasureError, match="tokens per round"):
+        predict(2, 0.9, costs, tokens_per_round=3.5)
 
 
 def test_costs_from_record_totals():
