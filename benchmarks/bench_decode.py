@@ -378,23 +378,19 @@ def main() -> None:
     verifier_label, drafter_label = pairs[2].verifier.label, pairs[2].drafter.label
     for k in pairs:
         for suffix in (" before", ""):
-            # one prediction per repeat, from that repeat's own calls, against the greedy pass run beside it
-            per_rep = []
-            for g_rep, s_rep in zip(samples[f"base-int8{suffix}"], samples[f"speculative k={k}{suffix}"], strict=True):
-                traces, decs = [tr for _, tr in s_rep], [d for d, _ in s_rep]
-                single = decoder_call_s([tr for _, tr in g_rep], "base-int8")
-                batched = decoder_call_s(traces, verifier_label)
-                draft = decoder_call_s(traces, drafter_label)
-                costs = CallCosts(single[0] / single[1], batched[0] / batched[1], draft[0] / draft[1])
-                acceptance = sum(d.accepted for d in decs) / sum(d.proposed for d in decs)
-                rounds = sum(len(d.rounds) for d in decs)
-                m, tpr = draft[1] / rounds, 1 + sum(d.accepted for d in decs) / rounds
-                observed = rep_ms(g_rep) / rep_ms(s_rep)
-                per_rep.append(
-                    predict(k, acceptance, costs, draft_calls_per_round=m, tokens_per_round=tpr, observed=observed)
-                )
-            mid = statistics.median_low(x.efficiency for x in per_rep)
-            p = next(x for x in per_rep if x.efficiency == mid)
+            # every repeat together: calls, walls and tokens summed over the interleaved passes
+            g_all = [r for rep in samples[f"base-int8{suffix}"] for r in rep]
+            s_all = [r for rep in samples[f"speculative k={k}{suffix}"] for r in rep]
+            traces, decs = [tr for _, tr in s_all], [d for d, _ in s_all]
+            single = decoder_call_s([tr for _, tr in g_all], "base-int8")
+            batched = decoder_call_s(traces, verifier_label)
+            draft = decoder_call_s(traces, drafter_label)
+            costs = CallCosts(single[0] / single[1], batched[0] / batched[1], draft[0] / draft[1])
+            acceptance = sum(d.accepted for d in decs) / sum(d.proposed for d in decs)
+            rounds = sum(len(d.rounds) for d in decs)
+            m, tpr = draft[1] / rounds, sum(len(d.tokens) + 1 for d in decs) / rounds  # counted as ms/token counts
+            observed = rep_ms(g_all) / rep_ms(s_all)
+            p = predict(k, acceptance, costs, draft_calls_per_round=m, tokens_per_round=tpr, observed=observed)
             print(
                 f"  {k:<3}{'before' if suffix else 'now':<8}{p.acceptance:>8.4f}{p.expected_tokens:>7.2f}"
                 f"{p.tokens_per_round:>7.2f}"
@@ -403,11 +399,31 @@ def main() -> None:
             )
     print(
         "  c: drafter call / single-step verifier call; batch x: verifier call of k+1 tokens / single step;"
-        " draft/rd: drafter calls per round;\n  tok/rd: tokens committed per round (E assumes no cut rounds);"
+        " draft/rd: drafter calls per round;\n  tok/rd: output tokens (eos included) per round, as ms/token counts them"
+        " (E assumes no cut rounds);"
         " measured: tok/rd x single / (draft/rd x drafter call + batched call);\n "
         " observed: greedy base-int8 ms/token / speculative ms/token;\n  efficiency = observed / measured;"
-        " each row is the repeat with the median efficiency (costs, prediction and observed from that repeat)"
+        " call costs are means of the decoder calls (encoders left out) over every repeat of this run"
     )
+
+    def shares(name: str) -> tuple[float, float]:
+        """Shares of wall time outside session.run (harness) and in encoder calls, over the whole run."""
+        wall = sum(d.wall_s for rep in samples[name] for d, _ in rep)
+        run_s = sum(d.run_s for rep in samples[name] for d, _ in rep)
+        enc = sum(e - s for rep in samples[name] for _, tr in rep for n, s, e in tr.log if n.endswith(".encoder"))
+        return (wall - run_s) / wall, enc / wall
+
+    h_g, e_g = shares("base-int8")
+    print(
+        "  where the rest goes (whole run): efficiency ~ decoder-call share of speculative wall / that of greedy;"
+        f"\n  greedy base-int8: harness {h_g:.1%}, encoder calls {e_g:.1%}, decoder calls {1 - h_g - e_g:.1%}"
+    )
+    for k in pairs:
+        h_s, e_s = shares(f"speculative k={k}")
+        print(
+            f"  speculative k={k}: harness {h_s:.1%}, encoder calls {e_s:.1%} (two models), "
+            f"decoder calls {1 - h_s - e_s:.1%} -> {(1 - h_s - e_s) / (1 - h_g - e_g):.3f}"
+        )
 
 
 if __name__ == "__main__":
