@@ -119,9 +119,8 @@ def run(
         if "framing" in suites:
             doc["framing"] = {}
             selves = _self_pairs(config, tiers)
-            run_framing(
-                tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress, env["onnxruntime"]
-            )
+            framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
+            run_framing(*framing, runtime_version=env["onnxruntime"])
     except KeyboardInterrupt:
         writer.finish(error="interrupted")
         raise
