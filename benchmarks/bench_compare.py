@@ -23,6 +23,7 @@ from measure.comparison import compare
 from measure.config import load_config
 from measure.record import load_record
 from measure.runner import run
+from measure.session import Slowdown
 
 CONFIG = """
 golden = "rows.jsonl"
@@ -66,8 +67,8 @@ def main() -> None:
         first = load_record(run(config, ["wallclock"], folder / "results", argv=["bench"]))
         print(f"{'comparison':<16}{'case':<28}{'new/base':>9}  {'95% CI':<16}{'p slower':>9}  outcome")
         for i in range(args.rounds):
-            for label, slow in (("A/A", None), ("slowed 30%", {"small-int4": 0.3})):
-                doc = load_record(run(config, ["wallclock"], folder / "results", argv=["bench"], slow=slow))
+            for label, hooks in (("A/A", None), ("slowed 30%", {"small-int4": Slowdown(0.3)})):
+                doc = load_record(run(config, ["wallclock"], folder / "results", argv=["bench"], after_run=hooks))
                 for c in compare(first, doc):
                     ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
                     print(

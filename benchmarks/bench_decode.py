@@ -1,15 +1,24 @@
 """Decode-engine benchmark on the bundled demo: prints figures, asserts nothing.
 
-For each tier, over the golden rows, warm sessions, repeats interleaved across
-tiers (A B C A B C ...) so machine drift hits all alike:
+For each case, over the golden rows, warm sessions, repeats interleaved across
+cases (A B C A B C ...) so machine drift hits all alike:
 
 * ms per output token (median over repeats of total wall / total tokens);
 * the share of wall time inside ``session.run`` (harness overhead = the rest;
-  target: overhead <= 10% on base int8);
+  targets: <= 3% on base-int8, <= 5% on the small tiers and in speculative rounds);
 * the fitted exponent b of per-row time ~ T^b against output length T
   (target <= 1.15, i.e. O(T)); the uncached reference decode is fitted too, as
   the O(T^2)-shaped contrast;
-* speculative decoding (lite int4 drafter -> plain int8 verifier) for k = 2, 4, 8.
+* speculative decoding (lite int4 drafter -> plain int8 verifier) for k = 2, 4, 8;
+* the merged layout (one ``If`` graph) against the split optimum layout on the same weights.
+
+``before`` cases run the decode loop as it was before issue 18 (a feeds dict and
+an id array built per call, every output fetched, a cache object per call) on the
+same sessions, side by side with the current loop, so the gain is measured in one
+run. Then, from direct timing: the cost of one verifier call of n tokens against a
+single step (n = 1, 2, 3, 5, 9) per tier, and the speculative speedup predicted from
+those measured costs (:mod:`measure.costmodel`) beside Leviathan et al.'s, with each
+k's efficiency = observed / measured-cost prediction.
 
 Run: ``python benchmarks/bench_decode.py [--repeats N]``.
 """
@@ -20,19 +29,275 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from time import perf_counter
 
 import numpy as np
 
 from measure import bundled
-from measure.artifacts import load_tier
+from measure.artifacts import Tier, load_tier
+from measure.costmodel import CallCosts, fit_batch_cost, predict
 from measure.decode import Decoded, greedy, greedy_uncached
 from measure.golden import load_golden
-from measure.speculative import SpeculativePair
+from measure.graphs import Cache, MergedDecoder, OptimumDecoder, SimpleDecoder
+from measure.session import TimedSession, Trace
+from measure.speculative import Round, SpeculativeDecoded, SpeculativePair
+
+DEMO = bundled.GOLDEN.parent
+BATCH_NS = (1, 2, 3, 5, 9)
+
+
+# --- the loop before issue 18, kept here to be timed beside the current one -------------------------------------
+
+
+class _BeforeTrace(Trace):
+    """Trace as it was: three appends and a mark per call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b_labels: list[str] = []
+        self.b_inside: list[float] = []
+        self.b_outside: list[float] = []
+        self.mark = self.started
+
+
+def _before_run(session: TimedSession, feeds: dict, trace: _BeforeTrace, names: list[str] | None = None) -> list:
+    if session.recorded is not None:
+        session.recorded.append({k: np.array(v, copy=True) for k, v in feeds.items()})
+    start = perf_counter()
+    out = session.session.run(names or session.output_names, feeds)
+    end = perf_counter()
+    if session.after_run:
+        pass
+    trace.b_labels.append(session.label)
+    trace.b_inside.append(end - start)
+    trace.b_outside.append(start - trace.mark)
+    trace.mark = end
+    trace.log.append((session.label, start, end))  # the same figures, read back the same way
+    return out
+
+
+def _before_feed(dec, cache: Cache, tokens: list[int], trace: _BeforeTrace) -> tuple[np.ndarray, Cache]:
+    if isinstance(dec, SimpleDecoder):
+        feeds = dict(zip(dec.past_names, cache.self_kv, strict=True))
+        feeds["input_ids"] = np.array([tokens], dtype=dec.ids_dtype)
+        feeds.update(cache.cross)
+        out = _before_run(dec.session, feeds, trace)
+        return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+    n = dec.names
+    if isinstance(dec, OptimumDecoder):
+        ids = np.asarray([tokens], dtype=dec.ids_dtype)
+        if cache.length == 0:
+            hidden, mask = cache.cross[0], cache.cross[1]
+            feeds = {"input_ids": ids, "encoder_attention_mask": mask, "encoder_hidden_states": hidden}
+            out = _before_run(dec.first, feeds, trace)
+            half = 1 + len(n.present_self)
+            return out[0][0], Cache(tuple(out[1:half]), (*out[half:], mask), len(tokens))
+        feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
+        feeds.update(zip(n.past_cross, cache.cross[:-1], strict=True))
+        feeds["input_ids"] = ids
+        feeds["encoder_attention_mask"] = cache.cross[-1]
+        out = _before_run(dec.with_past, feeds, trace)
+        return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+    assert isinstance(dec, MergedDecoder)
+    layers2 = 2 * n.layers
+    feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
+    feeds.update(zip(n.past_cross, cache.cross[:layers2], strict=True))
+    feeds["input_ids"] = np.asarray([tokens], dtype=dec.ids_dtype)
+    feeds["encoder_hidden_states"] = cache.cross[layers2]
+    feeds["encoder_attention_mask"] = cache.cross[layers2 + 1]
+    feeds["use_cache_branch"] = dec._cache if cache.length else dec._no_cache
+    out = _before_run(dec.session, feeds, trace, ["logits", *n.present_self, *n.present_cross])
+    half = 1 + layers2
+    cross = cache.cross if cache.length else (*out[half:], *cache.cross[layers2:])
+    return out[0][0], Cache(tuple(out[1:half]), cross, cache.length + len(tokens))
+
+
+def _before_start(tier: Tier, ids: list[int], trace: _BeforeTrace) -> Cache:
+    enc, dec = tier.encoder, tier.decoder
+    arr = np.asarray([ids], dtype=enc.ids_dtype)
+    mask = np.ones_like(arr, dtype=enc.mask_dtype or np.int64)
+    feeds = {"input_ids": arr}
+    if enc.mask_dtype is not None:
+        feeds["attention_mask"] = mask
+    (hidden,) = _before_run(enc.session, feeds, trace)
+    s = dec.shape
+    zero = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
+    if isinstance(dec, SimpleDecoder):
+        fixed = {"encoder_hidden_states": hidden} | ({"encoder_attention_mask": mask} if dec.with_mask else {})
+        return Cache((zero,) * (2 * s.layers), fixed, 0)
+    if isinstance(dec, OptimumDecoder):
+        return Cache((), (hidden, mask), 0)
+    return Cache((zero,) * (2 * s.layers), ((zero,) * (2 * s.layers)) + (hidden, mask), 0)
+
+
+def before_greedy(tier: Tier, text: str, trace: _BeforeTrace) -> Decoded:
+    ids = tier.source_ids(text)
+    limit = tier.default_max_new_tokens(len(ids))
+    eos = tier.special.eos
+    cache = _before_start(tier, ids, trace)
+    token = tier.special.decoder_start
+    out: list[int] = []
+    dec = tier.decoder
+    stopped = "max_new_tokens"
+    while len(out) < limit:
+        logits, cache = _before_feed(dec, cache, [token], trace)
+        token = int(logits[-1].argmax())
+        if token == eos:
+            stopped = "eos"
+            break
+        out.append(token)
+    wall = max(0.0, perf_counter() - trace.started)
+    return Decoded(tier.tokenizer.decode(out), tuple(out), stopped, wall, trace.calls(), trace.run_s())
+
+
+def before_speculative(pair: SpeculativePair, text: str, k: int, trace: _BeforeTrace) -> SpeculativeDecoded:
+    d, v = pair.drafter, pair.verifier
+    ids = v.source_ids(text)
+    limit = v.default_max_new_tokens(len(ids))
+    eos = v.special.eos
+    v_cache = _before_start(v, ids, trace)
+    d_cache = _before_start(d, ids, trace)
+    seq = [v.special.decoder_start]
+    rounds: list[Round] = []
+    d_calls = v_calls = 0
+    stopped = "max_new_tokens"
+    while len(seq) - 1 < limit:
+        budget = min(k, limit - (len(seq) - 1) - 1)
+        drafts: list[int] = []
+        if budget > 0:
+            logits = None
+            for token in seq[d_cache.length :]:
+                logits, d_cache = _before_feed(d.decoder, d_cache, [token], trace)
+                d_calls += 1
+            while True:
+                draft = int(np.argmax(logits[-1]))
+                drafts.append(draft)
+                if draft == eos or len(drafts) == budget:
+                    break
+                logits, d_cache = _before_feed(d.decoder, d_cache, [draft], trace)
+                d_calls += 1
+        base = v_cache.length
+        logits, v_cache = _before_feed(v.decoder, v_cache, [seq[-1], *drafts], trace)
+        v_calls += 1
+        best = np.argmax(logits, axis=-1)
+        n = 0
+        while n < len(drafts) and drafts[n] == int(best[n]):
+            n += 1
+        seq.extend(drafts[:n])
+        seq.append(int(best[n]))
+        rounds.append(Round(proposed=len(drafts), accepted=n, bonus=bool(drafts) and n == len(drafts)))
+        v_cache = v_cache.trim(base + 1 + n)
+        if drafts:
+            d_cache = d_cache.trim(min(d_cache.length, base + 1 + min(n, len(drafts) - 1)))
+        if eos in seq[len(seq) - n - 1 :]:
+            del seq[seq.index(eos, len(seq) - n - 1) :]
+            stopped = "eos"
+            break
+    del seq[limit + 1 :]
+    wall = perf_counter() - trace.started
+    return SpeculativeDecoded(
+        text=v.tokenizer.decode(seq[1:]),
+        tokens=tuple(seq[1:]),
+        stopped=stopped,
+        wall_s=wall,
+        calls=trace.calls(),
+        run_s=trace.run_s(),
+        rounds=tuple(rounds),
+        drafter_calls=d_calls,
+        verifier_calls=v_calls,
+        drafter_run_s=trace.run_s(d.label + "."),
+        verifier_run_s=trace.run_s(v.label + "."),
+    )
+
+
+def iobinding_greedy(tier: Tier, text: str, trace: Trace) -> Decoded:
+    """Greedy on the simple layout with onnxruntime IO binding: each call's output OrtValues are bound as the
+    next call's inputs, never turned into numpy (only the logits are read). Tried, measured, not used."""
+    import onnxruntime as ort
+
+    dec = tier.decoder
+    assert isinstance(dec, SimpleDecoder)
+    session, label = dec.session.session, dec.session.label
+    ids = tier.source_ids(text)
+    limit = tier.default_max_new_tokens(len(ids))
+    cache = tier.start(ids, trace)
+    binding = session.io_binding()
+    for name, value in cache.cross.items():
+        binding.bind_cpu_input(name, value)
+    for name, value in zip(dec.past_names, cache.self_kv, strict=True):
+        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value))
+    names, token, out = dec.session.output_names, tier.special.decoder_start, []
+    stopped = "max_new_tokens"
+    while len(out) < limit:
+        binding.bind_cpu_input("input_ids", dec._one[token])
+        binding.clear_binding_outputs()
+        for name in names:  # unallocated outputs: the shapes grow every call
+            binding.bind_output(name, "cpu")
+        start = perf_counter()
+        session.run_with_iobinding(binding)
+        end = perf_counter()
+        trace.log.append((label, start, end))
+        values = binding.get_outputs()
+        token = int(values[0].numpy().argmax())
+        if token == tier.special.eos:
+            stopped = "eos"
+            break
+        out.append(token)
+        for name, value in zip(dec.past_names, values[1:], strict=True):
+            binding.bind_ortvalue_input(name, value)
+    wall = perf_counter() - trace.started
+    return Decoded(tier.tokenizer.decode(out), tuple(out), stopped, wall, trace.calls(), trace.run_s())
+
+
+def c_level(tier: Tier) -> Tier:
+    """The tier with every session called through onnxruntime's C-level ``run``, skipping the Python
+    wrapper's per-call input-name check (a private API: measured here, not used by measure)."""
+    for session in (tier.encoder.session, *tier.decoder.sessions):
+        raw = session.session._sess.run
+        session._run = lambda names, feeds, raw=raw: raw(names, feeds, None)
+    return tier
+
+
+# --- measuring ----------------------------------------------------------------------------------------------------
+
+Result = tuple[Decoded, Trace]
 
 
 def exponent(lengths: list[int], seconds: list[float]) -> float:
     slope, _ = np.polyfit(np.log(lengths), np.log(seconds), 1)
     return float(slope)
+
+
+def decoder_call_s(traces: list[Trace], label: str) -> tuple[float, int]:
+    """Seconds inside and number of a model's decoder calls (its encoder left out)."""
+    enc = label + ".encoder"
+    inside, calls = 0.0, 0
+    for tr in traces:
+        for name, start, end in tr.log:
+            if name.startswith(label + ".") and not name.startswith(enc):
+                inside += end - start
+                calls += 1
+    return inside, calls
+
+
+def batch_costs(tier: Tier, texts: list[str], prefix: int = 8, repeats: int = 30) -> dict[int, float]:
+    """Median seconds of one decoder call of n tokens on top of a ``prefix``-token cache, per n."""
+    caches = []
+    for text in texts[:16]:
+        trace = Trace()
+        cache = tier.start(tier.source_ids(text), trace)
+        for t in range(prefix):
+            _, cache = tier.feed(cache, [3 + t % 20], trace)
+        caches.append(cache)
+    samples: dict[int, list[float]] = {n: [] for n in BATCH_NS}
+    tokens = [5, 9, 11, 7, 13, 17, 19, 23, 29]
+    for _ in range(repeats):
+        for n in BATCH_NS:  # interleaved across n
+            trace = Trace()
+            for cache in caches:
+                tier.feed(cache, tokens[:n], trace)
+            samples[n].extend(trace.inside_s)
+    return {n: statistics.median(s) for n, s in samples.items()}
 
 
 def main() -> None:
@@ -41,56 +306,181 @@ def main() -> None:
     args = ap.parse_args()
     golden = load_golden(bundled.GOLDEN)
     texts = [r.input for r in golden.rows]
-    tiers = {f.name: load_tier(f) for f in (bundled.REFERENCE, bundled.PLAIN, bundled.LITE, bundled.SMALL_INT8)}
+    names = ("base-fp32", "base-int8", "small-int4", "small-int8", "small-fp32-optimum", "small-fp32-merged")
+    tiers = {n: load_tier(DEMO / n) for n in names}
     pairs = {
         k: SpeculativePair(load_tier(bundled.LITE, label="drafter"), load_tier(bundled.PLAIN, label="verifier"))
         for k in (2, 4, 8)
     }
-    cases: dict[str, Callable[[str], Decoded]] = {
-        name: (lambda t, tier=tier: greedy(tier, t)) for name, tier in tiers.items()
-    }
-    cases["base-fp32 uncached"] = lambda t: greedy_uncached(tiers["base-fp32"], t)
+    cases: dict[str, Callable[[str], Result]] = {}
+
+    def now(fn: Callable[[str, Trace], Decoded]) -> Callable[[str], Result]:
+        def run(text: str) -> Result:
+            trace = Trace()
+            return fn(text, trace), trace
+
+        return run
+
+    def before(fn: Callable[[str, _BeforeTrace], Decoded]) -> Callable[[str], Result]:
+        def run(text: str) -> Result:
+            trace = _BeforeTrace()
+            return fn(text, trace), trace
+
+        return run
+
+    for name, tier in tiers.items():
+        cases[f"{name} before"] = before(lambda t, tr, tier=tier: before_greedy(tier, t, tr))
+        cases[name] = now(lambda t, tr, tier=tier: greedy(tier, t, trace=tr))
+    cases["base-fp32 uncached"] = now(lambda t, tr: greedy_uncached(tiers["base-fp32"], t, trace=tr))
+    for name in ("base-int8", "small-int4"):
+        cases[f"{name} IO binding"] = now(lambda t, tr, tier=tiers[name]: iobinding_greedy(tier, t, tr))
+    for name in ("base-int8", "small-int4"):  # what onnxruntime's Python wrapper costs inside session.run
+        tier = c_level(load_tier(DEMO / name, label=f"{name}-c"))
+        cases[f"{name} C-level run"] = now(lambda t, tr, tier=tier: greedy(tier, t, trace=tr))
     for k, pair in pairs.items():
-        cases[f"speculative k={k}"] = lambda t, pair=pair, k=k: pair.decode(t, k)
+        cases[f"speculative k={k} before"] = before(lambda t, tr, pair=pair, k=k: before_speculative(pair, t, k, tr))
+        cases[f"speculative k={k}"] = now(lambda t, tr, pair=pair, k=k: pair.decode(t, k, trace=tr))
 
     for fn in cases.values():  # warm-up: one full pass
         for t in texts:
             fn(t)
-    samples: dict[str, list[list[Decoded]]] = {name: [] for name in cases}
+    samples: dict[str, list[list[Result]]] = {name: [] for name in cases}
     started = time.perf_counter()
     for _ in range(args.repeats):
         for name, fn in cases.items():  # interleaved
             samples[name].append([fn(t) for t in texts])
     elapsed = time.perf_counter() - started
+    for name in cases:  # the loop changed, the decodes did not
+        for suffix in (" before", " IO binding", " C-level run"):
+            if name.endswith(suffix):
+                base = name.removesuffix(suffix)
+                assert [d.tokens for d, _ in samples[name][0]] == [d.tokens for d, _ in samples[base][0]], name
 
     print(
         f"golden rows: {len(texts)} (sha256 {golden.sha256[:12]}), repeats {args.repeats}, "
         f"measured in {elapsed:.1f}s; 1 intra-op thread"
     )
-    head = f"{'case':<22}{'ms/token':>10}{'x plain':>9}{'inside run':>12}{'overhead':>10}{'exponent':>10}{'accept':>9}"
+    head = (
+        f"{'case':<28}{'ms/token':>10}{'x plain':>9}{'inside run':>12}{'overhead':>10}{'us/gap':>8}"
+        f"{'exponent':>10}{'accept':>9}"
+    )
     print(head)
     print("-" * len(head))
-    plain_ms = None
+    ms: dict[str, float] = {}
     rows = []
+
+    def rep_ms(rep: list[Result]) -> float:
+        return 1000 * sum(d.wall_s for d, _ in rep) / sum(len(d.tokens) + 1 for d, _ in rep)
+
     for name, reps in samples.items():
-        per_rep_ms = [1000 * sum(d.wall_s for d in rep) / sum(len(d.tokens) + 1 for d in rep) for rep in reps]
-        ms = statistics.median(per_rep_ms)
-        wall = sum(d.wall_s for rep in reps for d in rep)
-        inside = sum(d.run_s for rep in reps for d in rep) / wall
-        lengths = [len(d.tokens) + 1 for d in reps[0]]
-        per_row = [statistics.median(rep[i].wall_s for rep in reps) for i in range(len(texts))]
+        per_rep_ms = [1000 * sum(d.wall_s for d, _ in rep) / sum(len(d.tokens) + 1 for d, _ in rep) for rep in reps]
+        ms[name] = statistics.median(per_rep_ms)
+        # median over repeats of each pass's share inside run: a busy neighbour spoils one pass, not the figure
+        inside = statistics.median(sum(d.run_s for d, _ in rep) / sum(d.wall_s for d, _ in rep) for rep in reps)
+        gaps = [g for rep in reps for _, tr in rep for g in tr.outside_s[2:]]
+        lengths = [len(d.tokens) + 1 for d, _ in reps[0]]
+        per_row = [statistics.median(rep[i][0].wall_s for rep in reps) for i in range(len(texts))]
         acc = ""
-        if hasattr(reps[0][0], "proposed"):
-            proposed = sum(d.proposed for d in reps[0])
-            acc = f"{sum(d.accepted for d in reps[0]) / proposed:.4f}" if proposed else "-"
-        rows.append((name, ms, inside, exponent(lengths, per_row), acc))
-        if name == "base-int8":
-            plain_ms = ms
-    for name, ms, inside, b, acc in rows:
-        ratio = f"{ms / plain_ms:.2f}" if plain_ms else "-"
-        print(f"{name:<22}{ms:>10.3f}{ratio:>9}{inside:>11.1%}{1 - inside:>10.1%}{b:>10.3f}{acc:>9}")
+        if isinstance(reps[0][0][0], SpeculativeDecoded):
+            proposed = sum(d.proposed for d, _ in reps[0])
+            acc = f"{sum(d.accepted for d, _ in reps[0]) / proposed:.4f}" if proposed else "-"
+        rows.append((name, inside, 1e6 * statistics.median(gaps), exponent(lengths, per_row), acc))
+    for name, inside, gap_us, b, acc in rows:
+        ratio = ms[name] / ms["base-int8"]
+        cells = f"{ms[name]:>10.3f}{ratio:>9.2f}{inside:>11.1%}{1 - inside:>10.1%}{gap_us:>8.1f}{b:>10.3f}{acc:>9}"
+        print(f"{name:<28}{cells}")
     print("\nexponent: slope of log(row wall time) on log(output tokens + 1); O(T) decoding gives <= 1.15")
     print("x plain: ms/token relative to base-int8 (plain), measured side by side in this run")
+    print("inside run, overhead: median over repeats of each pass's share of wall time inside / outside session.run")
+    print("us/gap: median seconds between two decoder calls of one row (the loop's own work per token)")
+    print("IO binding: outputs kept as OrtValues and bound as the next call's inputs (rebinding is harness work)")
+    print("C-level run: sessions called past onnxruntime's Python wrapper (its input check runs inside session.run)")
+
+    print("\nmerged layout (one If graph) vs split optimum layout, same weights, ms/token:")
+    for suffix in (" before", ""):
+        merged, split = ms[f"small-fp32-merged{suffix}"], ms[f"small-fp32-optimum{suffix}"]
+        paired = statistics.median(
+            rep_ms(m) / rep_ms(o)
+            for m, o in zip(samples[f"small-fp32-merged{suffix}"], samples[f"small-fp32-optimum{suffix}"], strict=True)
+        )
+        label = "before" if suffix else "now"
+        print(
+            f"  {label:<7} merged {merged:.3f}  split {split:.3f}  merged/split {merged / split:.2f} "
+            f"(median of per-repeat ratios {paired:.2f})"
+        )
+    calls = {}
+    for n in ("small-fp32-merged", "small-fp32-optimum"):
+        inside, count = decoder_call_s([tr for rep in samples[n] for _, tr in rep], tiers[n].label)
+        calls[n] = inside / count
+    print(
+        f"  per decoder call inside session.run: merged {1e6 * calls['small-fp32-merged']:.1f} us, "
+        f"split {1e6 * calls['small-fp32-optimum']:.1f} us "
+        f"(x{calls['small-fp32-merged'] / calls['small-fp32-optimum']:.2f}: onnxruntime's own cost of the If graph)"
+    )
+
+    print("\nverifier call of n tokens on an 8-token cache, median us (x single step); fit fixed + per-token * n:")
+    print(f"  {'tier':<20}" + "".join(f"{f'n={n}':>16}" for n in BATCH_NS) + f"{'fixed us':>10}{'us/token':>10}")
+    batch: dict[str, dict[int, float]] = {}
+    for name in ("base-int8", "base-fp32", "small-int4", "small-int8"):
+        batch[name] = cost = batch_costs(tiers[name], texts)
+        line = fit_batch_cost(list(cost), list(cost.values()))
+        cells = "".join(f"{1e6 * s:>9.1f} (x{s / cost[1]:.2f})" for s in cost.values())
+        print(f"  {name:<20}{cells}{1e6 * line.fixed_s:>10.1f}{1e6 * line.per_token_s:>10.2f}")
+
+    print("\nspeculative small-int4 -> base-int8: predicted speedup from measured call costs beside Leviathan et al.'s")
+    print(
+        f"  {'k':<3}{'loop':<8}{'accept':>8}{'E tok':>7}{'tok/rd':>7}{'c':>7}{'batch x':>9}{'draft/rd':>9}"
+        f"{'Leviathan':>10}{'measured':>10}{'observed':>10}{'efficiency':>11}"
+    )
+    verifier_label, drafter_label = pairs[2].verifier.label, pairs[2].drafter.label
+    for k in pairs:
+        for suffix in (" before", ""):
+            # every repeat together: calls, walls and tokens summed over the interleaved passes
+            g_all = [r for rep in samples[f"base-int8{suffix}"] for r in rep]
+            s_all = [r for rep in samples[f"speculative k={k}{suffix}"] for r in rep]
+            traces, decs = [tr for _, tr in s_all], [d for d, _ in s_all]
+            single = decoder_call_s([tr for _, tr in g_all], "base-int8")
+            batched = decoder_call_s(traces, verifier_label)
+            draft = decoder_call_s(traces, drafter_label)
+            costs = CallCosts(single[0] / single[1], batched[0] / batched[1], draft[0] / draft[1])
+            acceptance = sum(d.accepted for d in decs) / sum(d.proposed for d in decs)
+            rounds = sum(len(d.rounds) for d in decs)
+            m, tpr = draft[1] / rounds, sum(len(d.tokens) + 1 for d in decs) / rounds  # counted as ms/token counts
+            observed = rep_ms(g_all) / rep_ms(s_all)
+            p = predict(k, acceptance, costs, draft_calls_per_round=m, tokens_per_round=tpr, observed=observed)
+            print(
+                f"  {k:<3}{'before' if suffix else 'now':<8}{p.acceptance:>8.4f}{p.expected_tokens:>7.2f}"
+                f"{p.tokens_per_round:>7.2f}"
+                f"{p.cost_ratio:>7.3f}{p.batch_ratio:>9.3f}{p.draft_calls_per_round:>9.2f}{p.leviathan:>10.3f}"
+                f"{p.measured_cost:>10.3f}{p.observed:>10.3f}{p.efficiency:>11.3f}"
+            )
+    print(
+        "  c: drafter call / single-step verifier call; batch x: verifier call of k+1 tokens / single step;"
+        " draft/rd: drafter calls per round;\n  tok/rd: output tokens (eos included) per round, as ms/token counts them"
+        " (E assumes no cut rounds);"
+        " measured: tok/rd x single / (draft/rd x drafter call + batched call);\n "
+        " observed: greedy base-int8 ms/token / speculative ms/token;\n  efficiency = observed / measured;"
+        " call costs are means of the decoder calls (encoders left out) over every repeat of this run"
+    )
+
+    def shares(name: str) -> tuple[float, float]:
+        """Shares of wall time outside session.run (harness) and in encoder calls, over the whole run."""
+        wall = sum(d.wall_s for rep in samples[name] for d, _ in rep)
+        run_s = sum(d.run_s for rep in samples[name] for d, _ in rep)
+        enc = sum(e - s for rep in samples[name] for _, tr in rep for n, s, e in tr.log if n.endswith(".encoder"))
+        return (wall - run_s) / wall, enc / wall
+
+    h_g, e_g = shares("base-int8")
+    print(
+        "  where the rest goes (whole run): efficiency ~ decoder-call share of speculative wall / that of greedy;"
+        f"\n  greedy base-int8: harness {h_g:.1%}, encoder calls {e_g:.1%}, decoder calls {1 - h_g - e_g:.1%}"
+    )
+    for k in pairs:
+        h_s, e_s = shares(f"speculative k={k}")
+        print(
+            f"  speculative k={k}: harness {h_s:.1%}, encoder calls {e_s:.1%} (two models), "
+            f"decoder calls {1 - h_s - e_s:.1%} -> {(1 - h_s - e_s) / (1 - h_g - e_g):.3f}"
+        )
 
 
 if __name__ == "__main__":

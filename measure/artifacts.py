@@ -17,7 +17,7 @@ import numpy as np
 from measure.errors import MeasureError
 from measure.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
 from measure.graphs import LAYOUT_FILES, Cache, Decoder, Encoder, detect_layout, open_graphs
-from measure.session import SessionConfig, Trace
+from measure.session import AfterRun, SessionConfig, Trace
 from measure.tokenizer import Tokenizer, load_tokenizer
 
 META_FILES = ("config.json", "generation_config.json", "tier.json")
@@ -105,7 +105,12 @@ class Tier:
     """
 
     def __init__(
-        self, folder: Path, config: SessionConfig | None = None, label: str | None = None, name: str | None = None
+        self,
+        folder: Path,
+        config: SessionConfig | None = None,
+        label: str | None = None,
+        after_run: AfterRun | None = None,
+        name: str | None = None,
     ) -> None:
         folder = Path(folder)
         if not folder.is_dir():
@@ -119,7 +124,7 @@ class Tier:
         self.tokenizer = load_tokenizer(folder, self.meta.get("tokenizer"))
         self.encoder: Encoder
         self.decoder: Decoder
-        self.encoder, self.decoder = open_graphs(folder, self.layout, self.config, self.label, self.meta)
+        self.encoder, self.decoder = open_graphs(folder, self.layout, self.config, self.label, self.meta, after_run)
         self.shape = self.decoder.shape
         if self.tokenizer.vocab_size() > self.shape.vocab_size:
             raise MeasureError(
@@ -159,11 +164,6 @@ class Tier:
         """k tokens in one decoder call: logits (k, vocab) and the grown cache."""
         return self.decoder.feed(cache, tokens, trace)
 
-    def slow_down(self, factor: float) -> None:
-        """Test-only hook: every call of this tier lasts ``factor`` longer (0.3 = 30%), inside the timing."""
-        for session in (self.encoder.session, *self.decoder.sessions):
-            session.slowdown = factor
-
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
         if self._fingerprint is None:
@@ -186,6 +186,11 @@ class Tier:
 
 
 def load_tier(
-    folder: Path | str, config: SessionConfig | None = None, label: str | None = None, name: str | None = None
+    folder: Path | str,
+    config: SessionConfig | None = None,
+    label: str | None = None,
+    after_run: AfterRun | None = None,
+    name: str | None = None,
 ) -> Tier:
-    return Tier(Path(folder), config, label, name)
+    """Load a tier; ``after_run`` is called inside the timing after every call (test-only, e.g. a slowdown)."""
+    return Tier(Path(folder), config, label, after_run, name)

@@ -15,7 +15,7 @@ from typing import Any
 from measure import bundled
 from measure.errors import MeasureError
 from measure.policy import Policy
-from measure.session import SessionConfig
+from measure.session_options import SessionConfig
 
 ROLES = ("reference", "plain", "lite", "drafter", "verifier")
 SUITES = ("wallclock", "framing")
@@ -115,7 +115,7 @@ def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
             raise MeasureError(f"{path}: unknown key {where}.{key}; expected one of {', '.join(known)}")
     values = {}
     for key, value in data.items():
-        default = getattr(cls(), key) if cls is not SessionConfig else getattr(SessionConfig(), key)
+        default = getattr(cls(), key)
         if isinstance(default, tuple):
             if not isinstance(value, list):
                 raise MeasureError(f"{path}: {where}.{key}: expected a list, got {value!r}")

@@ -56,18 +56,9 @@ def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: T
     trace = trace or Trace()
     ids = tier.source_ids(text)
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
-    eos = tier.special.eos
     cache = tier.start(ids, trace)
-    token = tier.special.decoder_start
-    out: list[int] = []
-    feed = tier.decoder.feed  # bound once: this loop is the hot path
-    while len(out) < limit:
-        logits, cache = feed(cache, [token], trace)
-        token = int(logits[-1].argmax())
-        if token == eos:
-            return finish(tier, out, "eos", trace)
-        out.append(token)
-    return finish(tier, out, "max_new_tokens", trace)
+    out, stopped = tier.decoder.greedy(cache, tier.special.decoder_start, tier.special.eos, limit, trace)
+    return finish(tier, out, stopped, trace)
 
 
 def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:

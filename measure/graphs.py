@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from measure.errors import MeasureError
-from measure.session import SessionConfig, TimedSession, Trace
+from measure.session import AfterRun, SessionConfig, TimedSession, Trace, open_session
 
 _DTYPES = {
     "tensor(float)": np.float32,
@@ -96,9 +96,9 @@ class Shape:
     kv_dtype: type
 
 
-def _open(folder: Path, file: str, config: SessionConfig, label: str) -> TimedSession:
+def _open(folder: Path, file: str, config: SessionConfig, label: str, after_run: AfterRun | None) -> TimedSession:
     path = folder / file
-    return TimedSession(config.open(path), f"{label}.{file.removesuffix('.onnx')}", path)
+    return TimedSession(open_session(config, path), f"{label}.{file.removesuffix('.onnx')}", path, after_run)
 
 
 def _unknown(session: TimedSession, known: set[str], patterns: tuple[re.Pattern[str], ...], what: str) -> None:
@@ -123,15 +123,51 @@ class Encoder:
         session.output_names = session.output_names[:1]
         dim = session.inputs["input_ids"].shape[1] if len(session.inputs["input_ids"].shape) > 1 else None
         self.max_tokens = dim if isinstance(dim, int) else None
+        self._masks: dict[int, np.ndarray] = {}
+
+    def _mask(self, length: int) -> np.ndarray:
+        """The all-ones source mask of one length, made once and shared read-only by every decode."""
+        mask = self._masks.get(length)
+        if mask is None:
+            mask = self._masks[length] = np.ones((1, length), dtype=self.mask_dtype or np.int64)
+            mask.flags.writeable = False
+        return mask
 
     def run(self, ids: list[int], trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-        arr = np.asarray([ids], dtype=self.ids_dtype)
-        mask = np.ones_like(arr, dtype=self.mask_dtype or np.int64)
+        arr = np.array([ids], dtype=self.ids_dtype)
+        mask = self._mask(len(ids))
         feeds = {"input_ids": arr}
         if self.mask_dtype is not None:
             feeds["attention_mask"] = mask
         (hidden,) = self.session.run(feeds, trace)
         return hidden, mask
+
+    def describe(self) -> dict[str, Any]:
+        """What another runtime needs to call this graph: file, output name, dtypes (JSON-ready)."""
+        return {
+            "file": self.session.path.name,
+            "output": self.session.output_names[0],
+            "ids_dtype": np.dtype(self.ids_dtype).name,
+            "mask_dtype": None if self.mask_dtype is None else np.dtype(self.mask_dtype).name,
+        }
+
+
+class _TokenIds(dict):
+    """One read-only ``(1, 1)`` id array per token, made on first use and reused.
+
+    A single-step call then feeds a ready array instead of building one between
+    ``session.run`` calls, where every allocation is harness overhead.
+    """
+
+    def __init__(self, dtype: type) -> None:
+        super().__init__()
+        self.dtype = dtype
+
+    def __missing__(self, token: int) -> np.ndarray:
+        arr = np.array([[token]], dtype=self.dtype)
+        arr.flags.writeable = False
+        self[token] = arr
+        return arr
 
 
 class Decoder:
@@ -141,12 +177,93 @@ class Decoder:
     shape: Shape
     ids_dtype: type
     sessions: tuple[TimedSession, ...]
+    _one: _TokenIds
+    first_call_differs: bool = False
+    """The first call (empty cache) uses another graph or branch than every later one."""
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
         raise NotImplementedError
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         raise NotImplementedError
+
+    def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
+        """The with-cache session, its feeds for ``cache`` (a fresh dict) and the past names its outputs refill."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """What another runtime needs to call this layout (JSON-ready): files in call order, names, dtypes."""
+        return {
+            "layout": self.layout,
+            "files": [s.path.name for s in self.sessions],
+            "ids_dtype": np.dtype(self.ids_dtype).name,
+        }
+
+    def _ids(self, tokens: list[int]) -> np.ndarray:
+        if len(tokens) == 1:
+            return self._one[tokens[0]]
+        return np.array([tokens], dtype=self.ids_dtype)
+
+    def greedy(self, cache: Cache, token: int, eos: int, limit: int, trace: Trace) -> tuple[list[int], str]:
+        """Greedy single-step decode from ``cache`` fed ``token``: the generated ids and why it stopped.
+
+        The same calls and argmax as repeated :meth:`feed`, with the loop's own work cut
+        to what must happen between calls: one feeds dict kept and refilled in place by
+        the outputs, ready-made id arrays, no cache objects. Outputs are identical.
+        """
+        out: list[int] = []
+        if limit < 1:
+            return out, "max_new_tokens"
+        if cache.length == 0 and self.first_call_differs:
+            logits, cache = self.feed(cache, [token], trace)
+            token = int(logits[-1].argmax())
+            if token == eos:
+                return out, "eos"
+            out.append(token)
+        session, feeds, past = self._steady(cache)
+        run, one, append = session.run, self._one, out.append
+        while len(out) < limit:
+            feeds["input_ids"] = one[token]
+            logits = run(feeds, trace)
+            token = int(logits[0].argmax())  # (1, 1, vocab): the flat argmax is the vocabulary index
+            if token == eos:
+                return out, "eos"
+            append(token)
+            feeds.update(zip(past, logits[1:], strict=False))  # strict would re-check lengths every call
+        return out, "max_new_tokens"
+
+    def draft(self, cache: Cache, tokens: list[int], budget: int, eos: int, trace: Trace) -> tuple[list[int], Cache]:
+        """A drafter's turn: feed ``tokens`` single-step, then draft greedily until ``budget`` drafts or eos.
+
+        The last draft is not fed. The same calls and argmax as repeated :meth:`feed`, with
+        the loop's work cut as in :meth:`greedy`; returns the drafts and the cache after
+        every fed token (``len(tokens) + len(drafts) - 1`` calls).
+        """
+        if not tokens or budget < 1:
+            raise ValueError("a draft needs at least one token to feed and a budget of at least one")
+        if cache.length == 0 and self.first_call_differs:
+            first, cache = self.feed(cache, tokens[:1], trace)
+            row, tokens = first[-1], tokens[1:]
+        session, feeds, past = self._steady(cache)
+        run, one = session.run, self._one
+        length = cache.length
+        for token in tokens:
+            feeds["input_ids"] = one[token]
+            out = run(feeds, trace)
+            feeds.update(zip(past, out[1:], strict=False))
+            row = out[0]
+            length += 1
+        drafts: list[int] = []
+        while True:
+            token = int(row.argmax())
+            drafts.append(token)
+            if token == eos or len(drafts) == budget:
+                return drafts, Cache(tuple([feeds[p] for p in past]), cache.cross, length)
+            feeds["input_ids"] = one[token]
+            out = run(feeds, trace)
+            feeds.update(zip(past, out[1:], strict=False))
+            row = out[0]
+            length += 1
 
     @staticmethod
     def _shape(session: TimedSession, past_name: str, logits: str, layers: int, meta: dict) -> Shape:
@@ -165,9 +282,14 @@ class Decoder:
             raise MeasureError(f"{session.path}: logits have a symbolic vocabulary axis; state vocab_size in tier.json")
         return Shape(layers, heads, head_dim, vocab, _DTYPES[past.type])
 
-    def _zeros(self, length: int = 0) -> np.ndarray:
-        s = self.shape
-        return np.zeros((1, s.heads, length, s.head_dim), dtype=s.kv_dtype)
+    def _zeros(self) -> np.ndarray:
+        """The empty (length 0) past every decode starts from: made once, shared read-only."""
+        zeros = getattr(self, "_empty_past", None)
+        if zeros is None:
+            s = self.shape
+            zeros = self._empty_past = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
+            zeros.flags.writeable = False
+        return zeros
 
 
 def _check_layers(found: set[int], path: Path, what: str) -> int:
@@ -205,6 +327,7 @@ class SimpleDecoder(Decoder):
             )
         self.with_mask = "encoder_attention_mask" in session.inputs
         self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
+        self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(session, "past_key_0", "logits", layers, meta)
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
@@ -214,10 +337,22 @@ class SimpleDecoder(Decoder):
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
-        feeds["input_ids"] = np.array([tokens], dtype=self.ids_dtype)
+        feeds["input_ids"] = self._ids(tokens)
         feeds.update(cache.cross)
         out = self.session.run(feeds, trace)
         return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+
+    def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
+        feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
+        feeds.update(cache.cross)
+        return self.session, feeds, self.past_names
+
+    def describe(self) -> dict[str, Any]:
+        return super().describe() | {
+            "past": self.past_names,
+            "present": self.session.output_names[1:],
+            "with_mask": self.with_mask,
+        }
 
 
 class _OptimumNames:
@@ -248,6 +383,7 @@ class OptimumDecoder(Decoder):
     """``decoder_model.onnx`` for the first call, ``decoder_with_past_model.onnx`` after."""
 
     layout = "optimum"
+    first_call_differs = True
 
     def __init__(self, first: TimedSession, with_past: TimedSession, meta: dict) -> None:
         for s in (first, with_past):
@@ -264,6 +400,7 @@ class OptimumDecoder(Decoder):
         self.first, self.with_past = first, with_past
         self.sessions = (first, with_past)
         self.ids_dtype = _DTYPES[first.inputs["input_ids"].type]
+        self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(with_past, n.past_self[0], "logits", layers, meta)
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
@@ -271,7 +408,7 @@ class OptimumDecoder(Decoder):
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         n = self.names
-        ids = np.asarray([tokens], dtype=self.ids_dtype)
+        ids = self._ids(tokens)
         if cache.length == 0:
             hidden, mask = cache.cross[0], cache.cross[1]
             out = self.first.run(
@@ -286,11 +423,19 @@ class OptimumDecoder(Decoder):
         out = self.with_past.run(feeds, trace)
         return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
 
+    def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
+        n = self.names
+        feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
+        feeds.update(zip(n.past_cross, cache.cross[:-1], strict=True))
+        feeds["encoder_attention_mask"] = cache.cross[-1]
+        return self.with_past, feeds, n.past_self
+
 
 class MergedDecoder(Decoder):
     """``decoder_model_merged.onnx``: ``use_cache_branch`` false on the first call, true after."""
 
     layout = "optimum-merged"
+    first_call_differs = True
 
     def __init__(self, session: TimedSession, meta: dict) -> None:
         _unknown(session, _OPT_INPUTS, (_OPT_PAST,), "input")
@@ -305,9 +450,14 @@ class MergedDecoder(Decoder):
         self.session = session
         self.sessions = (session,)
         self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
+        self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(session, n.past_self[0], "logits", layers, meta)
         self._no_cache = np.array([False])
         self._cache = np.array([True])
+        self._with_cache = TimedSession(session.session, session.label, session.path, session.after_run)
+        self._with_cache.output_names = ["logits", *n.present_self]
+        """The same session asked only for what a with-cache call yields that is new: the cross part
+        stays the first call's, so its pass-through outputs are not fetched."""
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
         zero = self._zeros()
@@ -318,24 +468,41 @@ class MergedDecoder(Decoder):
         layers2 = 2 * n.layers
         feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
         feeds.update(zip(n.past_cross, cache.cross[:layers2], strict=True))
-        feeds["input_ids"] = np.asarray([tokens], dtype=self.ids_dtype)
+        feeds["input_ids"] = self._ids(tokens)
         feeds["encoder_hidden_states"] = cache.cross[layers2]
         feeds["encoder_attention_mask"] = cache.cross[layers2 + 1]
         feeds["use_cache_branch"] = self._cache if cache.length else self._no_cache
-        out = self.session.run(feeds, trace)
+        out = (self._with_cached() if cache.length else self.session).run(feeds, trace)
         half = 1 + layers2
         cross = cache.cross if cache.length else (*out[half:], *cache.cross[layers2:])
         return out[0][0], Cache(tuple(out[1:half]), cross, cache.length + len(tokens))
 
+    def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
+        n = self.names
+        layers2 = 2 * n.layers
+        feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
+        feeds.update(zip(n.past_cross, cache.cross[:layers2], strict=True))
+        feeds["encoder_hidden_states"] = cache.cross[layers2]
+        feeds["encoder_attention_mask"] = cache.cross[layers2 + 1]
+        feeds["use_cache_branch"] = self._cache
+        return self._with_cached(), feeds, n.past_self
 
-def open_graphs(folder: Path, layout: str, config: SessionConfig, label: str, meta: dict) -> tuple[Encoder, Decoder]:
-    """Sessions for one tier, checked against what the engine understands."""
+    def _with_cached(self) -> TimedSession:
+        self._with_cache.recorded = self.session.recorded  # calibration records every call of the graph
+        return self._with_cache
+
+
+def open_graphs(
+    folder: Path, layout: str, config: SessionConfig, label: str, meta: dict, after_run: AfterRun | None = None
+) -> tuple[Encoder, Decoder]:
+    """Sessions for one tier, checked against what the engine understands; ``after_run`` hooks every call."""
     files = LAYOUT_FILES[layout]
-    encoder = Encoder(_open(folder, files[0], config, label))
+    sessions = [_open(folder, f, config, label, after_run) for f in files]
+    encoder = Encoder(sessions[0])
     if layout == "simple":
-        decoder: Decoder = SimpleDecoder(_open(folder, files[1], config, label), meta)
+        decoder: Decoder = SimpleDecoder(sessions[1], meta)
     elif layout == "optimum":
-        decoder = OptimumDecoder(_open(folder, files[1], config, label), _open(folder, files[2], config, label), meta)
+        decoder = OptimumDecoder(sessions[1], sessions[2], meta)
     else:
-        decoder = MergedDecoder(_open(folder, files[1], config, label), meta)
+        decoder = MergedDecoder(sessions[1], meta)
     return encoder, decoder

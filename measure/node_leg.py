@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from measure.artifacts import Tier
-from measure.graphs import LAYOUT_FILES, MergedDecoder, OptimumDecoder, SimpleDecoder
 
 RUNTIME = "onnxruntime-node"
 SCRIPT = Path(__file__).resolve().parent / "node" / "framing.mjs"
@@ -59,34 +58,17 @@ def find_node(executable: str = "node") -> str:
 
 
 def describe(tier: Tier) -> dict[str, Any]:
-    """What framing.mjs needs to call the tier's graphs: files, names, dtypes, shape, special ids."""
+    """What framing.mjs needs to call the tier's graphs: each graph describes itself; shape, special ids."""
     shape = tier.shape
     if shape.kv_dtype is not np.float32:
         raise LegSkipped(
             f"{tier.name}: the node leg reads float32 caches; this tier's cache is {shape.kv_dtype.__name__}"
         )
-    enc = tier.encoder
-    dec = tier.decoder
-    files = LAYOUT_FILES[tier.layout]
-    decoder: dict[str, Any] = {
-        "layout": tier.layout,
-        "files": list(files[1:]),
-        "ids_dtype": np.dtype(dec.ids_dtype).name,
-    }
-    if isinstance(dec, SimpleDecoder):
-        decoder |= {"past": dec.past_names, "present": dec.session.output_names[1:], "with_mask": dec.with_mask}
-    elif not isinstance(dec, OptimumDecoder | MergedDecoder):
-        raise LegSkipped(f"{tier.name}: layout {tier.layout} is not one the node leg understands")
     return {
         "folder": str(tier.path.resolve()),
         "session": tier.config.to_dict(),
-        "encoder": {
-            "file": files[0],
-            "output": enc.session.output_names[0],
-            "ids_dtype": np.dtype(enc.ids_dtype).name,
-            "mask_dtype": None if enc.mask_dtype is None else np.dtype(enc.mask_dtype).name,
-        },
-        "decoder": decoder,
+        "encoder": tier.encoder.describe(),
+        "decoder": tier.decoder.describe(),
         "shape": {"layers": shape.layers, "heads": shape.heads, "head_dim": shape.head_dim},
         "special": {"eos": tier.special.eos, "decoder_start": tier.special.decoder_start},
     }

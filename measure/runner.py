@@ -8,6 +8,7 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from measure.environment import environment
 from measure.errors import MeasureError
 from measure.golden import GoldenRows, load_golden
 from measure.record import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
+from measure.session import AfterRun, Slowdown
 from measure.speculative import SpeculativePair
 from measure.suites import Progress, no_progress
 from measure.suites.framing import run_framing
@@ -33,11 +35,11 @@ def _check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
                 raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
 
 
-def _load_tiers(config: SuiteConfig, slow: dict[str, float] | None) -> dict[str, Tier]:
-    tiers = {t.name: load_tier(t.path, config.session, label=t.name, name=t.name) for t in config.tiers}
-    for name, factor in (slow or {}).items():
-        tiers[name].slow_down(factor)
-    return tiers
+def _load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
+    return {
+        t.name: load_tier(t.path, config.session, label=t.name, after_run=hooks.get(t.name), name=t.name)
+        for t in config.tiers
+    }
 
 
 def _pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
@@ -69,14 +71,20 @@ def run(
     results: Path,
     argv: list[str] | None = None,
     progress: Progress = no_progress,
-    slow: dict[str, float] | None = None,
+    after_run: Mapping[str, AfterRun] | None = None,
 ) -> Path:
-    """Measure and return the record's path. ``slow``: test-only slowdown factor by tier name (0.3 = 30%)."""
+    """Measure and return the record's path.
+
+    ``after_run``: test-only session hooks by tier name, called inside the timing after
+    every call of that tier (a :class:`~measure.session.Slowdown` shows a suite a slower
+    tier; its factor is written to the record as ``test_slowdown_factor``).
+    """
+    hooks = dict(after_run or {})
     for suite in suites:
         if suite not in SUITES:
             raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
     golden = load_golden(config.golden)
-    tiers = _load_tiers(config, slow)
+    tiers = _load_tiers(config, hooks)
     _check_rows(tiers, golden)
     pairs = _pairs(config, tiers)
     env = environment(argv=argv)
@@ -99,8 +107,9 @@ def run(
         "wallclock": None,
         "framing": None,
     }
-    if slow:
-        doc["test_slowdown_factor"] = dict(slow)
+    slowdowns = {name: hook.factor for name, hook in hooks.items() if isinstance(hook, Slowdown)}
+    if slowdowns:
+        doc["test_slowdown_factor"] = slowdowns
     writer = RecordWriter(results, doc)
     try:
         if "wallclock" in suites:
@@ -111,14 +120,15 @@ def run(
             def load() -> tuple[dict[str, Tier], dict[str, SpeculativePair]]:
                 if loaded:
                     return loaded.pop()
-                fresh = _load_tiers(config, slow)
+                fresh = _load_tiers(config, hooks)
                 return fresh, _pairs(config, fresh)
 
             run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
         if "framing" in suites:
             doc["framing"] = {}
             selves = _self_pairs(config, tiers)
-            run_framing(tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
+            framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
+            run_framing(*framing, runtime_version=env["onnxruntime"])
     except KeyboardInterrupt:
         _finish_failed(writer, "interrupted")
         raise

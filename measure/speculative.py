@@ -100,7 +100,8 @@ class SpeculativePair:
         v_cache = v.start(ids, trace)
         d_cache = d.start(ids, trace)
         seq = [v.special.decoder_start]  # committed tokens, start included
-        rounds: list[Round] = []
+        d_draft, v_feed = d.decoder.draft, v.decoder.feed  # bound once: the round loop is the hot path
+        rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
         d_calls = v_calls = 0
         stopped = "max_new_tokens"
         while len(seq) - 1 < limit:
@@ -108,35 +109,27 @@ class SpeculativePair:
             budget = min(k, room - 1)
             drafts: list[int] = []
             if budget > 0:
-                logits = None
-                for token in seq[d_cache.length :]:  # single-step: catch up on committed tokens
-                    logits, d_cache = d.feed(d_cache, [token], trace)
-                    d_calls += 1
-                while True:
-                    draft = int(np.argmax(logits[-1]))
-                    drafts.append(draft)
-                    if draft == eos or len(drafts) == budget:
-                        break
-                    logits, d_cache = d.feed(d_cache, [draft], trace)
-                    d_calls += 1
+                catch_up = seq[d_cache.length :]  # committed tokens the drafter lacks, fed single-step
+                drafts, d_cache = d_draft(d_cache, catch_up, budget, eos, trace)
+                d_calls += len(catch_up) + len(drafts) - 1
             base = v_cache.length  # == len(seq) - 1: the verifier always lacks only the last committed token
             if verify == "batched":
-                logits, v_cache = v.feed(v_cache, [seq[-1], *drafts], trace)
+                logits, v_cache = v_feed(v_cache, [seq[-1], *drafts], trace)
                 v_calls += 1
             else:
                 rows = []
                 for token in [seq[-1], *drafts]:
-                    step, v_cache = v.feed(v_cache, [token], trace)
+                    step, v_cache = v_feed(v_cache, [token], trace)
                     rows.append(step[-1])
                     v_calls += 1
                 logits = np.stack(rows)
-            best = np.argmax(logits, axis=-1)
+            best = logits.argmax(-1).tolist()
             n = 0
-            while n < len(drafts) and drafts[n] == int(best[n]):
+            while n < len(drafts) and drafts[n] == best[n]:
                 n += 1
             seq.extend(drafts[:n])
-            seq.append(int(best[n]))
-            rounds.append(Round(proposed=len(drafts), accepted=n, bonus=bool(drafts) and n == len(drafts)))
+            seq.append(best[n])
+            rounds.append((len(drafts), n))
             v_cache = v_cache.trim(base + 1 + n)
             if drafts:
                 d_cache = d_cache.trim(min(d_cache.length, base + 1 + min(n, len(drafts) - 1)))
@@ -153,7 +146,7 @@ class SpeculativePair:
             wall_s=wall,
             calls=trace.calls(),
             run_s=trace.run_s(),
-            rounds=tuple(rounds),
+            rounds=tuple(Round(proposed=p, accepted=a, bonus=p > 0 and a == p) for p, a in rounds),
             drafter_calls=d_calls,
             verifier_calls=v_calls,
             drafter_run_s=trace.run_s(d.label + "."),

@@ -84,3 +84,56 @@ def test_instrumentation_accounts_for_wall_time(base_fp32):
     result = greedy(base_fp32, "объём")
     assert 0 < result.run_s <= result.wall_s
     assert result.outside_s == pytest.approx(result.wall_s - result.run_s)
+
+
+def _feed_loop(tier, text):
+    """Greedy by repeated ``feed``: the plain framing the lean loop must reproduce call for call."""
+    trace = Trace()
+    ids = tier.source_ids(text)
+    cache, token, out = tier.start(ids, trace), tier.special.decoder_start, []
+    while len(out) < tier.default_max_new_tokens(len(ids)):
+        logits, cache = tier.feed(cache, [token], trace)
+        token = int(logits[-1].argmax())
+        if token == tier.special.eos:
+            break
+        out.append(token)
+    return tuple(out), trace.calls()
+
+
+@pytest.mark.parametrize("name", ["small-fp32", "small-fp32-optimum", "small-fp32-merged", "base-int8"])
+def test_the_lean_greedy_loop_equals_repeated_feeds_on_every_row_and_layout(name, golden):
+    from measure import bundled
+    from measure.artifacts import load_tier
+
+    tier = load_tier(bundled.GOLDEN.parent / name)
+    for row in golden.rows:
+        decoded = greedy(tier, row.input)
+        assert (decoded.tokens, decoded.calls) == _feed_loop(tier, row.input), row.line
+
+
+@pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
+def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
+    from measure import bundled
+    from measure.artifacts import load_tier
+
+    tier = load_tier(bundled.GOLDEN.parent / name)
+    eos = tier.special.eos
+    for row in golden.rows[:8]:
+        ids = tier.source_ids(row.input)
+        start = tier.start(ids, Trace())
+        _, grown = tier.feed(start, [tier.special.decoder_start, 5], Trace())
+        for cache, tokens in ((start, [tier.special.decoder_start]), (grown, [7, 9])):
+            trace = Trace()
+            drafts, after = tier.decoder.draft(cache, tokens, 4, eos, trace)
+            ref, logits = cache, None
+            for t in tokens:
+                logits, ref = tier.feed(ref, [t], Trace())
+            expected = []
+            while True:
+                expected.append(int(logits[-1].argmax()))
+                if expected[-1] == eos or len(expected) == 4:
+                    break
+                logits, ref = tier.feed(ref, [expected[-1]], Trace())
+            assert drafts == expected and trace.calls() == len(tokens) + len(drafts) - 1
+            assert after.length == ref.length
+            assert all(np.array_equal(a, b) for a, b in zip(after.self_kv, ref.self_kv, strict=True))

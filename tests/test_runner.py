@@ -111,3 +111,22 @@ def test_bad_golden_row_is_refused_before_measuring(mini_config, tmp_path):
     with pytest.raises(MeasureError, match=r"rows\.jsonl:5: tier base-fp32: .*accepts at most 48"):
         run(load_config(path), ["framing"], tmp_path / "results", argv=["test"])
     assert not (tmp_path / "results").exists()
+
+
+def test_an_injected_slowdown_is_recorded_and_slows_only_its_tier(mini_config, tmp_path):
+    from measure.session import Slowdown
+
+    config = load_config(mini_config(rows=4, repeats=2))
+    hooks = {"small-int4": Slowdown(4.0)}
+    doc = load_record(run(config, ["wallclock"], tmp_path / "results", argv=["test"], after_run=hooks))
+    assert doc["complete"] is True
+    assert doc["test_slowdown_factor"] == {"small-int4": 4.0}
+    cases = doc["wallclock"]["cases"]
+    assert cases["small-int4"]["tokens"] == cases["base-int8"]["tokens"]
+
+    def per_call(name: str) -> float:
+        case = cases[name]
+        return sum(map(sum, case["run_s"])) / (len(case["run_s"]) * sum(case["calls"]))
+
+    # every small-int4 call (half a base-int8 call) lasts five times as long: dearer than any unslowed tier's
+    assert per_call("small-int4") > max(per_call("base-int8"), per_call("base-fp32"))

@@ -66,14 +66,46 @@ def test_every_page_is_built(built):
     assert (project.parent / "site" / "assets" / "javascripts" / "plotly.min.js").stat().st_size > 1_000_000
 
 
-def test_verdicts_render_as_admonitions_with_stable_anchors(built):
+def test_every_verdict_has_a_stable_anchor_and_evidence_that_resolves(built):
+    import re
+
     project, doc = built
     page = html(project, "results")
-    date = doc["started_at"][:10]
+    assert doc["started_at"][:10] not in re.findall(r'id="([^"]+)"', page)  # no dated anchors on the Overview
     for topic in ("decode-linear", "harness-overhead", "framing-parity", "output-preservation", "self-acceptance"):
-        assert f'id="{topic}-{date}"' in page, topic
-    assert 'class="admonition success"' in page
+        assert f'id="{topic}"' in page, topic
+    assert 'id="decode-linear-base-fp32"' in page
+    links = re.findall(r'href="((?:wallclock|framing)/)#([^"]+)"', page)
+    assert len(links) >= 20
+    for target, anchor in links:
+        assert f'id="{anchor}"' in html(project, "results/" + target.rstrip("/")), (target, anchor)
     assert "Is decoding O(T)?" in html_module.unescape(page)
+
+
+def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
+    import csv
+    import io
+
+    from measure.model import from_document
+    from measure.report import analyse, headline
+
+    project, doc = built
+    h = headline(analyse(from_document(doc, "built")))
+    site = project.parent / "site" / "results"
+    rows = {r["tier"]: r for r in csv.DictReader(io.StringIO((site / "summary.csv").read_text(encoding="utf-8")))}
+    assert set(rows) == set(doc["tiers"])
+    page = html_module.unescape(html(project, "results"))
+    for t in h.tiers:
+        row = rows[t.tier]
+        assert float(row["ms_per_token"]) == t.ms_per_token.value
+        assert int(row["exact"]) == t.exact == next(
+            x["quality"]["exact"] for x in doc["framing"]["legs"][0]["tiers"] if x["tier"] == t.tier
+        )
+        if t.vs_reference is not None:
+            assert float(row["vs_reference"]) == t.vs_reference.value
+            assert f"{t.vs_reference.value:.2f}×" in page
+        assert f"{t.ms_per_token.value:.3f}" in page
+    assert page.index("Summary") < page.index("Every question")
 
 
 def test_chart_data_is_embedded_and_plotly_loaded_once(built):
@@ -136,7 +168,7 @@ def test_a_new_record_regenerates_the_pages_and_the_correction_shows(built, tmp_
     assert f"</del> until {newer['started_at'][:10]}" in history  # the replaced answer, struck through
     assert history.index("got worse") < history.index("Is decoding O")  # what got worse is listed first
     overview = html(project, "results")
-    assert newer["run_id"] in overview and 'class="admonition failure"' in overview
+    assert newer["run_id"] in overview and 'class="measure-badge measure-failure"' in overview
     framing = html(project, "results/framing")
     assert "<mark>" in framing  # the differing row is shown with its difference marked
 

@@ -40,7 +40,7 @@ def stdin_lines() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from measure.artifacts import load_tier
     from measure.decode import greedy
-    from measure.session import SessionConfig
+    from measure.session_options import SessionConfig
     from measure.speculative import SpeculativePair
 
     if args.max_new_tokens is not None and args.max_new_tokens < 1:

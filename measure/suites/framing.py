@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnxruntime
 
 from measure import node_leg
 from measure.artifacts import Tier
@@ -212,10 +211,15 @@ def run_framing(
     out: dict[str, Any],
     save: Save,
     progress: Progress = no_progress,
+    runtime_version: str | None = None,
 ) -> dict[str, Any]:
-    """Fill ``out`` (the record's ``framing`` section) in place, saving after every tier and pair."""
+    """Fill ``out`` (the record's ``framing`` section) in place, saving after every tier and pair.
+
+    ``runtime_version`` is the onnxruntime version from the run's environment fingerprint,
+    the one place it is read.
+    """
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
-    python = {"runtime": "onnxruntime", "language": "python", "version": onnxruntime.__version__, "status": "measured"}
+    python = {"runtime": "onnxruntime", "language": "python", "version": runtime_version, "status": "measured"}
     python["tiers"] = []
     out.update({"blocks": blocks, "legs": [python], "acceptance": []})
     node = NodeLeg(config, blocks) if config.node_leg else None

@@ -1,0 +1,46 @@
+"""How onnxruntime sessions are built, as plain data: read from the suite config, stored in each record.
+
+Nothing here imports onnxruntime, so the config (and everything that only reads
+records) loads without it; :mod:`measure.session` turns these options into
+``onnxruntime.SessionOptions`` and checks the providers when it builds a session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from measure.errors import MeasureError
+
+GRAPH_OPTIMIZATIONS = ("disable", "basic", "extended", "all")
+"""onnxruntime's graph optimization levels by the names the config uses."""
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """How every onnxruntime session of a run is built; stored in each run record."""
+
+    intra_op_threads: int = 1
+    """Threads inside one operator. At the demo's size one thread beats two."""
+    inter_op_threads: int = 1
+    """Threads across independent operators (sequential execution uses one)."""
+    graph_optimization: str = "all"
+    """One of disable, basic, extended, all."""
+    providers: tuple[str, ...] = ("CPUExecutionProvider",)
+    """Execution providers in priority order; checked against the installed onnxruntime when a session is built."""
+
+    def __post_init__(self) -> None:
+        if self.graph_optimization not in GRAPH_OPTIMIZATIONS:
+            raise MeasureError(
+                f"session option graph_optimization: expected one of {', '.join(GRAPH_OPTIMIZATIONS)}, "
+                f"got {self.graph_optimization!r}"
+            )
+        if self.intra_op_threads < 0 or self.inter_op_threads < 0:
+            raise MeasureError("session option threads: expected a count >= 0 (0 lets onnxruntime choose)")
+        if not self.providers:
+            raise MeasureError("session option providers: expected at least one execution provider")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["providers"] = list(self.providers)
+        return d
