@@ -98,8 +98,10 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
     for t in h.tiers:
         row = rows[t.tier]
         assert float(row["ms_per_token"]) == t.ms_per_token.value
-        assert int(row["exact"]) == t.exact == next(
-            x["quality"]["exact"] for x in doc["framing"]["legs"][0]["tiers"] if x["tier"] == t.tier
+        assert (
+            int(row["exact"])
+            == t.exact
+            == next(x["quality"]["exact"] for x in doc["framing"]["legs"][0]["tiers"] if x["tier"] == t.tier)
         )
         if t.vs_reference is not None:
             assert float(row["vs_reference"]) == t.vs_reference.value
