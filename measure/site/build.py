@@ -15,6 +15,7 @@ from typing import Any
 from measure.calibration import load_calibration
 from measure.history import machine_history, verdict_series
 from measure.report import Analysis, analyse, headline, metrics
+from measure.site.charts import Palette
 from measure.site.context import RunLinks, run_slug
 from measure.site.pages.framing import Framing, framing_page
 from measure.site.pages.history import History, history_page
@@ -59,6 +60,9 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
     current_summary = newest(summaries)
     current = analysis(current_summary) if current_summary else None
     pages = paged_runs(summaries)
+    palette = Palette()  # the current record's tiers claim the first colours; a pair wears its drafter's
+    for name in current.record.tiers if current else ():
+        palette.of(name)
     links = RunLinks(frozenset(run_slug(s) for s in pages))
     histories = [
         machine_history(m, runs, load_calibration(loaded.root, m), cache) for m, runs in by_machine(summaries).items()
@@ -70,9 +74,9 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
         files["summary.csv"] = summary_csv(headline(current))
     return Site(
         overview=overview_page(current, latest, len(summaries), links),
-        wallclock=wallclock_page(current, links),
-        framing=framing_page(current, links),
-        history=history_page(histories, verdict_series(summaries), complete, links),
+        wallclock=wallclock_page(current, links, palette),
+        framing=framing_page(current, links, palette),
+        history=history_page(histories, verdict_series(summaries), complete, links, palette),
         machines=machines_page(latest, links),
         methods=methods_page(current, links),
         runs=[(run_slug(s), run_page(loaded.record(s), s, links)) for s in pages],

@@ -1,11 +1,15 @@
 """Plotly figures as plain JSON-ready dicts, built from analysed numbers (no plotly import needed).
 
-Colours and template are left to the page script, which applies the light
-or dark Plotly template to follow Material's palette toggle.
+Every trace gets its colour here, from one colour-blind-safe palette
+(Okabe and Ito) with one colour per tier on every chart of a build; the
+page script only applies the light or dark axis and text colours, following
+Material's palette toggle. Exact zeros are never drawn as a tiny positive
+number on a log axis: they are left out and said in the trace's name.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,32 +17,51 @@ import numpy as np
 from measure.analysis import PairTiming, TierTiming
 from measure.model import FramingTier, Record
 
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
+"""Distinguishable with every common colour-vision deficiency; no red next to green."""
+
+
+@dataclass
+class Palette:
+    """Name (a tier, a pair) -> its colour, the same on every chart of one build, in first-seen order."""
+
+    colors: dict[str, str] = field(default_factory=dict)
+
+    def of(self, name: str) -> str:
+        if name not in self.colors:
+            self.colors[name] = OKABE_ITO[len(self.colors) % len(OKABE_ITO)]
+        return self.colors[name]
+
 
 def _layout(**extra: Any) -> dict[str, Any]:
     return {
         "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
         "height": 440,
-        "legend": {"orientation": "h", "y": -0.25, "yanchor": "top"},
+        "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
     } | extra
 
 
-def ms_per_token(tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
-    names = [t.tier for t in tiers]
-    values = [t.ms_per_token.value for t in tiers]
+def _error(e_hi: list[float], e_lo: list[float], color: str) -> dict[str, Any]:
+    return {"type": "data", "symmetric": False, "array": e_hi, "arrayminus": e_lo, "color": color, "thickness": 1.5}
+
+
+def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, Any]:
+    colors = [palette.of(t.tier) for t in tiers]
     return {
         "data": [
             {
                 "type": "bar",
                 "name": "ms/token",
-                "x": names,
-                "y": values,
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [t.ms_per_token.hi - t.ms_per_token.value for t in tiers],
-                    "arrayminus": [t.ms_per_token.value - t.ms_per_token.lo for t in tiers],
-                },
+                "x": [t.tier for t in tiers],
+                "y": [t.ms_per_token.value for t in tiers],
+                "marker": {"color": colors},
+                "error_y": _error(
+                    [t.ms_per_token.hi - t.ms_per_token.value for t in tiers],
+                    [t.ms_per_token.value - t.ms_per_token.lo for t in tiers],
+                    "#7f7f7f",
+                ),
                 "text": [t.precision for t in tiers],
+                "textposition": "none",
                 "hovertemplate": "%{x} (%{text}): %{y:.3f} ms/token<extra></extra>",
             }
         ],
@@ -46,7 +69,7 @@ def ms_per_token(tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
     }
 
 
-def growth(record: Record, tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
+def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, Any]:
     cases = record.wallclock.cases if record.wallclock else {}
     data = []
     for t in tiers:
@@ -58,6 +81,7 @@ def growth(record: Record, tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
                 "type": "scatter",
                 "mode": "markers",
                 "name": label,
+                "marker": {"color": palette.of(t.tier), "size": 6, "opacity": 0.8},
                 "x": [n + 1 for n in case.tokens],
                 "y": [round(float(v), 5) for v in per_row],
             }
@@ -71,11 +95,15 @@ def growth(record: Record, tiers: tuple[TierTiming, ...]) -> dict[str, Any]:
     }
 
 
-def speedup(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
+def _unit_line() -> dict[str, Any]:
+    return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 1, "y1": 1, "line": {"dash": "dash", "width": 1}}
+
+
+def speedup(pairs: tuple[PairTiming, ...], palette: Palette) -> dict[str, Any]:
     data = []
     for name in dict.fromkeys(p.pair for p in pairs):
         ps = [p for p in pairs if p.pair == name]
-        ks = [p.k for p in ps]
+        ks, color = [p.k for p in ps], palette.of(ps[0].drafter)  # a pair wears its drafter's colour
         data.append(
             {
                 "type": "scatter",
@@ -83,7 +111,8 @@ def speedup(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
                 "name": f"{name} predicted",
                 "x": ks,
                 "y": [p.predicted_speedup for p in ps],
-                "line": {"dash": "dot"},
+                "line": {"dash": "dot", "color": color},
+                "marker": {"symbol": "circle-open", "color": color},
             }
         )
         data.append(
@@ -93,12 +122,13 @@ def speedup(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
                 "name": f"{name} observed",
                 "x": ks,
                 "y": [p.observed_speedup.value for p in ps],
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [p.observed_speedup.hi - p.observed_speedup.value for p in ps],
-                    "arrayminus": [p.observed_speedup.value - p.observed_speedup.lo for p in ps],
-                },
+                "line": {"color": color},
+                "marker": {"color": color},
+                "error_y": _error(
+                    [p.observed_speedup.hi - p.observed_speedup.value for p in ps],
+                    [p.observed_speedup.value - p.observed_speedup.lo for p in ps],
+                    color,
+                ),
             }
         )
     return {
@@ -106,27 +136,20 @@ def speedup(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
         "layout": _layout(
             xaxis={"title": {"text": "k (draft tokens per round)"}, "type": "log", "dtick": 0.30103},
             yaxis={"title": {"text": "speedup over the verifier's greedy decode"}},
-            shapes=[
-                {
-                    "type": "line",
-                    "xref": "paper",
-                    "x0": 0,
-                    "x1": 1,
-                    "y0": 1,
-                    "y1": 1,
-                    "line": {"dash": "dash", "width": 1},
-                }
-            ],
+            shapes=[_unit_line()],
         ),
     }
 
 
-def by_position(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
+def by_position(pairs: tuple[PairTiming, ...], palette: Palette) -> dict[str, Any]:
+    dashes = ("solid", "dash", "dot", "dashdot")
+    ks = sorted({p.k for p in pairs})
     data = [
         {
             "type": "scatter",
             "mode": "lines+markers",
             "name": p.case,
+            "line": {"color": palette.of(p.drafter), "dash": dashes[ks.index(p.k) % len(dashes)]},
             "x": list(range(1, len(p.acceptance_by_position) + 1)),
             "y": list(p.acceptance_by_position),
         }
@@ -140,59 +163,92 @@ def by_position(pairs: tuple[PairTiming, ...]) -> dict[str, Any]:
     }
 
 
-def layer_diffs(tiers: tuple[FramingTier, ...]) -> dict[str, Any]:
-    """Mean |single - batched| of presents per layer for each tier (worst block), log scale."""
+def layer_diffs(tiers: tuple[FramingTier, ...], palette: Palette) -> dict[str, Any]:
+    """Mean |single - batched| of presents per layer for each tier (worst block), log scale.
+
+    A tier whose presents are exactly equal cannot sit on a log axis: it is left out of the plot area and
+    its legend entry says "exactly 0", rather than drawn at an invented 1e-12.
+    """
     data = []
     for t in tiers:
         if not t.blocks:
             continue
         worst = max(t.blocks, key=lambda b: b.present_max_abs_diff)
-        for part in ("key", "value"):
-            ys = [max(getattr(layer, f"{part}_mean_abs_diff"), 1e-12) for layer in worst.layers]
+        for part, dash in (("key", "solid"), ("value", "dot")):
+            ys = [getattr(layer, f"{part}_mean_abs_diff") for layer in worst.layers]
+            zero = all(y == 0 for y in ys)
             data.append(
                 {
                     "type": "scatter",
                     "mode": "lines+markers",
-                    "name": f"{t.tier} ({t.precision}) {part}",
+                    "name": f"{t.tier} ({t.precision}) {part}" + (": exactly 0" if zero else ""),
+                    "line": {"color": palette.of(t.tier), "dash": dash},
                     "x": [layer.layer for layer in worst.layers],
-                    "y": ys,
+                    "y": [y if y > 0 else None for y in ys],
+                    **({"visible": "legendonly"} if zero else {}),
                 }
             )
     return {
         "data": data,
         "layout": _layout(
             xaxis={"title": {"text": "decoder layer"}, "dtick": 1},
-            yaxis={"type": "log", "title": {"text": "mean |present diff|"}},
+            yaxis={"type": "log", "title": {"text": "mean |present diff| (log)"}, "exponentformat": "e"},
         ),
     }
 
 
-def over_time(series: dict[str, list[tuple[str, float | None, float, float, str]]]) -> dict[str, Any]:
-    """One line per case: (started_at, median ms/token, interval lo, hi, hover label), oldest first.
+@dataclass(frozen=True)
+class TimePoint:
+    """One point of a History series: None ``value`` is a break (no line across it)."""
 
-    A ``None`` median is a gap: records on either side of it are not comparable, so no line joins them.
-    """
+    when: str
+    value: float | None
+    lo: float
+    hi: float
+    label: str
+    link: str
+    """The run's page, relative to the History page."""
+
+
+def over_time(
+    series: dict[str, list[TimePoint]], changes: list[tuple[str, TimePoint, str]], palette: Palette
+) -> dict[str, Any]:
+    """One line per greedy case with its intervals; each called change marked; a click opens the run."""
     data = []
     for case, points in series.items():
-        ys = [y for _, y, _, _, _ in points]
+        color = palette.of(case)
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
                 "name": case,
-                "x": [x for x, _, _, _, _ in points],
-                "y": ys,
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [None if y is None else round(hi - y, 6) for (_, y, _, hi, _) in points],
-                    "arrayminus": [None if y is None else round(y - lo, 6) for (_, y, lo, _, _) in points],
-                    "thickness": 1,
-                    "width": 0,
-                },
-                "text": [t for _, _, _, _, t in points],
+                "line": {"color": color},
+                "marker": {"color": color, "size": 5},
+                "x": [p.when for p in points],
+                "y": [p.value for p in points],
+                "error_y": _error(
+                    [None if p.value is None else round(p.hi - p.value, 6) for p in points],
+                    [None if p.value is None else round(p.value - p.lo, 6) for p in points],
+                    color,
+                ),
+                "text": [p.label for p in points],
+                "customdata": [p.link for p in points],
                 "connectgaps": False,
                 "hovertemplate": "%{fullData.name}: %{y:.3f} ms/token<br>%{text}<extra></extra>",
+            }
+        )
+    if changes:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "change called",
+                "marker": {"symbol": "x-thin-open", "size": 14, "line": {"width": 2}, "color": "#7f7f7f"},
+                "x": [p.when for _, p, _ in changes],
+                "y": [p.value for _, p, _ in changes],
+                "text": [f"{case}: {outcome}" for case, _, outcome in changes],
+                "customdata": [p.link for _, p, _ in changes],
+                "hovertemplate": "%{text}<extra></extra>",
             }
         )
     return {

@@ -30,8 +30,8 @@ from measure.site.render import PAGES, PREFIX, TEMPLATES, render_results
 ASSETS = Path(__file__).resolve().parent / "assets"
 """The chart script and stylesheet, shipped inside the package."""
 PLOTLY_JS = "assets/javascripts/plotly.min.js"
-SCRIPTS = (PLOTLY_JS, "assets/javascripts/measure.js")
-"""In this order: plotly.js, then the script that draws every figure with it."""
+SCRIPTS = ("assets/javascripts/measure.js",)
+"""The script that draws every figure; it fetches plotly.js (served beside it) only on pages with a chart."""
 STYLES = ("assets/stylesheets/measure.css",)
 
 
@@ -47,7 +47,7 @@ def plotly_js() -> Path:
 
 def _asset_sources() -> dict[str, Path]:
     """Site path -> the file it is served from."""
-    return {PLOTLY_JS: plotly_js()} | {uri: ASSETS / PurePosixPath(uri).name for uri in (*SCRIPTS[1:], *STYLES)}
+    return {PLOTLY_JS: plotly_js()} | {uri: ASSETS / PurePosixPath(uri).name for uri in (*SCRIPTS, *STYLES)}
 
 
 def _nav_paths(item: Any) -> Iterator[str]:

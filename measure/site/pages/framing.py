@@ -140,7 +140,7 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
     )
 
 
-def framing_page(a: Analysis | None, links: RunLinks) -> Framing:
+def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Framing:
     fr = a.record.framing if a else None
     if a is None or fr is None:
         return Framing(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
@@ -184,7 +184,7 @@ def framing_page(a: Analysis | None, links: RunLinks) -> Framing:
         chart(
             "framing-layers",
             "present key/value difference per layer, single-step vs batched (log)",
-            charts.layer_diffs(tiers),
+            charts.layer_diffs(tiers, palette),
         ),
     )
     return Framing(

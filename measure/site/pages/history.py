@@ -102,37 +102,50 @@ def _when(started_at: str) -> str:
     return started_at.replace("T", " ").removesuffix("Z")  # Plotly's date axis: UTC, no zone suffix
 
 
-def _chart(h: MachineHistory) -> Chart:
+def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> Chart:
     """Newest records one by one, older ones as monthly medians; a gap wherever comparability breaks."""
     broken = {b.after.run_id for b in h.breaks}
     recent = {r.run_id for r in h.runs[-CHART_RUNS:]}
-    series: dict[str, list[tuple[str, float | None, float, float, str]]] = {}
+    series: dict[str, list[charts.TimePoint]] = {}
+    at: dict[tuple[str, str], charts.TimePoint] = {}
     for case, points in h.series.items():
-        out: list[tuple[str, float | None, float, float, str]] = []
+        out: list[charts.TimePoint] = []
         months: dict[str, list[float]] = defaultdict(list)
         for p in points:
             if p.run.run_id not in recent:
                 months[p.run.started_at[:7]].append(p.ms_per_token.value)
         for month, values in months.items():
             v = float(np.median(values))
-            out.append((f"{month}-15", v, v, v, f"{len(values)} records in {month} (median)"))
+            out.append(charts.TimePoint(f"{month}-15", v, v, v, f"{len(values)} records in {month} (median)", ""))
         for p in points:
             if p.run.run_id not in recent:
                 continue
             if p.run.run_id in broken and out:
-                out.append((_when(p.run.started_at), None, 0.0, 0.0, "not comparable"))
+                out.append(charts.TimePoint(_when(p.run.started_at), None, 0.0, 0.0, "not comparable", ""))
             e = p.ms_per_token
-            out.append((_when(p.run.started_at), e.value, e.lo, e.hi, f"{p.run.run_id}, commit {p.run.short_commit}"))
+            link = "../" + str(links.ref(p.run).link).removesuffix(".md") + "/"
+            point = charts.TimePoint(
+                _when(p.run.started_at), e.value, e.lo, e.hi, f"{p.run.run_id}, commit {p.run.short_commit}", link
+            )
+            out.append(point)
+            at[(case, p.run.run_id)] = point
         series[case] = out
-    return chart(f"history-{h.machine}", f"ms per token over time on {h.machine}", charts.over_time(series))
+    marks = [
+        (c.comparison.case, at[(c.comparison.case, c.new.run_id)], c.comparison.outcome)
+        for c in h.changes
+        if (c.comparison.case, c.new.run_id) in at
+    ]
+    figure = charts.over_time(series, marks, palette)
+    if len({p.when for points in series.values() for p in points}) == 1:  # one record: a day either side
+        day = next(iter(series.values()))[0].when[:10]
+        figure["layout"]["xaxis"]["range"] = [f"{day} 00:00", f"{day} 23:59"]
+    return chart(f"history-{h.machine}", f"ms per token over time on {h.machine}", figure)
 
 
 def _source(h: MachineHistory) -> str:
     cal = h.band.calibration
     if cal is None or cal.tolerance is None:
-        return (
-            "the policy's compare_tolerance (no recorded A/A calibration for this machine: `measure calibrate --write`)"
-        )
+        return "the policy's compare_tolerance (no A/A calibration recorded for this machine yet)"
     run_id, case, r = cal.worst or ("-", "-", 1.0)
     return (
         f"the recorded A/A calibration: {len(cal.pairs)} pair(s) of same-build records, {cal.values} case ratios, "
@@ -141,7 +154,7 @@ def _source(h: MachineHistory) -> str:
     )
 
 
-def metric_history(h: MachineHistory, links: RunLinks) -> MetricHistory:
+def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> MetricHistory:
     changes = [
         Change(
             md(c.comparison.case),
@@ -157,7 +170,7 @@ def metric_history(h: MachineHistory, links: RunLinks) -> MetricHistory:
     return MetricHistory(
         md(h.machine),
         slug(f"ms-per-token-{h.machine}"),
-        _chart(h),
+        _chart(h, links, palette),
         len(h.runs),
         h.compared,
         md(f"±{h.band.tolerance:.1%}"),
@@ -187,7 +200,11 @@ def _series(s: VerdictSeries) -> Series:
 
 
 def history_page(
-    histories: list[MachineHistory], verdicts: list[VerdictSeries], records: int, links: RunLinks
+    histories: list[MachineHistory],
+    verdicts: list[VerdictSeries],
+    records: int,
+    links: RunLinks,
+    palette: charts.Palette,
 ) -> History:
     by_machine: dict[str, list[VerdictSeries]] = defaultdict(list)
     for s in verdicts:
@@ -202,4 +219,4 @@ def history_page(
         )
         for machine, series in sorted(by_machine.items())
     )
-    return History(tuple(metric_history(h, links) for h in histories), machines, records)
+    return History(tuple(metric_history(h, links, palette) for h in histories), machines, records)

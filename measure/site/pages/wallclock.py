@@ -53,7 +53,7 @@ class Wallclock:
     warmup: int
 
 
-def wallclock_page(a: Analysis | None, links: RunLinks) -> Wallclock:
+def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Wallclock:
     if a is None or not a.tiers or a.record.wallclock is None:
         return Wallclock(None if a is None else links.ref(a.record), slug("wallclock"), (), (), (), (), 0, 0)
     rows = tuple(
@@ -93,14 +93,16 @@ def wallclock_page(a: Analysis | None, links: RunLinks) -> Wallclock:
         for p in a.pairs
     )
     tier_charts = (
-        chart("wallclock-ms-per-token", "ms per token by tier (median, 95% CI)", charts.ms_per_token(a.tiers)),
-        chart("wallclock-growth", "row time against output length (log-log)", charts.growth(a.record, a.tiers)),
+        chart("wallclock-ms-per-token", "ms per token by tier (median, 95% CI)", charts.ms_per_token(a.tiers, palette)),
+        chart(
+            "wallclock-growth", "row time against output length (log-log)", charts.growth(a.record, a.tiers, palette)
+        ),
     )
     pair_charts: tuple[Chart, ...] = ()
     if a.pairs:
         pair_charts = (
-            chart("wallclock-speculative", "predicted vs observed speedup across k", charts.speedup(a.pairs)),
-            chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs)),
+            chart("wallclock-speculative", "predicted vs observed speedup across k", charts.speedup(a.pairs, palette)),
+            chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs, palette)),
         )
     wc = a.record.wallclock
     return Wallclock(
