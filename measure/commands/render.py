@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out.exists() and not args.out.is_dir():
         raise MeasureError(f"{args.out}: --out is not a folder; expected a folder for the Markdown pages")
-    pages, metrics = render_results(args.results, args.templates or TEMPLATES, prefix=".")
+    pages, metrics, _home = render_results(args.results, args.templates or TEMPLATES, prefix=".")
     for rel, text in pages.items():
         write_text(args.out / rel, text, root=args.out)
     write_text(args.out / "metrics.json", metrics, root=args.out)

@@ -19,6 +19,7 @@ from measure.site.charts import Palette
 from measure.site.context import RunLinks, run_slug
 from measure.site.pages.framing import Framing, framing_page
 from measure.site.pages.history import History, history_page
+from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
 from measure.site.pages.overview import Overview, overview_page, summary_csv
@@ -43,6 +44,7 @@ class Site:
     months: dict[str, RunsMonth] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    home: Home | None = None
     """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
 
 
@@ -84,4 +86,5 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
         months=months,
         metrics=metrics(latest),
         files=files,
+        home=home_summary(summaries, current),
     )

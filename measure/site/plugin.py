@@ -33,6 +33,8 @@ PLOTLY_JS = "assets/javascripts/plotly.min.js"
 SCRIPTS = ("assets/javascripts/measure.js",)
 """The script that draws every figure; it fetches plotly.js (served beside it) only on pages with a chart."""
 STYLES = ("assets/stylesheets/measure.css",)
+MARKER = "<!-- measure:summary -->"
+"""Where a site's own page (Home) gets the summary of its records."""
 
 
 def plotly_js() -> Path:
@@ -80,6 +82,8 @@ class MeasureConfig(Config):
 
 
 class MeasurePlugin(BasePlugin[MeasureConfig]):
+    _home = ""
+
     def _dirs(self, config) -> tuple[Path, Path]:
         base = Path(config.config_file_path).resolve().parent
         results = Path(os.environ.get("MEASURE_RESULTS") or self.config.results)
@@ -110,7 +114,7 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         # folder named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site.
         explicit = bool(os.environ.get("MEASURE_RESULTS")) or self.config.results != "results"
         try:
-            pages, metrics = render_results(
+            pages, metrics, self._home = render_results(
                 results, templates, self.config.prefix, self._cache(config), missing_ok=not explicit
             )
         except MeasureError as exc:
@@ -124,6 +128,15 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         files.append(File.generated(config, "metrics.json", content=metrics))
         config["nav"] = self._nav(config["nav"], files, fixed)
         return files
+
+    def on_page_markdown(self, markdown: str, page, config, files) -> str:
+        """The site's own pages may say what the records hold: ``<!-- measure:summary -->`` becomes that summary,
+        counted from the records at build time (a home page never states a number typed by hand)."""
+        if MARKER not in markdown:
+            return markdown
+        depth = page.file.src_uri.count("/")
+        prefix = "../" * depth + self.config.prefix + "/"
+        return markdown.replace(MARKER, self._home.replace("](results/", f"]({prefix}"))
 
     def _uri(self, path: str) -> str:
         return PurePosixPath(self.config.prefix, path).as_posix()

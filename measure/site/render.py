@@ -103,8 +103,8 @@ def render_results(
     prefix: str = PREFIX,
     cache: Path | None = None,
     missing_ok: bool = False,
-) -> tuple[dict[str, str], str]:
-    """Pages and the metrics.json text for every record under ``results``.
+) -> tuple[dict[str, str], str, str]:
+    """Pages, the metrics.json text and the Home summary (Markdown, links under ``results/``) of a results tree.
 
     ``cache``: the summary cache folder (None: summaries live for this build only).
     A missing results folder is an error unless ``missing_ok`` (the default
@@ -113,4 +113,10 @@ def render_results(
     store = Cache(cache)
     loaded = Loaded(results, [], {}) if missing_ok and not results.exists() else load_results(results, store)
     site = build_site(loaded, store)
-    return render_site(site, environment(templates), prefix), json_text(finite(site.metrics), "metrics.json", indent=2)
+    env = environment(templates)
+    metrics = json_text(finite(site.metrics), "metrics.json", indent=2)
+    try:
+        home = env.get_template("home.md.j2").render(page=site.home)
+    except jinja2.TemplateError as exc:
+        raise MeasureError(f"template error: {exc}") from exc
+    return render_site(site, env, prefix), metrics, home

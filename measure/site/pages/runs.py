@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
 
 from measure.model import Record
-from measure.site.context import Md, RunLinks, RunRef, Setting, md, month_slug
+from measure.site.context import Md, RunLinks, RunRef, Setting, md, month_slug, trusted
 from measure.site.escape import pre
 from measure.summary import Summary
 from measure.verdicts import Verdict
@@ -46,6 +48,8 @@ class RunPage:
     error: Md | None
     verdicts: Md
     """How many verdicts this run gave, by outcome."""
+    record: Md
+    """The record file, published beside the page."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,27 @@ def outcome_counts(found: tuple[Verdict, ...]) -> str:
     return f"{len(found)} verdicts: {parts}." if found else "No verdicts (no suite finished)."
 
 
+def _config_argument(path: str | None) -> list[str]:
+    """How to name the config again: nothing for the bundled demo's, else its file name (not the machine's path)."""
+    if not path or PurePosixPath(path).as_posix().endswith("measure/demo/demo.toml"):
+        return []
+    return ["--config", PurePosixPath(path).name]
+
+
+def _portable(value: Any, config_path: str | None) -> Any:
+    """The resolved config without the measuring machine's absolute paths: relative to the config's folder."""
+    base = str(PurePosixPath(config_path).parent) + "/" if config_path else None
+    if isinstance(value, dict):
+        return {k: _portable(v, config_path) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_portable(v, config_path) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        if base and value.startswith(base):
+            return value.removeprefix(base)
+        return ".../" + "/".join(PurePosixPath(value).parts[-2:])
+    return value
+
+
 def run_page(record: Record, summary: Summary, links: RunLinks) -> RunPage:
     env = record.environment
     m, git = env.machine, env.git
@@ -108,19 +133,21 @@ def run_page(record: Record, summary: Summary, links: RunLinks) -> RunPage:
     ]
     tiers = [(n, f"{t.role}, {t.precision}, {t.layout} layout, {t.layers} layers") for n, t in record.tiers.items()]
     files = tuple(FileRow(md(n), md(f.name), f.bytes, md(f.sha256)) for n, t in record.tiers.items() for f in t.files)
-    command = ["measure", "run", "--config", str(record.config.path or "suite.toml")]
+    command = ["measure", "run", *_config_argument(record.config.path)]
     for s in record.suites:
         command += ["--suite", s]
+    ref = links.ref(record, "")
     return RunPage(
-        links.ref(record, ""),
+        ref,
         tuple(Setting(md(k), md(v)) for k, v in environment),
         tuple(Setting(md(k), md(v)) for k, v in tiers),
         files,
         md(f"{record.golden.rows} rows, sha256 {record.golden.sha256}"),
-        pre(json.dumps(record.config.raw, indent=2, ensure_ascii=False)),
+        pre(json.dumps(_portable(record.config.raw, record.config.path), indent=2, ensure_ascii=False)),
         md(" ".join(command)),
         md(record.error) if record.error else None,
         md(outcome_counts(summary.verdicts)),
+        trusted(str(ref.link).removesuffix(".md") + ".json"),
     )
 
 

@@ -1,0 +1,32 @@
+"""Home: what the records hold, counted at build time, for the site's own front page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.report import Analysis
+from measure.site.context import Md, md
+from measure.summary import Summary
+
+
+@dataclass(frozen=True)
+class Home:
+    records: int
+    machines: int
+    newest: Md
+    tiers: tuple[Md, ...]
+    """The current record's tiers, each with its role and precision."""
+    pairs: int
+    rows: int
+
+
+def home_summary(summaries: list[Summary], current: Analysis | None) -> Home:
+    r = current.record if current else None
+    return Home(
+        len(summaries),
+        len({s.machine_id for s in summaries}),
+        md(max((s.started_at for s in summaries), default="-")[:10]),
+        tuple(md(f"{n} ({t.role}, {t.precision})") for n, t in r.tiers.items()) if r else (),
+        len(r.config.pairs) if r else 0,
+        r.golden.rows if r else 0,
+    )
