@@ -304,6 +304,89 @@ def test_charts_render_in_light_and_dark_and_after_instant_navigation(browser_pa
     assert errors == []
 
 
+SITE_PAGES = (
+    "",
+    "results/",
+    "results/wallclock/",
+    "results/framing/",
+    "results/history/",
+    "results/machines/",
+    "results/methods/",
+    "results/runs/",
+)
+TABLE_PAGES = ("results/", "results/wallclock/", "results/framing/")
+
+
+def _context(page, scheme: str, width: int, height: int):
+    return page.context.browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+
+
+def _screenshots() -> Path:
+    """Where the page screenshots go: $MEASURE_SCREENSHOTS (``.ci/run`` keeps them), else a temporary folder."""
+    import tempfile
+
+    folder = Path(os.environ.get("MEASURE_SCREENSHOTS") or tempfile.mkdtemp(prefix="measure-shots-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_pages_fit_answer_first_and_load_plotly_only_where_they_draw(browser_page, hostile_record):
+    page, base, _ = browser_page
+    shots = _screenshots()
+    run_page = f"results/runs/{hostile_record[0]['machine_id']}--{hostile_record[0]['run_id']}/"
+    for scheme, width, height in (("light", 1440, 900), ("dark", 1440, 900), ("light", 390, 844)):
+        context = _context(page, scheme, width, height)
+        tab = context.new_page()
+        errors: list[str] = []
+        requested: list[str] = []
+        tab.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+        tab.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        tab.on("request", lambda r, requested=requested: requested.append(r.url))
+        for path in (*SITE_PAGES, run_page):
+            requested.clear()
+            tab.goto(f"{base}/{path}", wait_until="networkidle")
+            plotly = any(u.endswith("plotly.min.js") for u in requested)
+            charts = tab.locator(".measure-chart").count()
+            assert plotly == (charts > 0), (path, charts)  # plotly.js only where a chart is drawn
+            if charts:
+                tab.wait_for_selector(".measure-chart .main-svg", timeout=15000)
+            name = path.strip("/").replace("/", "_") or "home"
+            name = "run" if path == run_page else name
+            tab.screenshot(path=str(shots / f"{name}-{scheme}-{width}.png"), full_page=True)
+            if width == 1440 and path in TABLE_PAGES:
+                overflow = tab.evaluate(
+                    "() => [...document.querySelectorAll('.md-content .md-typeset__scrollwrap')]"
+                    ".filter(w => w.scrollWidth > w.clientWidth + 1).length"
+                )
+                assert overflow == 0, f"{path}: {overflow} table(s) scroll sideways at {width} px"
+            if path == "results/" and height == 900:
+                top = tab.evaluate(
+                    "() => document.querySelector('#summary ~ .md-typeset__scrollwrap').getBoundingClientRect().top"
+                )
+                assert top < 900, f"the summary table starts at {top} px, below the first screen"
+            if path == run_page:
+                first = tab.evaluate("() => document.querySelector('.md-content article').innerText.trim()")
+                assert first.startswith("Run " + hostile_record[0]["run_id"]), first[:80]
+        assert errors == [], (scheme, width, errors)
+        context.close()
+
+
+def test_chart_grid_and_text_colours_follow_the_palette(browser_page):
+    page, base, _ = browser_page
+    seen = {}
+    for scheme in ("light", "dark"):
+        context = _context(page, scheme, 1440, 900)
+        tab = context.new_page()
+        tab.goto(f"{base}/results/wallclock/", wait_until="networkidle")
+        tab.wait_for_selector("#wallclock-growth .main-svg", timeout=15000)
+        seen[scheme] = tab.evaluate(
+            "() => { const l = document.getElementById('wallclock-growth')._fullLayout;"
+            " return [l.font.color, l.xaxis.gridcolor, l.yaxis.gridcolor]; }"
+        )
+        context.close()
+    assert all(a != b for a, b in zip(seen["light"], seen["dark"], strict=True)), seen
+
+
 def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
     import socket
     import time

@@ -11,13 +11,11 @@ from __future__ import annotations
 import difflib
 import html
 import json
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
 from measure.stats import Estimate
-from measure.verdicts import Verdict
 from measure.writing import finite
 
 ADMONITION = {
@@ -40,6 +38,16 @@ class RunLike(Protocol):
     def started_at(self) -> str: ...
     @property
     def complete(self) -> bool: ...
+
+
+BADGE = {"success": "✓", "failure": "✗", "warning": "!", "inconclusive": "?", "info": "i"}
+"""The symbol says the outcome without colour; the colour says it at a glance."""
+
+
+def badge(outcome: str) -> Md:
+    return trusted(
+        f'<span class="measure-badge measure-{ADMONITION[outcome]}" title="{outcome}">{BADGE[outcome]}</span>'
+    )
 
 
 def run_slug(run: RunLike) -> str:
@@ -106,54 +114,6 @@ def fmt_sci(x: float | None) -> Md:
 class Setting:
     name: Md
     value: Md
-
-
-@dataclass(frozen=True)
-class Card:
-    """One verdict as an admonition."""
-
-    kind: Md
-    title: Md
-    rule: Md
-    measured: Md
-    run: RunRef
-    gate: bool
-    subject: Md
-    outcome: Md
-    answer: Md
-
-
-def card(v: Verdict, run: RunRef) -> Card:
-    measured = v.measured
-    label = "Inconclusive" if v.outcome == "inconclusive" else v.outcome.capitalize()
-    return Card(
-        md(ADMONITION[v.outcome]),
-        md(f"{label} — {v.subject}: {v.answer}"),
-        md(v.rule),
-        md(measured),
-        run,
-        v.gate,
-        md(v.subject),
-        md(v.outcome),
-        md(v.answer),
-    )
-
-
-@dataclass(frozen=True)
-class Topic:
-    question: Md
-    anchor: Md
-    cards: tuple[Card, ...]
-
-
-def topics(found: tuple[Verdict, ...], run: RunRef, date: str) -> tuple[Topic, ...]:
-    groups: dict[str, list[Verdict]] = defaultdict(list)
-    for v in found:
-        groups[v.topic].append(v)
-    return tuple(
-        Topic(md(vs[0].question), slug(f"{topic}-{date}"), tuple(card(v, run) for v in vs))
-        for topic, vs in groups.items()
-    )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from measure.history import RANK, MachineHistory, VerdictSeries
 from measure.site import charts
-from measure.site.context import ADMONITION, Chart, Md, RunLinks, RunRef, chart, fmt_ci, md
+from measure.site.context import Chart, Md, RunLinks, RunRef, badge, chart, fmt_ci, md
 from measure.site.escape import slug
 
 CHART_RUNS = 150
@@ -189,7 +189,7 @@ def _series(s: VerdictSeries) -> Series:
         md(s.subject),
         slug(f"{s.topic}-{s.subject}-{s.machine}"),
         md(current.verdict.answer),
-        md(ADMONITION[current.verdict.outcome]),
+        badge(current.verdict.outcome),
         md(current.first.date),
         current.records,
         md(before.verdict.answer) if before else None,

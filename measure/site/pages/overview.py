@@ -13,14 +13,13 @@ import io
 from dataclasses import dataclass
 
 from measure.report import Analysis, Headline, PairLine, TierLine, headline
-from measure.site.context import ADMONITION, Md, RunLinks, RunRef, md, trusted
+from measure.site.context import Md, RunLinks, RunRef, badge, md, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
 from measure.stats import Estimate
 from measure.verdicts import Verdict
 
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
-BADGE = {"success": "✓", "failure": "✗", "warning": "!", "inconclusive": "?", "info": "i"}
 
 
 @dataclass(frozen=True)
@@ -89,12 +88,6 @@ def _x(e: Estimate) -> str:
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
-
-
-def badge(outcome: str) -> Md:
-    return trusted(
-        f'<span class="measure-badge measure-{ADMONITION[outcome]}" title="{outcome}">{BADGE[outcome]}</span>'
-    )
 
 
 def _tier_sentence(role: str, t: TierLine, reference: str | None) -> Md:
@@ -206,7 +199,7 @@ def _worst(found: tuple[Verdict, ...]) -> Md:
     if worst.outcome == "success":
         return trusted(f"{badge('success')} all {len(judged)} checks")
     link = f"#{verdict_id(worst)}"
-    return trusted(f"{badge(worst.outcome)} [{md(worst.question.removesuffix('?').lower())}]({link})")
+    return trusted(f"{badge(worst.outcome)} [{md(worst.question)}]({link})")
 
 
 def _pm(e: Estimate | None, digits: int, unit: str = "") -> Md:
