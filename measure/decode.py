@@ -32,6 +32,8 @@ class Decoded:
     """onnxruntime calls, encoder included."""
     run_s: float
     """Time inside ``session.run``."""
+    first_token_s: float | None = None
+    """Source text in -> first output token decided (tokenize, encoder, first decoder call, argmax); greedy only."""
 
     @property
     def outside_s(self) -> float:
@@ -39,7 +41,7 @@ class Decoded:
         return max(0.0, self.wall_s - self.run_s)
 
 
-def finish(tier: Tier, out: list[int], stopped: str, trace: Trace) -> Decoded:
+def finish(tier: Tier, out: list[int], stopped: str, trace: Trace, first_token_s: float | None = None) -> Decoded:
     wall = max(0.0, perf_counter() - trace.started)
     return Decoded(
         text=tier.tokenizer.decode(out),
@@ -48,6 +50,7 @@ def finish(tier: Tier, out: list[int], stopped: str, trace: Trace) -> Decoded:
         wall_s=wall,
         calls=trace.calls(),
         run_s=trace.run_s(),
+        first_token_s=first_token_s,
     )
 
 
@@ -61,13 +64,16 @@ def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: T
     token = tier.special.decoder_start
     out: list[int] = []
     feed = tier.decoder.feed  # bound once: this loop is the hot path
+    first: float | None = None  # the first-token timestamp: one comparison per step, one clock read per decode
     while len(out) < limit:
         logits, cache = feed(cache, [token], trace)
         token = int(logits[-1].argmax())
+        if first is None:
+            first = perf_counter() - trace.started
         if token == eos:
-            return finish(tier, out, "eos", trace)
+            return finish(tier, out, "eos", trace, first)
         out.append(token)
-    return finish(tier, out, "max_new_tokens", trace)
+    return finish(tier, out, "max_new_tokens", trace, first)
 
 
 def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:

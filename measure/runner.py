@@ -20,6 +20,7 @@ from measure.record import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
 from measure.speculative import SpeculativePair
 from measure.suites import Progress, no_progress
 from measure.suites.framing import run_framing
+from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import run_wallclock
 
 
@@ -110,6 +111,13 @@ def run(
                 return fresh, _pairs(config, fresh)
 
             run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
+            if config.wallclock.profile or config.wallclock.threads:
+                profile = doc["wallclock"]["profile"] = {}
+                if config.wallclock.profile:
+                    run_memory_and_load(config, texts, profile, writer.save, progress)
+                if config.wallclock.threads:
+                    profile["threads"] = {}
+                    run_thread_sweep(config, texts, profile["threads"], writer.save, progress)
         if "framing" in suites:
             doc["framing"] = {}
             selves = _self_pairs(config, tiers)
