@@ -31,7 +31,7 @@ from measure.stats import Estimate
 from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 
