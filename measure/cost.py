@@ -216,3 +216,37 @@ def tier_costs(record: Record) -> list[TierCost]:
 def has_profile(costs: list[TierCost] | tuple[TierCost, ...]) -> bool:
     """Whether any tier has a profile figure beyond its size (records from before the profile have none)."""
     return any(c.load_cold_ms or c.first_token_ms or c.threads_ms_per_token for c in costs)
+
+
+METRICS = {
+    "ms_per_token": "ms/token per repeat (every wall-clock case)",
+    "first_token_ms": "first-token ms, median over rows per repeat (greedy tiers)",
+    "row_p90_ms": "row ms p90 over rows per repeat (greedy tiers)",
+    "row_p99_ms": "row ms p99 over rows per repeat (greedy tiers)",
+    "load_cold_ms": "cold load ms, one per worker process",
+    "load_warm_ms": "warm load ms, every warm load",
+    "memory_bytes": "worker peak over the baseline's, one per worker process",
+}
+"""What ``measure compare --metric`` can gate on; lower is better for all of them."""
+
+
+def metric_samples(record: Record, metric: str) -> dict[str, np.ndarray]:
+    """Per tier, the samples of one cost-profile metric a comparison resamples (empty where not measured)."""
+    if metric not in METRICS or metric == "ms_per_token":
+        raise ValueError(f"unknown cost metric {metric!r}; expected one of {', '.join(METRICS)}")
+    wc = record.wallclock
+    if wc is None:
+        return {}
+    out: dict[str, np.ndarray] = {}
+    for case in wc.greedy():
+        if metric == "first_token_ms" and case.first_token_s is not None:
+            out[case.name] = 1000 * np.median(case.first_token_s, axis=1)
+        elif metric in ("row_p90_ms", "row_p99_ms"):
+            out[case.name] = 1000 * np.quantile(case.wall_s, 0.90 if metric == "row_p90_ms" else 0.99, axis=1)
+    if wc.profile is not None and metric in ("load_cold_ms", "load_warm_ms", "memory_bytes"):
+        for name, t in wc.profile.tiers.items():
+            values = {"load_cold_ms": 1000 * t.load_cold_s, "load_warm_ms": 1000 * t.load_warm_s}
+            values["memory_bytes"] = _memory(record, name)  # type: ignore[assignment]
+            if values[metric] is not None and values[metric].size:
+                out[name] = values[metric]
+    return out

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.cost import TierCost, has_profile
 from measure.report import Analysis
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_ci, md
 from measure.site.escape import slug
+from measure.stats import Estimate
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,114 @@ class PairRow:
 
 
 @dataclass(frozen=True)
+class ProfileRow:
+    tier: Md
+    size_mb: Md
+    size_ratio: Md
+    load_cold_ms: Md
+    load_warm_ms: Md
+    load_ratio: Md
+    memory_mb: Md
+    peak_mb: Md
+    memory_ratio: Md
+    first_token_ms: Md
+    first_token_ratio: Md
+    next_token_ms: Md
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    tier: Md
+    row_p50: Md
+    row_p90: Md
+    row_p99: Md
+    token_p50: Md
+    token_p90: Md
+    token_p99: Md
+
+
+@dataclass(frozen=True)
+class ThreadRow:
+    tier: Md
+    cells: tuple[Md, ...]
+    """ms/token [95% CI] at each count of ``Profile.thread_counts``."""
+    fastest: Md
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The cost profile section; ``rows`` is empty for records from before the profile."""
+
+    rows: tuple[ProfileRow, ...]
+    latency: tuple[LatencyRow, ...]
+    thread_counts: tuple[int, ...]
+    threads: tuple[ThreadRow, ...]
+    workers: int
+    warm_loads: int
+    worker_rows: int
+    memory_source: Md
+
+
+def _scaled(e: Estimate | None, k: float) -> Estimate | None:
+    return None if e is None else Estimate(e.value * k, e.lo * k, e.hi * k)
+
+
+def _profile(a: Analysis) -> Profile:
+    costs: tuple[TierCost, ...] = a.costs
+    wc = a.record.wallclock
+    p = wc.profile if wc else None
+    latency = tuple(
+        LatencyRow(
+            md(c.tier),
+            *(fmt_ci(getattr(c.row_ms, q), 2) if c.row_ms else md("-") for q in ("p50", "p90", "p99")),
+            *(fmt_ci(getattr(c.token_ms, q), 3) if c.token_ms else md("-") for q in ("p50", "p90", "p99")),
+        )
+        for c in costs
+        if c.row_ms is not None
+    )
+    if not has_profile(costs):
+        return Profile((), latency, (), (), 0, 0, 0, md(""))
+    rows = tuple(
+        ProfileRow(
+            md(c.tier),
+            fmt(c.bytes / 1e6, 2),
+            fmt(c.size_vs_plain, 2),
+            fmt_ci(c.load_cold_ms, 1),
+            fmt_ci(c.load_warm_ms, 1),
+            fmt_ci(c.load_vs_plain, 2),
+            fmt_ci(_scaled(c.memory_bytes, 1e-6), 1),
+            fmt_ci(_scaled(c.peak_rss_bytes, 1e-6), 1),
+            fmt_ci(c.memory_vs_plain, 2),
+            fmt_ci(c.first_token_ms, 3),
+            fmt_ci(c.first_token_vs_plain, 2),
+            fmt_ci(c.next_token_ms, 3),
+        )
+        for c in costs
+    )
+    counts = p.thread_counts if p else ()
+    threads = tuple(
+        ThreadRow(
+            md(c.tier),
+            tuple(fmt_ci(c.threads_ms_per_token.get(n), 3) for n in counts),
+            md("-" if c.fastest_threads is None else str(c.fastest_threads)),
+        )
+        for c in costs
+        if c.threads_ms_per_token
+    )
+    source = "" if p is None or p.memory_source is None else f"{p.memory_source} ({p.platform})"
+    return Profile(
+        rows,
+        latency,
+        counts,
+        threads,
+        p.workers if p else 0,
+        p.warm_loads if p else 0,
+        p.rows if p else 0,
+        md(source),
+    )
+
+
+@dataclass(frozen=True)
 class Wallclock:
     run: RunRef | None
     anchor: Md
@@ -47,6 +157,7 @@ class Wallclock:
     pair_charts: tuple[Chart, ...]
     repeats: int
     warmup: int
+    profile: Profile | None = None
 
 
 def wallclock_page(a: Analysis | None, links: RunLinks) -> Wallclock:
@@ -101,4 +212,5 @@ def wallclock_page(a: Analysis | None, links: RunLinks) -> Wallclock:
         pair_charts,
         wc.repeats_done,
         wc.warmup,
+        _profile(a),
     )
