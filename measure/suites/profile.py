@@ -11,6 +11,7 @@ on a shared machine hits them alike. Only raw samples are stored.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -96,23 +97,28 @@ def run_memory_and_load(
 def run_thread_sweep(
     config: SuiteConfig, texts: list[str], out: dict[str, Any], save: Save, progress: Progress = no_progress
 ) -> None:
-    """Every greedy tier at each intra-op thread count, repeats interleaved across counts; which is fastest."""
+    """Every greedy tier at each intra-op thread count, repeats interleaved across counts; which is fastest.
+
+    Each timed pass gets a session of its own, dropped before the next count's: a live session's
+    intra-op pool keeps spinning after each call, and on a 2-core host that made the one-thread
+    session interleaved with a two-thread one 3x slower than alone (226 vs 70 ms over 8 rows).
+    """
     wc = config.wallclock
     rows = texts[: wc.profile_rows]
     out.update({"counts": list(wc.threads), "repeats": wc.repeats, "rows": len(rows), "tiers": {}})
     total = len(config.tiers) * wc.repeats
     done = 0
+    sessions = {n: replace(config.session, intra_op_threads=n) for n in wc.threads}
     for spec in config.tiers:
-        sessions = {n: replace(config.session, intra_op_threads=n) for n in wc.threads}
-        loaded = {n: load_tier(spec.path, session, label=spec.name) for n, session in sessions.items()}
-        for tier in loaded.values():  # untimed: the first rows of a new session pay its allocations
-            for text in rows:
-                greedy(tier, text)
-        runs = {n: [] for n in wc.threads}
+        runs: dict[int, list[list[float]]] = {n: [] for n in wc.threads}
         tokens: list[int] = []
         for rep in range(wc.repeats):
-            for n, tier in loaded.items():
+            for n, session in sessions.items():
+                tier = load_tier(spec.path, session, label=spec.name)
+                greedy(tier, rows[0])  # untimed: the first call of a new session pays its allocations
                 results = [greedy(tier, text) for text in rows]
+                del tier
+                gc.collect()  # the session and its thread pool go before the next count is timed
                 runs[n].append([_ns(d.wall_s) for d in results])
                 tokens = [len(d.tokens) for d in results]
             done += 1
