@@ -132,3 +132,24 @@ def test_peak_rss_states_its_unit(monkeypatch):
     monkeypatch.setattr(resources.sys, "platform", "darwin")
     mac = resources.peak_rss()
     assert (mac.source, mac.unit_bytes, mac.platform) == ("ru_maxrss", 1, "darwin")
+
+
+def test_compare_cli_gates_on_a_profile_metric(both_suites, capsys):
+    _, path = both_suites
+    assert main(["compare", str(path), str(path), "--metric", "memory_bytes", "--fail-on", "slower"]) == 0
+    out = capsys.readouterr().out
+    assert "new/base memory_bytes" in out and "small-int4" in out
+
+
+def test_rendered_wallclock_page_and_metrics_carry_the_profile(both_suites, tmp_path):
+    import json
+
+    _, path = both_suites
+    out = tmp_path / "md"
+    assert main(["render", "--results", str(path.parent.parent), "--out", str(out)]) == 0
+    page = (out / "wallclock.md").read_text(encoding="utf-8")
+    assert "## Cost profile" in page and "### Latency percentiles" in page
+    assert ("VmHWM" if sys.platform.startswith("linux") else "ru_maxrss") in page
+    machine = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["machines"]
+    (profile,) = (m["profile"] for m in machine.values())
+    assert profile["base-fp32"]["memory_bytes"]["value"] > profile["base-int8"]["memory_bytes"]["value"]
