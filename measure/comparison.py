@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from measure.analysis import Bootstrap, bootstrap_of
+from measure.cost import metric_samples
 from measure.model import Record
 from measure.policy import Policy
 from measure.stats import Estimate, holm, percentile_interval, ratio_bootstrap, summarize, tail_share
@@ -54,6 +55,19 @@ def samples_of(record: Record) -> dict[str, CaseSamples]:
             ms = c.per_repeat_ms_per_token
             e = summarize(ms, resamples=boot.resamples, seed=boot.seed)
             out[name] = CaseSamples(c.kind, tuple(float(x) for x in ms), Estimate(e.value, e.lo, e.hi))
+    return out
+
+
+def cost_samples_of(record: Record, metric: str) -> dict[str, CaseSamples]:
+    """One cost-profile metric per tier (:data:`measure.cost.METRICS`), in the shape a comparison reads.
+
+    The samples travel in ``ms_per_token`` whatever their unit; lower is better for every metric.
+    """
+    boot = bootstrap_of(record)
+    out = {}
+    for name, values in metric_samples(record, metric).items():
+        e = summarize(values, resamples=boot.resamples, seed=boot.seed)
+        out[name] = CaseSamples("greedy", tuple(float(x) for x in values), Estimate(e.value, e.lo, e.hi))
     return out
 
 
@@ -125,7 +139,15 @@ def compare(
 
 
 def compare_records(
-    base: Record, new: Record, policy: Policy | None = None, tolerance: float | None = None
+    base: Record,
+    new: Record,
+    policy: Policy | None = None,
+    tolerance: float | None = None,
+    metric: str = "ms_per_token",
 ) -> list[Comparison]:
-    """:func:`compare` of two loaded records under NEW's policy and bootstrap settings."""
-    return compare(samples_of(base), samples_of(new), policy or new.config.policy, bootstrap_of(new), tolerance)
+    """:func:`compare` of two loaded records under NEW's policy and bootstrap settings, on one metric."""
+    if metric == "ms_per_token":
+        base_s, new_s = samples_of(base), samples_of(new)
+    else:
+        base_s, new_s = cost_samples_of(base, metric), cost_samples_of(new, metric)
+    return compare(base_s, new_s, policy or new.config.policy, bootstrap_of(new), tolerance)

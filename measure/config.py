@@ -59,6 +59,24 @@ class WallclockConfig:
     """Bootstrap resamples for every interval."""
     seed: int = 20261202
     """Seed of the bootstrap, recorded so intervals are reproducible."""
+    profile: bool = True
+    """Also measure each tier's cost profile: load time and peak memory in worker processes, one tier each."""
+    profile_workers: int = 3
+    """Fresh worker processes per tier (and for the onnxruntime-only baseline): one cold load and one peak each."""
+    warm_loads: int = 2
+    """Loads timed again inside each worker after its first (cold) one."""
+    profile_rows: int = 8
+    """Golden rows (the first N) each worker decodes before its peak is read, and the thread sweep times."""
+    threads: tuple[int, ...] = ()
+    """Intra-op thread counts swept for every greedy tier (e.g. [1, 2]); empty: no sweep."""
+
+    def __post_init__(self) -> None:
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.threads):
+            raise MeasureError(f"wallclock.threads: expected thread counts >= 1, got {list(self.threads)}")
+        if len(set(self.threads)) != len(self.threads):
+            raise MeasureError(f"wallclock.threads: expected each count once, got {list(self.threads)}")
+        if self.profile_workers < 1 or self.profile_rows < 1 or self.warm_loads < 0:
+            raise MeasureError("wallclock.profile_workers and profile_rows: expected >= 1; warm_loads: >= 0")
 
 
 @dataclass(frozen=True)
@@ -96,13 +114,14 @@ class SuiteConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as resolved (absolute paths, defaults filled in), for the run record."""
+        wc = self.wallclock
         return {
             "path": str(self.path),
             "golden": str(self.golden),
             "tiers": [{"name": t.name, "path": str(t.path), "role": t.role} for t in self.tiers],
             "pairs": [{"drafter": p.drafter, "verifier": p.verifier} for p in self.pairs],
             "session": self.session.to_dict(),
-            "wallclock": asdict(self.wallclock) | {"k": list(self.wallclock.k)},
+            "wallclock": asdict(self.wallclock) | {"k": list(wc.k), "threads": list(wc.threads)},
             "framing": asdict(self.framing) | {"k": list(self.framing.k)},
             "policy": asdict(self.policy),
         }
@@ -125,7 +144,10 @@ def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
         ):
             raise MeasureError(f"{path}: {where}.{key}: expected {type(default).__name__}, got {value!r}")
         values[key] = value
-    return cls(**values)
+    try:
+        return cls(**values)
+    except MeasureError as exc:
+        raise MeasureError(f"{path}: {exc}") from exc
 
 
 def load_config(path: Path | str | None = None) -> SuiteConfig:

@@ -32,6 +32,8 @@ class Decoded:
     """onnxruntime calls, encoder included."""
     run_s: float
     """Time inside ``session.run``."""
+    first_token_s: float | None = None
+    """Source text in -> first output token decided (tokenize, encoder, first decoder call, argmax); greedy only."""
 
     @property
     def outside_s(self) -> float:
@@ -39,7 +41,7 @@ class Decoded:
         return max(0.0, self.wall_s - self.run_s)
 
 
-def finish(tier: Tier, out: list[int], stopped: str, trace: Trace) -> Decoded:
+def finish(tier: Tier, out: list[int], stopped: str, trace: Trace, first_token_s: float | None = None) -> Decoded:
     wall = max(0.0, perf_counter() - trace.started)
     return Decoded(
         text=tier.tokenizer.decode(out),
@@ -48,6 +50,7 @@ def finish(tier: Tier, out: list[int], stopped: str, trace: Trace) -> Decoded:
         wall_s=wall,
         calls=trace.calls(),
         run_s=trace.run_s(),
+        first_token_s=first_token_s,
     )
 
 
@@ -57,8 +60,11 @@ def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: T
     ids = tier.source_ids(text)
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
     cache = tier.start(ids, trace)
+    before = len(trace.log)  # the encoder's calls; the next one is the first decoder step
     out, stopped = tier.decoder.greedy(cache, tier.special.decoder_start, tier.special.eos, limit, trace)
-    return finish(tier, out, stopped, trace)
+    # the first token is known when the first decoder call returns (its argmax costs microseconds)
+    first = trace.log[before][2] - trace.started if len(trace.log) > before else None
+    return finish(tier, out, stopped, trace, first)
 
 
 def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:

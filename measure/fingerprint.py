@@ -10,11 +10,12 @@ import hashlib
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import onnx
+from typing import TYPE_CHECKING, Any
 
 from measure.errors import MeasureError
+
+if TYPE_CHECKING:
+    import onnx
 
 _DYNAMIC_INT8 = {"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulIntegerToFloat"}
 _STATIC_INT8 = {"QLinearMatMul", "QLinearConv", "QGemm"}
@@ -54,6 +55,10 @@ def file_fingerprint(path: Path) -> FileFingerprint:
 
 
 def graph_fingerprint(path: Path) -> GraphFingerprint:
+    # onnx is imported here, not at the top: it costs a second per process (ml_dtypes), which every
+    # process that only loads and decodes a tier (the cost profile's workers, `measure decode`) would pay
+    import onnx
+
     try:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as exc:
@@ -89,6 +94,8 @@ def graph_fingerprint(path: Path) -> GraphFingerprint:
 
 def _all_nodes(graph: onnx.GraphProto):
     """Nodes of a graph and of its subgraphs (the branches of a merged decoder's If)."""
+    import onnx
+
     for node in graph.node:
         yield node
         for attr in node.attribute:

@@ -26,6 +26,8 @@ class Policy:
     """compare: a ratio within 1 +/- this is 'same'; an A/A calibration may only widen it."""
     compare_alpha: float = 0.05
     """compare: chance of any false faster/slower call among all metrics compared (Holm-corrected)."""
+    lite_ratio_max: float = 1.0
+    """The lite tier is smaller / lighter / faster to load when its ratio to plain (95% interval) is below this."""
 
 
 def policy_from(data: dict[str, Any] | None) -> Policy:

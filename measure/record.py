@@ -14,6 +14,14 @@ JSON format history (``schema_version``, kept apart from the tool version):
   carry framing facts and their own greedy decodes per tier. Every tier entry
   has a ``status``. Migrated from 1: the tiers become the Python leg, at the
   onnxruntime version the environment states.
+  Later additions, all optional so every earlier version-2 file still reads:
+  ``wallclock.cases[].first_token_s`` (greedy cases: source text in -> first
+  output token, per repeat, per row) and ``wallclock.profile`` (the cost
+  profile: per tier ``load_cold_s``, ``load_warm_s`` and ``peak_rss_bytes``
+  from one-tier worker processes, the import-only ``baseline``, how the peak
+  was read in ``memory`` (source, unit, platform), and the optional intra-op
+  ``threads`` sweep with the fastest count). A record without them has no
+  profile; its percentiles still derive from ``wall_s``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

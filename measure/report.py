@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, bootstrap_of, pair_timings, tier_timings
+from measure.cost import TierCost, tier_costs
 from measure.model import FP32, Record
 from measure.stats import Estimate, paired_ratio
 from measure.verdicts import Verdict, verdicts
@@ -21,11 +22,39 @@ class Analysis:
     tiers: tuple[TierTiming, ...]
     pairs: tuple[PairTiming, ...]
     verdicts: tuple[Verdict, ...]
+    costs: tuple[TierCost, ...] = ()
+    """The cost profile per tier: size, load, memory, first token, latency percentiles, threads."""
 
 
 def analyse(record: Record) -> Analysis:
     tiers, pairs = tuple(tier_timings(record)), tuple(pair_timings(record))
-    return Analysis(record, tiers, pairs, tuple(verdicts(record, tiers=tiers, pairs=pairs)))
+    found = tuple(verdicts(record, tiers=tiers, pairs=pairs))
+    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record)))
+
+
+def _estimate(e: Any) -> dict[str, Any] | None:
+    return None if e is None else e.to_dict()
+
+
+def cost_metrics(c: TierCost) -> dict[str, Any]:
+    """One tier's cost profile as metrics.json states it (times in ms, memory in bytes; None where not measured)."""
+    return {
+        "bytes": c.bytes,
+        "load_cold_ms": _estimate(c.load_cold_ms),
+        "load_warm_ms": _estimate(c.load_warm_ms),
+        "peak_rss_bytes": _estimate(c.peak_rss_bytes),
+        "memory_bytes": _estimate(c.memory_bytes),
+        "first_token_ms": _estimate(c.first_token_ms),
+        "next_token_ms": _estimate(c.next_token_ms),
+        "row_ms": _estimate(c.row_ms),
+        "token_ms": _estimate(c.token_ms),
+        "threads_ms_per_token": {str(n): e.to_dict() for n, e in c.threads_ms_per_token.items()},
+        "fastest_threads": c.fastest_threads,
+        "size_vs_plain": c.size_vs_plain,
+        "load_vs_plain": _estimate(c.load_vs_plain),
+        "memory_vs_plain": _estimate(c.memory_vs_plain),
+        "first_token_vs_plain": _estimate(c.first_token_vs_plain),
+    }
 
 
 def metrics(latest: dict[str, Analysis]) -> dict[str, Any]:
@@ -44,6 +73,7 @@ def metrics(latest: dict[str, Analysis]) -> dict[str, Any]:
                 }
                 for t in a.tiers
             },
+            "profile": {c.tier: cost_metrics(c) for c in a.costs},
             "pairs": {
                 p.case: {
                     "acceptance": p.acceptance,

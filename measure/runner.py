@@ -23,6 +23,7 @@ from measure.session import AfterRun, Slowdown
 from measure.speculative import SpeculativePair
 from measure.suites import Progress, no_progress
 from measure.suites.framing import run_framing
+from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import run_wallclock
 
 
@@ -124,6 +125,13 @@ def run(
                 return fresh, _pairs(config, fresh)
 
             run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
+            if config.wallclock.profile or config.wallclock.threads:
+                profile = doc["wallclock"]["profile"] = {}
+                if config.wallclock.profile:
+                    run_memory_and_load(config, texts, profile, writer.save, progress)
+                if config.wallclock.threads:
+                    profile["threads"] = {}
+                    run_thread_sweep(config, texts, profile["threads"], writer.save, progress)
         if "framing" in suites:
             doc["framing"] = {}
             selves = _self_pairs(config, tiers)

@@ -17,6 +17,7 @@ from itertools import groupby
 from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, pair_timings, tier_timings
+from measure.cost import profile_ratios
 from measure.model import FP32, Acceptance, FramingTier, Leg, Record
 from measure.policy import Policy
 from measure.stats import Estimate
@@ -256,6 +257,57 @@ def _acceptance_verdicts(record: Record, a: Acceptance) -> list[Verdict]:
     return out
 
 
+def profile_verdicts(record: Record, policy: Policy) -> list[Verdict]:
+    """Is each lite tier smaller on disk, lighter in memory and faster to load than the plain tier?
+
+    Informative, never gates: a lite tier that is not lighter is a finding about the artifact, not a bug.
+    Size is exact (bytes on disk); memory and load time carry their bootstrap intervals.
+    """
+    out = []
+    limit = policy.lite_ratio_max
+    for r in profile_ratios(record):
+        if r.role != "lite":
+            continue
+        if r.size is not None:
+            ok = r.size < limit
+            out.append(
+                Verdict(
+                    "lite-smaller",
+                    "Is the lite tier smaller on disk than plain?",
+                    r.tier,
+                    r.tier,
+                    "success" if ok else "failure",
+                    "yes" if ok else "no",
+                    f"bytes on disk / the plain tier's below {limit:g}×",
+                    f"{r.size:.2f}× plain's bytes",
+                    r.size,
+                )
+            )
+        for topic, question, est, what in (
+            ("lite-lighter", "Does the lite tier need less memory than plain?", r.memory, "peak memory increase"),
+            ("lite-faster-load", "Does the lite tier load faster than plain?", r.load, "cold load time"),
+        ):
+            if est is None:
+                continue
+            outcome, answer = _against(est, limit, want_above=False)
+            out.append(
+                Verdict(
+                    topic,
+                    question,
+                    r.tier,
+                    r.tier,
+                    outcome,
+                    answer,
+                    f"{what} / the plain tier's (one-tier worker processes), 95% interval below {limit:g}×",
+                    f"{_ci(est, unit='×')} plain's",
+                    est.value,
+                    est.lo,
+                    est.hi,
+                )
+            )
+    return out
+
+
 def framing_verdicts(record: Record, policy: Policy) -> list[Verdict]:
     out = [
         _framing_stable(
@@ -336,7 +388,11 @@ def verdicts(
 ) -> list[Verdict]:
     """Every verdict for one record, under ``policy`` (default: the policy the record states)."""
     policy = policy or record.config.policy
-    return wallclock_verdicts(record, policy, tiers, pairs) + framing_verdicts(record, policy)
+    return (
+        wallclock_verdicts(record, policy, tiers, pairs)
+        + profile_verdicts(record, policy)
+        + framing_verdicts(record, policy)
+    )
 
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:

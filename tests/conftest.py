@@ -66,6 +66,6 @@ def both_suites(tmp_path_factory):
     from measure.runner import run
 
     folder = tmp_path_factory.mktemp("run")
-    config = load_config(write_config(folder, rows=16, repeats=3))
+    config = load_config(write_config(folder, rows=16, repeats=3, workers=2))
     path = run(config, ["wallclock", "framing"], folder / "results", argv=["test"])
     return load_record(path), path

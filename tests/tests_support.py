@@ -41,6 +41,10 @@ warmup_s = 0.0
 repeats = {repeats}
 k = [2, 4]
 bootstrap = 400
+profile_workers = {workers}
+warm_loads = 1
+profile_rows = 4
+threads = {threads}
 
 [framing]
 k = [2, 4]
@@ -62,12 +66,25 @@ def readme_setup_commands() -> list[str]:
     return re.findall(r"```bash\n(.+?)\n```", setup, flags=re.S)
 
 
-def write_config(folder: Path, rows: int = 12, repeats: int = 3, name: str = "suite.toml") -> Path:
-    """A small real suite config over the bundled tiers and the first ``rows`` golden rows."""
+def write_config(
+    folder: Path,
+    rows: int = 12,
+    repeats: int = 3,
+    name: str = "suite.toml",
+    workers: int = 1,
+    threads: tuple[int, ...] = (),
+) -> Path:
+    """A small real suite config over the bundled tiers and the first ``rows`` golden rows.
+
+    The cost profile runs one worker process per tier (``workers``); ``threads`` adds the thread sweep.
+    """
     lines = bundled.GOLDEN.read_text(encoding="utf-8").splitlines(keepends=True)
     (folder / "rows.jsonl").write_text("".join(lines[:rows]), encoding="utf-8")
     path = folder / name
-    path.write_text(MINI_TOML.format(demo=bundled.DEMO_DIR.as_posix(), repeats=repeats), encoding="utf-8")
+    path.write_text(
+        MINI_TOML.format(demo=bundled.DEMO_DIR.as_posix(), repeats=repeats, workers=workers, threads=list(threads)),
+        encoding="utf-8",
+    )
     return path
 
 

@@ -39,16 +39,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a band used when wider than the policy's (default: BASE tree's calibration.json of NEW's machine)",
     )
     p.add_argument("--markdown", type=Path, default=None, help="also write the table as Markdown to this file")
+    p.add_argument(
+        "--metric",
+        default="ms_per_token",
+        choices=[
+            "ms_per_token",
+            "first_token_ms",
+            "row_p90_ms",
+            "row_p99_ms",
+            "load_cold_ms",
+            "load_warm_ms",
+            "memory_bytes",
+        ],
+        help="what to compare (default ms_per_token); the others are the cost profile's, per tier",
+    )
 
 
-def _markdown(base: Path, new: Path, rows: list, failing: list, source: str) -> str:
+def _markdown(base: Path, new: Path, rows: list, failing: list, source: str, metric: str = "ms_per_token") -> str:
     tol = rows[0].tolerance
+    label = "ms/token" if metric == "ms_per_token" else metric
     lines = [
         f"### measure compare: {len(rows)} cases, same = within ±{tol:.1%}",
         "",
         f"`{base.name}` → `{new.name}`; Holm-corrected over all cases; band from {source}.",
         "",
-        "| case | base ms/token | new ms/token | new/base | 95% CI | outcome |",
+        f"| case | base {label} | new {label} | new/base | 95% CI | outcome |",
         "|---|---|---|---|---|---|",
     ]
     for c in rows:
@@ -107,15 +122,17 @@ def run(args: argparse.Namespace) -> int:
     tolerance, source = args.tolerance, "--tolerance (wider of it and the policy)"
     if tolerance is None:
         tolerance, source = _calibrated(base_path, new.machine_id)
-    rows = compare_records(base, new, tolerance=tolerance)
+    rows = compare_records(base, new, tolerance=tolerance, metric=args.metric)
     if not rows:
-        raise MeasureError(f"{args.new}: no wall-clock case in common with {args.base}")
-    print(f"{'case':<30}{'new/base ms/token':>20}  {'95% CI':<18}{'p(slower)':>10}  outcome")
+        what = "wall-clock case" if args.metric == "ms_per_token" else f"tier with {args.metric} measured"
+        raise MeasureError(f"{args.new}: no {what} in common with {args.base}")
+    label = "ms/token" if args.metric == "ms_per_token" else args.metric
+    print(f"{'case':<30}{'new/base ' + label:>20}  {'95% CI':<18}{'p(slower)':>10}  outcome")
     for c in rows:
         ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
         print(f"{clean(c.case):<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_slower:>10.4f}  {c.outcome}")
     print(f"same = within +/-{rows[0].tolerance:.1%}; p-values Holm-corrected over {len(rows)} cases")
     failing = [c for c in rows if c.outcome in args.fail_on]
     if args.markdown is not None:
-        args.markdown.write_text(_markdown(args.base, args.new, rows, failing, source), encoding="utf-8")
+        args.markdown.write_text(_markdown(args.base, args.new, rows, failing, source, args.metric), encoding="utf-8")
     return 1 if failing else 0

@@ -25,8 +25,41 @@ def _ratio(x: float | None) -> str:
     return "None" if x is None else f"{x:.4f}"
 
 
+def _est(e, scale: float = 1.0, digits: int = 2) -> str:
+    return "-" if e is None else f"{e.value * scale:.{digits}f}"
+
+
+def _print_profile(costs: list, w: int) -> None:
+    """Size, load, memory, first token and percentiles per tier; records from before the profile print sizes only."""
+    print("\ncost profile (medians; memory: a one-tier worker's peak over an import-only worker's)")
+    print(
+        f"  {'tier':<{w}}{'MB disk':>8}{'load cold ms':>14}{'warm ms':>9}{'memory MB':>11}{'peak MB':>9}"
+        f"{'1st token ms':>14}{'next ms/tok':>13}{'row ms p50/p90/p99':>22}{'threads':>9}"
+    )
+    for c in costs:
+        rows = (
+            "-" if c.row_ms is None else f"{c.row_ms.p50.value:.2f}/{c.row_ms.p90.value:.2f}/{c.row_ms.p99.value:.2f}"
+        )
+        print(
+            f"  {c.tier:<{w}}{c.bytes / 1e6:>8.2f}"
+            f"{_est(c.load_cold_ms, digits=1):>14}{_est(c.load_warm_ms, digits=1):>9}"
+            f"{_est(c.memory_bytes, 1e-6, 1):>11}{_est(c.peak_rss_bytes, 1e-6, 1):>9}"
+            f"{_est(c.first_token_ms, digits=3):>14}{_est(c.next_token_ms, digits=3):>13}{rows:>22}"
+            f"{c.fastest_threads if c.fastest_threads is not None else '-':>9}"
+        )
+    sweeps = [c for c in costs if c.threads_ms_per_token]
+    if sweeps:
+        print("\nintra-op thread sweep (ms/token [95% CI]; * fastest)")
+        for c in sweeps:
+            cells = "  ".join(
+                f"{n}: {_ci(e)}{'*' if n == c.fastest_threads else ''}" for n, e in c.threads_ms_per_token.items()
+            )
+            print(f"  {c.tier:<{w}}{cells}")
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.analysis import pair_timings, tier_timings
+    from measure.cost import has_profile, tier_costs
     from measure.record import load
     from measure.verdicts import verdicts
 
@@ -50,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
             _print(
                 f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<26}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
             )
+    costs = tier_costs(r)
+    if tiers and has_profile(costs):
+        _print_profile(costs, w)
     pairs = pair_timings(r)
     if pairs:
         cw = max([28, *(len(p.case) + 2 for p in pairs)])

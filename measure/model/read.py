@@ -30,7 +30,7 @@ from measure.model.run import (
     Tier,
     WallclockSettings,
 )
-from measure.model.wallclock import Case, Wallclock
+from measure.model.wallclock import Case, Profile, ThreadSweep, TierCost, Wallclock
 from measure.policy import policy_from
 
 
@@ -71,6 +71,45 @@ def _case(name: str, c: dict[str, Any]) -> Case:
         accepted_by_position=_ints(c.get("accepted_by_position")),
         drafter_run_s=_array(c["drafter_run_s"]) if spec and "drafter_run_s" in c else None,
         verifier_run_s=_array(c["verifier_run_s"]) if spec and "verifier_run_s" in c else None,
+        first_token_s=_array(c["first_token_s"]) if c.get("first_token_s") else None,
+    )
+
+
+def _vector(values: Any) -> np.ndarray:
+    a = np.asarray(values or [], dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+def _profile(p: dict[str, Any] | None) -> Profile | None:
+    if not p:
+        return None
+    memory, baseline, sweep = p.get("memory") or {}, p.get("baseline") or {}, p.get("threads")
+    threads = None
+    if sweep:
+        threads = {
+            name: ThreadSweep(
+                tokens=_ints(t["tokens"]),
+                wall_s={int(r["intra_op_threads"]): _array(r["wall_s"]) for r in t["runs"]},
+                fastest=int(t["fastest"]),
+            )
+            for name, t in sweep["tiers"].items()
+        }
+    return Profile(
+        workers=int(p.get("workers", 0)),
+        warm_loads=int(p.get("warm_loads", 0)),
+        rows=int(p.get("rows", 0)),
+        memory_source=memory.get("source"),
+        memory_unit_bytes=memory.get("unit_bytes"),
+        platform=memory.get("platform"),
+        baseline_imports=baseline.get("imports", ""),
+        baseline_peak_rss_bytes=_vector(baseline.get("peak_rss_bytes")),
+        tiers={
+            name: TierCost(_vector(t["load_cold_s"]), _vector(t["load_warm_s"]), _vector(t["peak_rss_bytes"]))
+            for name, t in (p.get("tiers") or {}).items()
+        },
+        thread_counts=_ints(sweep["counts"]) if sweep else (),
+        threads=threads,
     )
 
 
@@ -221,6 +260,7 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
             repeats_done=int(wc.get("repeats_done", 0)),
             fresh_sessions=wc.get("fresh_sessions"),
             cases={name: _case(name, c) for name, c in wc.get("cases", {}).items()},
+            profile=_profile(wc.get("profile")),
         )
     g = doc["golden"]
     return Record(

@@ -37,6 +37,8 @@ class Case:
     accepted_by_position: tuple[int, ...] = ()
     drafter_run_s: np.ndarray | None = None
     verifier_run_s: np.ndarray | None = None
+    first_token_s: np.ndarray | None = None
+    """Greedy cases from the cost profile on: source text in -> first output token, repeats x rows."""
 
     @property
     def measured(self) -> bool:
@@ -72,12 +74,52 @@ class Case:
 
 
 @dataclass(frozen=True)
+class TierCost:
+    """One tier's worker-process samples: one cold load and one peak per worker, the warm loads of all."""
+
+    load_cold_s: np.ndarray
+    load_warm_s: np.ndarray
+    peak_rss_bytes: np.ndarray
+
+
+@dataclass(frozen=True)
+class ThreadSweep:
+    """One greedy tier timed at each intra-op thread count; ``wall_s[n]`` is repeats x rows."""
+
+    tokens: tuple[int, ...]
+    wall_s: dict[int, np.ndarray]
+    fastest: int
+    """The count with the least median total, as the run saw it (analysis recomputes it with intervals)."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The cost profile's raw samples: load time and peak memory per tier, and the optional thread sweep."""
+
+    workers: int
+    warm_loads: int
+    rows: int
+    memory_source: str | None
+    """VmHWM (Linux) or ru_maxrss (getrusage), as the workers read their peak."""
+    memory_unit_bytes: int | None
+    platform: str | None
+    baseline_imports: str
+    baseline_peak_rss_bytes: np.ndarray
+    """Workers that import what a tier worker imports and load nothing."""
+    tiers: dict[str, TierCost]
+    thread_counts: tuple[int, ...] = ()
+    threads: dict[str, ThreadSweep] | None = None
+
+
+@dataclass(frozen=True)
 class Wallclock:
     warmup: int
     repeats: int
     repeats_done: int
     fresh_sessions: bool | None
     cases: dict[str, Case]
+    profile: Profile | None = None
+    """Records from before the cost profile, and runs with ``profile = false`` and no sweep, have none."""
 
     def greedy(self) -> list[Case]:
         return [c for c in self.cases.values() if c.kind == "greedy" and c.measured]

@@ -137,6 +137,8 @@ def run_wallclock(
                 entry |= {"wall_s": [], "run_s": []}
                 if case.facts["kind"] == "speculative":
                     entry |= {"drafter_run_s": [], "verifier_run_s": []}
+                else:
+                    entry["first_token_s"] = []
             elif [len(d.tokens) for d in results] != entry["tokens"]:
                 entry["outputs_stable"] = False
             entry["wall_s"].append([_ns(d.wall_s) for d in results])
@@ -144,6 +146,8 @@ def run_wallclock(
             if case.facts["kind"] == "speculative":
                 entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
                 entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
+            else:  # source text in -> first token out, for the profile's first-token latency
+                entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
             done += 1
             progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
             save()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.cost import TierCost, has_profile
 from measure.report import Analysis
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, stacked, trusted
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.stats import Estimate
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,114 @@ class PairRow:
 
 
 @dataclass(frozen=True)
+class ProfileRow:
+    tier: Md
+    size_mb: Md
+    size_ratio: Md
+    load_cold_ms: Md
+    load_warm_ms: Md
+    load_ratio: Md
+    memory_mb: Md
+    peak_mb: Md
+    memory_ratio: Md
+    first_token_ms: Md
+    first_token_ratio: Md
+    next_token_ms: Md
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    tier: Md
+    row_p50: Md
+    row_p90: Md
+    row_p99: Md
+    token_p50: Md
+    token_p90: Md
+    token_p99: Md
+
+
+@dataclass(frozen=True)
+class ThreadRow:
+    tier: Md
+    cells: tuple[Md, ...]
+    """ms/token [95% CI] at each count of ``Profile.thread_counts``."""
+    fastest: Md
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The cost profile section; ``rows`` is empty for records from before the profile."""
+
+    rows: tuple[ProfileRow, ...]
+    latency: tuple[LatencyRow, ...]
+    thread_counts: tuple[int, ...]
+    threads: tuple[ThreadRow, ...]
+    workers: int
+    warm_loads: int
+    worker_rows: int
+    memory_source: Md
+
+
+def _scaled(e: Estimate | None, k: float) -> Estimate | None:
+    return None if e is None else Estimate(e.value * k, e.lo * k, e.hi * k)
+
+
+def _profile(a: Analysis) -> Profile:
+    costs: tuple[TierCost, ...] = a.costs
+    wc = a.record.wallclock
+    p = wc.profile if wc else None
+    latency = tuple(
+        LatencyRow(
+            md(c.tier),
+            *(stacked(getattr(c.row_ms, q), 2) if c.row_ms else md("-") for q in ("p50", "p90", "p99")),
+            *(stacked(getattr(c.token_ms, q), 3) if c.token_ms else md("-") for q in ("p50", "p90", "p99")),
+        )
+        for c in costs
+        if c.row_ms is not None
+    )
+    if not has_profile(costs):
+        return Profile((), latency, (), (), 0, 0, 0, md(""))
+    rows = tuple(
+        ProfileRow(
+            md(c.tier),
+            fmt(c.bytes / 1e6, 2),
+            fmt(c.size_vs_plain, 2),
+            stacked(c.load_cold_ms, 1),
+            stacked(c.load_warm_ms, 1),
+            stacked(c.load_vs_plain, 2),
+            stacked(_scaled(c.memory_bytes, 1e-6), 1),
+            stacked(_scaled(c.peak_rss_bytes, 1e-6), 1),
+            stacked(c.memory_vs_plain, 2),
+            stacked(c.first_token_ms, 3),
+            stacked(c.first_token_vs_plain, 2),
+            stacked(c.next_token_ms, 3),
+        )
+        for c in costs
+    )
+    counts = p.thread_counts if p else ()
+    threads = tuple(
+        ThreadRow(
+            md(c.tier),
+            tuple(stacked(c.threads_ms_per_token.get(n), 3) for n in counts),
+            md("-" if c.fastest_threads is None else str(c.fastest_threads)),
+        )
+        for c in costs
+        if c.threads_ms_per_token
+    )
+    source = "" if p is None or p.memory_source is None else f"{p.memory_source} ({p.platform})"
+    return Profile(
+        rows,
+        latency,
+        counts,
+        threads,
+        p.workers if p else 0,
+        p.warm_loads if p else 0,
+        p.rows if p else 0,
+        md(source),
+    )
+
+
+@dataclass(frozen=True)
 class Wallclock:
     run: RunRef | None
     anchor: Md
@@ -51,6 +161,7 @@ class Wallclock:
     pair_charts: tuple[Chart, ...]
     repeats: int
     warmup: int
+    profile: Profile | None = None
 
 
 def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Wallclock:
@@ -114,4 +225,5 @@ def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette)
         pair_charts,
         wc.repeats_done,
         wc.warmup,
+        _profile(a),
     )

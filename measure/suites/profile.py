@@ -1,0 +1,132 @@
+"""The cost profile of each tier: load time and peak memory in worker processes, and an intra-op thread sweep.
+
+Part of the wall-clock suite (its ``profile`` section); first-token latency
+comes from the suite's own greedy passes. Each worker process loads and
+decodes one tier only, so the peak it reports is that tier's alone; its
+first load is *cold* (first in a fresh process; the OS file cache is warm
+after the suite's own loads), its later loads *warm*. Workers of every tier
+and of the baseline (imports only) run interleaved, one at a time, so drift
+on a shared machine hits them alike. Only raw samples are stored.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import measure
+from measure.artifacts import load_tier
+from measure.config import SuiteConfig
+from measure.decode import greedy
+from measure.errors import MeasureError
+from measure.suites import Progress, Save, no_progress
+
+WORKER = "measure.suites.profile_worker"
+BASELINE_IMPORTS = "measure.artifacts, measure.decode (onnxruntime, numpy, tokenizers); no tier loaded"
+WORKER_TIMEOUT_S = 600
+
+
+def _ns(seconds: float) -> float:
+    return round(seconds, 9)
+
+
+def _worker(request: dict[str, Any]) -> dict[str, Any]:
+    """One fresh worker process; a failure is one line naming the tier and onnxruntime's last words."""
+    who = request.get("tier") or "the baseline"
+    env = dict(os.environ)
+    root = str(Path(measure.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", WORKER],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=WORKER_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise MeasureError(f"profile worker for {who}: no answer in {exc.timeout}s") from exc
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise MeasureError(f"profile worker for {who} failed: {last}")
+    return json.loads(done.stdout)
+
+
+def run_memory_and_load(
+    config: SuiteConfig, texts: list[str], out: dict[str, Any], save: Save, progress: Progress = no_progress
+) -> None:
+    wc = config.wallclock
+    rows = texts[: wc.profile_rows]
+    out.update(
+        {
+            "workers": wc.profile_workers,
+            "warm_loads": wc.warm_loads,
+            "rows": len(rows),
+            "baseline": {"imports": BASELINE_IMPORTS, "peak_rss_bytes": []},
+            "tiers": {t.name: {"load_cold_s": [], "load_warm_s": [], "peak_rss_bytes": []} for t in config.tiers},
+        }
+    )
+    session = config.session.to_dict()
+    total = wc.profile_workers * (len(config.tiers) + 1)
+    done = 0
+    for _ in range(wc.profile_workers):
+        answer = _worker({"tier": None})
+        out["memory"] = {k: answer["peak_rss"][k] for k in ("source", "unit_bytes", "platform")}
+        out["baseline"]["peak_rss_bytes"].append(answer["peak_rss"]["bytes"])
+        done += 1
+        progress("profile baseline worker", done, total)
+        for spec in config.tiers:
+            answer = _worker({"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads})
+            entry = out["tiers"][spec.name]
+            entry["load_cold_s"].append(_ns(answer["load_cold_s"]))
+            entry["load_warm_s"].extend(_ns(x) for x in answer["load_warm_s"])
+            entry["peak_rss_bytes"].append(answer["peak_rss"]["bytes"])
+            done += 1
+            progress(f"profile worker {spec.name}", done, total)
+        save()
+
+
+def run_thread_sweep(
+    config: SuiteConfig, texts: list[str], out: dict[str, Any], save: Save, progress: Progress = no_progress
+) -> None:
+    """Every greedy tier at each intra-op thread count, repeats interleaved across counts; which is fastest.
+
+    Each timed pass gets a session of its own, dropped before the next count's: a live session's
+    intra-op pool keeps spinning after each call, and on a 2-core host that made the one-thread
+    session interleaved with a two-thread one 3x slower than alone (226 vs 70 ms over 8 rows).
+    """
+    wc = config.wallclock
+    rows = texts[: wc.profile_rows]
+    out.update({"counts": list(wc.threads), "repeats": wc.repeats, "rows": len(rows), "tiers": {}})
+    total = len(config.tiers) * wc.repeats
+    done = 0
+    sessions = {n: replace(config.session, intra_op_threads=n) for n in wc.threads}
+    for spec in config.tiers:
+        runs: dict[int, list[list[float]]] = {n: [] for n in wc.threads}
+        tokens: list[int] = []
+        for rep in range(wc.repeats):
+            for n, session in sessions.items():
+                tier = load_tier(spec.path, session, label=spec.name)
+                greedy(tier, rows[0])  # untimed: the first call of a new session pays its allocations
+                results = [greedy(tier, text) for text in rows]
+                del tier
+                gc.collect()  # the session and its thread pool go before the next count is timed
+                runs[n].append([_ns(d.wall_s) for d in results])
+                tokens = [len(d.tokens) for d in results]
+            done += 1
+            progress(f"profile threads {spec.name} repeat {rep + 1}", done, total)
+        totals = {n: sorted(sum(r) for r in samples)[len(samples) // 2] for n, samples in runs.items()}
+        out["tiers"][spec.name] = {
+            "tokens": tokens,
+            "runs": [{"intra_op_threads": n, "wall_s": runs[n]} for n in wc.threads],
+            "fastest": min(totals, key=lambda n: totals[n]),
+        }
+        save()
