@@ -96,7 +96,7 @@ def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
         if intervals and plain is not None and plain.repeats == case.repeats:
             ratio = paired_ratio(ms, plain.per_repeat_ms_per_token, resamples=b.resamples, seed=b.seed)
         tier = record.tiers[name]
-        est = (lambda x: summarize(x, resamples=b.resamples, seed=b.seed)) if intervals else _point
+        est = summarize if intervals else _point
         out.append(
             TierTiming(
                 tier=name,
@@ -146,7 +146,7 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
                 drafter=case.drafter or "?",
                 verifier=case.verifier or "?",
                 k=case.k or 0,
-                ms_per_token=summarize(ms, resamples=b.resamples, seed=b.seed) if intervals else _point(ms),
+                ms_per_token=summarize(ms) if intervals else _point(ms),
                 acceptance=acceptance,
                 mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
                 acceptance_by_position=by_pos,

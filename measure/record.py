@@ -14,6 +14,10 @@ JSON format history (``schema_version``, kept apart from the tool version):
   carry framing facts and their own greedy decodes per tier. Every tier entry
   has a ``status``. Migrated from 1: the tiers become the Python leg, at the
   onnxruntime version the environment states.
+  Later additions, all optional so every earlier version-2 file still reads:
+  ``wallclock.cases[].cpu_s`` (process CPU seconds of each row's decode, all
+  threads, shaped like ``wall_s``: repeats x rows), the samples of
+  ``measure compare --metric cpu``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

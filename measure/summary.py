@@ -23,7 +23,7 @@ import orjson
 
 from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
 from measure.calibration import build_key
-from measure.comparison import CaseSamples, Comparison, compare, samples_of
+from measure.comparison import CaseSamples, Comparison, Drift, compare, samples_of
 from measure.model import Record
 from measure.policy import Policy, policy_from
 from measure.record import load, read_bytes
@@ -31,7 +31,7 @@ from measure.stats import Estimate
 from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 
@@ -109,12 +109,13 @@ class Summary:
 
 
 def _samples_to_list(c: CaseSamples) -> list[Any]:
-    return [c.kind, list(c.ms_per_token), [c.estimate.value, c.estimate.lo, c.estimate.hi]]
+    e = c.estimate
+    return [c.kind, list(c.ms_per_token), [e.value, e.lo, e.hi, e.q1, e.q3, e.level]]
 
 
 def _samples_from_list(x: list[Any]) -> CaseSamples:
-    kind, values, (v, lo, hi) = x
-    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(float(v), float(lo), float(hi)))
+    kind, values, est = x
+    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(*est))
 
 
 def summarize_record(record: Record, sha256: str) -> Summary:
@@ -144,20 +145,21 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def comparison_key(base: Summary, new: Summary, tolerance: float | None) -> str:
-    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, vars(new.policy)]
+def comparison_key(base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None) -> str:
+    spread = None if drift is None else [drift.sd, drift.df]
+    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, spread, vars(new.policy)]
     return hashlib.sha256(orjson.dumps(what, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _comparison_to_list(c: Comparison) -> list[Any]:
-    est = [[e.value, e.lo, e.hi] for e in (c.ratio, c.base, c.new)]
-    return [c.case, c.kind, c.outcome, *est, c.p_slower, c.p_faster, c.p_same, c.tolerance]
+    est = [[e.value, e.lo, e.hi, None, None, e.level] for e in (c.ratio, c.base, c.new)]
+    return [c.case, c.kind, c.outcome, *est, c.p_change, c.p_same, c.tolerance, c.df]
 
 
 def _comparison_from_list(x: list[Any]) -> Comparison:
-    case, kind, outcome, r, b, n, p1, p2, p3, tol = x
+    case, kind, outcome, r, b, n, p_change, p_same, tol, df = x
     return Comparison(
-        str(case), str(kind), str(outcome), Estimate(*r), Estimate(*b), Estimate(*n), p1, p2, p3, float(tol)
+        str(case), str(kind), str(outcome), Estimate(*r), Estimate(*b), Estimate(*n), p_change, p_same, tol, df
     )
 
 
@@ -216,16 +218,18 @@ class Cache:
     def put_summary(self, summary: Summary) -> None:
         self._write("summaries", summary.sha256, summary.to_dict())
 
-    def comparisons(self, base: Summary, new: Summary, tolerance: float | None) -> list[Comparison]:
+    def comparisons(
+        self, base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None
+    ) -> list[Comparison]:
         """``compare`` of two consecutive records, from the cache when the same pair was judged before."""
-        key = comparison_key(base, new, tolerance)
+        key = comparison_key(base, new, tolerance, drift)
         found = self._read("comparisons", key)
         if isinstance(found, list):
             try:
                 return [_comparison_from_list(x) for x in found]
             except (TypeError, ValueError):
                 pass
-        result = compare(base.samples, new.samples, new.policy, new.bootstrap, tolerance)
+        result = compare(base.samples, new.samples, new.policy, tolerance, drift)
         self._write("comparisons", key, [_comparison_to_list(c) for c in result])
         return result
 

@@ -129,15 +129,18 @@ def _chart(h: MachineHistory) -> Chart:
 
 def _source(h: MachineHistory) -> str:
     cal = h.band.calibration
-    if cal is None or cal.tolerance is None:
+    if cal is None or cal.drift_sd is None:
         return (
-            "the policy's compare_tolerance (no recorded A/A calibration for this machine: `measure calibrate --write`)"
+            "the policy's compare_tolerance; no recorded A/A calibration for this machine "
+            "(`measure calibrate --write`), so run-to-run drift is not in the intervals"
         )
     run_id, case, r = cal.worst or ("-", "-", 1.0)
+    weak = " (weak: fewer than 3 pairs)" if cal.weak else ""
     return (
-        f"the recorded A/A calibration: {len(cal.pairs)} pair(s) of same-build records, {cal.values} case ratios, "
-        f"q{cal.quantile:g} of |ratio - 1| = {cal.tolerance:.1%} (worst {case} {r:.3f} in {run_id}); "
-        "never narrower than the policy"
+        f"the policy's compare_tolerance; the recorded A/A calibration{weak}: {len(cal.pairs)} pair(s) of "
+        f"same-build records, {cal.values} case ratios, run-to-run drift {cal.drift_sd:.1%} (log sd) added to "
+        f"every interval; q{cal.quantile:g} of |ratio - 1| = {(cal.tolerance or 0):.1%} "
+        f"(worst {case} {r:.3f} in {run_id})"
     )
 
 
