@@ -112,6 +112,12 @@ def _welch(x: np.ndarray, y: np.ndarray, drift: Drift | None) -> tuple[float, fl
     return float(y.mean() - x.mean()), math.sqrt(se2), df
 
 
+def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(d, se, df) of the mean per-repeat difference: one job, repeat i of BASE and of NEW measured together."""
+    diff = y - x
+    return float(diff.mean()), float(diff.std(ddof=1)) / math.sqrt(diff.size), float(diff.size - 1)
+
+
 def _tests(d: float, se: float, df: float, tol: float) -> tuple[float, float]:
     """(two-sided p of d = 0, TOST p of 'ratio inside 1 +/- tol')."""
     up, down = math.log1p(tol), math.log1p(-tol) if tol < 1 else -math.inf
@@ -128,11 +134,14 @@ def compare(
     policy: Policy,
     tolerance: float | None = None,
     drift: Drift | None = None,
+    paired: bool = False,
 ) -> list[Comparison]:
     """Every case the two runs share with two or more repeats each, decided together (Holm over all of them).
 
     ``policy`` is NEW's; ``tolerance``: a band used when wider than the policy's; ``drift``: the machine's
-    A/A drift, added to each comparison's variance.
+    A/A drift, added to each comparison's variance. ``paired``: BASE and NEW were measured in one job with
+    repeat i of each taken together; the test is then on the per-repeat differences (a paired t, no drift:
+    both sides saw the same host), and a case with unequal repeat counts is skipped.
     """
     tol = max(policy.compare_tolerance, tolerance or 0.0)
     alpha = policy.compare_alpha
@@ -142,7 +151,9 @@ def compare(
         if old is None or len(case.ms_per_token) < 2 or len(old.ms_per_token) < 2:
             continue
         x, y = np.log(old.ms_per_token), np.log(case.ms_per_token)
-        d, se, df = _welch(x, y, drift)
+        if paired and x.size != y.size:
+            continue
+        d, se, df = _paired(x, y) if paired else _welch(x, y, drift)
         half = t_quantile(1 - alpha / 2, df) * se
         r = Estimate(math.exp(d), math.exp(d - half), math.exp(d + half), level=1 - alpha)
         measured.append((name, case.kind, r, old.estimate, case.estimate, *_tests(d, se, df, tol), df))

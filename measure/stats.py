@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -26,6 +27,11 @@ class Estimate:
     q3: float | None = None
     level: float | None = None
     """The interval's actual coverage where it differs from the stated one (few samples), else the stated one."""
+
+    @property
+    def short_level(self) -> float | None:
+        """The interval's actual level when few samples keep it below the stated :data:`LEVEL`, else None."""
+        return self.level if self.level is not None and self.level < LEVEL - 1e-9 else None
 
     def excludes(self, x: float) -> bool:
         return x < self.lo or x > self.hi
@@ -138,12 +144,6 @@ def ratio_of_medians(
     return Estimate(float(np.median(num) / np.median(den)), lo, hi)
 
 
-def tail_share(boot: np.ndarray, below: float | None = None, above: float | None = None) -> float:
-    """Bootstrap p-value: share of resamples at or beyond a bound, with the +1 that keeps it above zero."""
-    hits = np.count_nonzero(boot <= below) if below is not None else np.count_nonzero(boot >= above)
-    return float((hits + 1) / (boot.size + 1))
-
-
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the incomplete beta function (modified Lentz)."""
     tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
@@ -184,15 +184,24 @@ def t_sf(t: float, df: float) -> float:
 
 
 def t_quantile(p: float, df: float) -> float:
-    """The t value with P(T <= t) = p (bisection on :func:`t_sf`; p in (0, 1))."""
-    lo, hi = -1e3, 1e3
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if 1 - t_sf(mid, df) < p:
-            lo = mid
+    """The t value with P(T <= t) = p, p in (0, 1): Newton's method from the normal quantile, kept in a bracket."""
+    z = NormalDist().inv_cdf(p)
+    if math.isinf(df):
+        return z
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    lo, hi, x = -1e6, 1e6, z
+    for _ in range(100):
+        f = (1 - t_sf(x, df)) - p
+        if f > 0:
+            hi = x
         else:
-            hi = mid
-    return (lo + hi) / 2
+            lo = x
+        if abs(f) < 1e-13:
+            break
+        pdf = math.exp(log_norm - (df + 1) / 2 * math.log1p(x * x / df))
+        step = x - f / pdf if pdf > 0 else (lo + hi) / 2
+        x = step if lo < step < hi else (lo + hi) / 2
+    return x
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

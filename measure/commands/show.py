@@ -11,7 +11,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _ci(e) -> str:
-    return f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]"
+    short = f" at {e.short_level:.1%}" if e.short_level is not None else ""
+    return f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]{short}"
 
 
 def _ratio(x: float | None) -> str:
@@ -35,12 +36,12 @@ def run(args: argparse.Namespace) -> int:
     tiers = tier_timings(r)
     if tiers:
         print("\nwall-clock (median [95% CI])")
-        print(f"  {'tier':<{w}}{'precision':<14}{'ms/token':<26}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
+        print(f"  {'tier':<{w}}{'precision':<14}{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
         for t in tiers:
             ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
             exp_s = _ci(t.exponent) if t.exponent else "-"
             print(
-                f"  {t.tier:<{w}}{t.precision:<14}{_ci(t.ms_per_token):<26}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
+                f"  {t.tier:<{w}}{t.precision:<14}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
             )
     pairs = pair_timings(r)
     if pairs:

@@ -135,11 +135,11 @@ def _source(h: MachineHistory) -> str:
             "(`measure calibrate --write`), so run-to-run drift is not in the intervals"
         )
     run_id, case, r = cal.worst or ("-", "-", 1.0)
-    weak = " (weak: fewer than 3 pairs)" if cal.weak else ""
+    weak = "; weak: fewer than 3 pairs, so the drift has few degrees of freedom" if cal.weak else ""
     return (
-        f"the policy's compare_tolerance; the recorded A/A calibration{weak}: {len(cal.pairs)} pair(s) of "
-        f"same-build records, {cal.values} case ratios, run-to-run drift {cal.drift_sd:.1%} (log sd) added to "
-        f"every interval; q{cal.quantile:g} of |ratio - 1| = {(cal.tolerance or 0):.1%} "
+        f"the policy's compare_tolerance; the recorded A/A calibration: {len(cal.pairs)} pair(s) of same-build "
+        f"records{weak}; run-to-run drift {cal.drift_sd:.1%} (sd of log ms/token) added to every interval; "
+        f"{cal.values} case ratios, q{cal.quantile:g} of |ratio - 1| = {(cal.tolerance or 0):.1%} "
         f"(worst {case} {r:.3f} in {run_id})"
     )
 
