@@ -10,6 +10,7 @@ import copy
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from measure.comparison import CaseSamples, Drift, compare_records
@@ -110,3 +111,38 @@ def test_a_calibrated_tolerance_only_ever_widens_the_band():
     assert wide["small-int4"].outcome != "slower" and wide["small-int4"].tolerance == 0.4
     narrow = {c.case: c for c in compare(base, new, Policy(), tolerance=0.001)}
     assert narrow["small-int4"].tolerance == Policy().compare_tolerance
+
+
+def test_cpu_time_is_a_metric_of_its_own():
+    base = _doc()
+    for case in base["wallclock"]["cases"].values():
+        case["cpu_s"] = [[w * 0.9 for w in rep] for rep in case["wall_s"]]
+    new = copy.deepcopy(base)
+    case = new["wallclock"]["cases"]["base-int8"]
+    case["cpu_s"] = [[c * 1.3 for c in rep] for rep in case["cpu_s"]]  # more CPU, the same wall time
+    wall = {c.case: c.outcome for c in compare(base, new)}
+    cpu = {c.case: c.outcome for c in compare_records(from_document(base, "b"), from_document(new, "n"), metric="cpu")}
+    assert wall["base-int8"] != "slower" and cpu["base-int8"] == "slower"
+    assert set(cpu) == set(wall)
+    # A record older than the field has no CPU samples: nothing to compare in that metric.
+    assert compare_records(from_document(_doc(), "old"), from_document(new, "n"), metric="cpu") == []
+
+
+def test_aa_false_calls_and_interval_coverage_in_simulation():
+    """200 simulated A/A pairs of 15 cases, 7 repeats, lognormal session noise (sd 10%): what compare calls.
+
+    Holm keeps any false call per pair under 5%, so under 1% of cases; the 95% ratio interval of each case
+    covers the true ratio (1) 93-97% of the time.
+    """
+    rng = np.random.default_rng(17)
+    names = [f"c{i}" for i in range(15)]
+    outcomes, covered = [], []
+    for _ in range(200):
+        runs = [_samples({n: list(np.exp(0.1 * rng.standard_normal(7))) for n in names}) for _ in range(2)]
+        for c in compare_samples(runs[0], runs[1], Policy(compare_tolerance=0.1)):
+            outcomes.append(c.outcome)
+            covered.append(c.ratio.lo <= 1 <= c.ratio.hi)
+    false_calls = sum(o in ("slower", "faster") for o in outcomes) / len(outcomes)
+    assert false_calls <= 0.01
+    assert 0.93 <= np.mean(covered) <= 0.97
+    assert outcomes.count("same") > 0  # reachable: a 10% band against a +/-12% interval half the time

@@ -1,9 +1,10 @@
-"""Calibrate each machine's compare tolerance from A/A pairs: consecutive records of one clean build.
+"""Calibrate each machine's run-to-run drift from A/A pairs: consecutive records of one clean build.
 
-Prints, per machine, the pairs found, the drift quantile and the worst case;
-``--write`` records it as ``RESULTS/<machine-id>/calibration.json``, which
-``measure compare`` and the site's History page then use. A machine without
-any pair keeps the policy's tolerance (and is written with a null tolerance).
+Prints, per machine, the pairs found, the drift (sd of log ms/token beyond each
+run's own noise; weak under three pairs), the |ratio - 1| quantile and the worst
+case; ``--write`` records it as ``RESULTS/<machine-id>/calibration.json``, which
+``measure compare`` and the site's History page then add to their intervals. A
+machine without any pair is written with a null drift and tolerance.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from pathlib import Path
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", type=Path, metavar="RESULTS", help="a results tree (<machine-id>/<run-id>.json)")
     p.add_argument("--write", action="store_true", help="write each machine's calibration.json into RESULTS")
-    p.add_argument(
-        "--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| taken as tolerance (0.95)"
-    )
+    p.add_argument("--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| reported (0.95)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
             run_id, case, ratio = cal.worst or ("-", "-", 1.0)
             print(
                 f"{cal.machine_id}: {len(cal.pairs)} A/A pair(s), {cal.values} case ratios; "
+                f"drift {cal.drift_sd or 0:.1%} (sd of log ms/token beyond each run's own noise)"
+                f"{'; weak: fewer than 3 pairs' if cal.weak else ''}; "
                 f"tolerance {cal.tolerance:.1%} (q{cal.quantile:g} of |ratio - 1|); "
                 f"worst {case} {ratio:.3f} in {run_id}"
             )
