@@ -94,7 +94,7 @@ def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
         ms = case.per_repeat_ms_per_token
         ratio = None
         if intervals and plain is not None and plain.repeats == case.repeats:
-            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token, resamples=b.resamples, seed=b.seed)
+            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token)
         tier = record.tiers[name]
         est = summarize if intervals else _point
         out.append(
@@ -119,7 +119,6 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
     if record.wallclock is None:
         return []
     cases = record.wallclock.cases
-    b = bootstrap_of(record)
     out = []
     for case in record.wallclock.speculative():
         verifier = cases.get(case.verifier or "")
@@ -134,7 +133,7 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
         verifier_per_call = float(verifier.run_s.sum()) / max(1, reps * sum(verifier.calls))
         c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
         predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
-        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals, resamples=b.resamples, seed=b.seed)
+        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals)
         by_pos = tuple(
             a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
         )

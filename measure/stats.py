@@ -111,18 +111,22 @@ def summarize(values: Sequence[float], *, level: float = LEVEL) -> Estimate:
     return Estimate(float(np.median(x)), lo, hi, float(q1), float(q3), achieved)
 
 
-def paired_ratio(
-    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
-) -> Estimate:
-    """median(num) / median(den) with repeats resampled jointly (interleaved repeats are paired)."""
+def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = LEVEL) -> Estimate:
+    """num / den over paired repeats (interleaved in one run): the geometric mean of the per-repeat ratios.
+
+    Its interval is Student's t on the log ratios (n - 1 degrees of freedom): exact for lognormal noise and
+    close for anything near it, where a percentile bootstrap of a ratio of medians of 7 repeats covers ~87%.
+    One repeat has no interval (both bounds are the value, level 0).
+    """
     a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if a.size != b.size or a.size == 0:
         raise ValueError("paired samples must have the same non-zero length")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, a.size, size=(resamples, a.size))
-    boot = _row_medians(a[idx]) / _row_medians(b[idx])
-    lo, hi = percentile_interval(boot, level)
-    return Estimate(float(np.median(a) / np.median(b)), lo, hi)
+    d = np.log(a) - np.log(b)
+    mean = float(d.mean())
+    if d.size == 1:
+        return Estimate(math.exp(mean), math.exp(mean), math.exp(mean), level=0.0)
+    half = t_quantile(1 - (1 - level) / 2, d.size - 1) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    return Estimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), level=level)
 
 
 def ratio_bootstrap(num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int) -> np.ndarray:
