@@ -1,4 +1,4 @@
-"""A/A calibration of the compare tolerance: how far two runs of one build drift apart on one machine.
+"""A/A calibration of a machine's run-to-run drift: how far two runs of one build drift apart on one machine.
 
 An A/A pair is two consecutive complete records of the same machine that
 measured the same thing: one clean git commit, the same onnxruntime, the same

@@ -6,7 +6,7 @@ per repeat and median interval, every verdict), so a build re-analyses only
 new or changed records. Entries are keyed by the record file's sha256 and
 :data:`ANALYSIS_VERSION`; an entry that does not parse, names another file or
 another version is rebuilt, never trusted. Comparisons between consecutive
-records are cached the same way, keyed by both files' hashes, the band and
+records are cached the same way, keyed by both files' hashes, the band, the drift and
 the policy. The cache folder is disposable: deleting it costs one cold build.
 """
 

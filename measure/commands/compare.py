@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--tolerance",
         type=float,
         default=None,
-        help="a band used when wider than the policy's (default: BASE tree's calibration.json of NEW's machine)",
+        help="a band used when wider than the policy's (an A/A drift widens the intervals, never the band)",
     )
     p.add_argument(
         "--metric",

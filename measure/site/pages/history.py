@@ -84,7 +84,7 @@ class MetricHistory:
     """Consecutive record pairs compared (same golden rows, a wall-clock case in common)."""
     tolerance: Md
     calibration: Md
-    """Where the tolerance comes from: the policy, or the recorded A/A calibration."""
+    """The band's source (the policy) and the recorded A/A calibration whose drift widens the intervals, if any."""
     changes: tuple[Change, ...]
     """Newest first."""
     older_changes: int
