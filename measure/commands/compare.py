@@ -54,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _markdown(base: Path, new: Path, rows: list, failing: list, source: str, metric: str) -> str:
     tol, level = rows[0].tolerance, rows[0].ratio.level or 0.95
     lines = [
-        f"### measure compare ({metric}): {len(rows)} cases, same = within ±{tol:.1%}",
+        f"### measure compare ({metric}): {len(rows)} cases, same = the {level:.0%} interval within ±{tol:.1%}",
         "",
         f"`{base.name}` → `{new.name}`; Holm-corrected over all cases; {source}.",
         "",
