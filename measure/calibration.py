@@ -15,7 +15,8 @@ pair and case, ``D = mean(log new) - mean(log base)`` has expected square
 method-of-moments estimate pooled over every pair and case (never below zero).
 The cases of one run share its drift (a busy host slows them all), so the
 drift has as many degrees of freedom as there are pairs, and a calibration of
-fewer than :data:`STRONG_PAIRS` pairs is marked weak. Compare adds
+fewer than :data:`STRONG_PAIRS` pairs is marked weak. CPU ms/token gets a
+drift of its own from the pairs that recorded CPU samples. Compare adds
 ``2 drift^2`` to each comparison's variance: the drift widens the interval
 and lowers the power, it does not move the band.
 
@@ -71,13 +72,25 @@ class Calibration:
     tolerance: float | None
     """The quantile of |ratio - 1| over every pair and case; None without any pair. Reported, not a band."""
     drift_sd: float | None = None
-    """Run-to-run drift of log ms/token beyond each run's own noise; None without any pair."""
+    """Run-to-run drift of log wall ms/token beyond each run's own noise; None without any pair."""
+    cpu_drift_sd: float | None = None
+    """The same for CPU ms/token; None when no pair has CPU samples on both sides."""
+    cpu_pairs: int = 0
+    """A/A pairs with CPU samples on both sides (records from before CPU time have none)."""
     version: int = CALIBRATION_VERSION
 
     @property
     def drift(self) -> Drift | None:
         """What compare adds to its variance: the drift with one degree of freedom per pair."""
         return None if self.drift_sd is None or not self.pairs else Drift(self.drift_sd, float(len(self.pairs)))
+
+    def drift_of(self, metric: str) -> Drift | None:
+        """The drift of one metric (wall or cpu), as :attr:`drift` gives it for wall."""
+        if metric == "wall":
+            return self.drift
+        if self.cpu_drift_sd is None or not self.cpu_pairs:
+            return None
+        return Drift(self.cpu_drift_sd, float(self.cpu_pairs))
 
     @property
     def weak(self) -> bool:
@@ -100,6 +113,8 @@ class Calibration:
             "quantile": self.quantile,
             "tolerance": self.tolerance,
             "drift_sd": self.drift_sd,
+            "cpu_drift_sd": self.cpu_drift_sd,
+            "cpu_pairs": self.cpu_pairs,
             "weak": self.weak,
             "values": self.values,
             "worst": None if self.worst is None else dict(zip(("run_id", "case", "ratio"), self.worst, strict=True)),
@@ -124,6 +139,8 @@ class AARun(Protocol):
     def build_key(self) -> str | None: ...
     @property
     def samples(self) -> Mapping[str, CaseSamples]: ...
+    @property
+    def cpu_samples(self) -> Mapping[str, CaseSamples]: ...
 
 
 def build_key(record: Record) -> str | None:
@@ -156,11 +173,11 @@ def _ratios(base: AARun, new: AARun) -> tuple[tuple[str, float], ...]:
     )
 
 
-def _excess(base: AARun, new: AARun) -> list[float]:
+def _excess(base: Mapping[str, CaseSamples], new: Mapping[str, CaseSamples]) -> list[float]:
     """Per shared case: D^2 minus what the two runs' own repeats explain of it (log ms/token)."""
     out = []
-    for name, case in sorted(new.samples.items()):
-        old = base.samples.get(name)
+    for name, case in sorted(new.items()):
+        old = base.get(name)
         if old is None or not case.ms_per_token or not old.ms_per_token:
             continue
         x, y = np.log(old.ms_per_token), np.log(case.ms_per_token)
@@ -174,18 +191,27 @@ def calibrate(runs: Iterable[AARun], machine_id: str, quantile: float = QUANTILE
     if not 0 < quantile <= 1:
         raise MeasureError(f"quantile: expected a number in (0, 1], got {quantile}")
     mine = in_time_order(r for r in runs if r.machine_id == machine_id and r.complete and r.samples)
-    pairs, excess = [], []
+    pairs, excess, cpu_excess, cpu_pairs = [], [], [], 0
     for base, new in pairwise(mine):
         key = new.build_key
         if key is not None and key == base.build_key:
             ratios = _ratios(base, new)
             if ratios:
                 pairs.append(AAPair(base.run_id, new.run_id, new.commit or "", ratios))
-                excess += _excess(base, new)
+                excess += _excess(base.samples, new.samples)
+                cpu = _excess(base.cpu_samples, new.cpu_samples)
+                cpu_excess += cpu
+                cpu_pairs += bool(cpu)
     drifts = [abs(r - 1) for p in pairs for _, r in p.ratios]
     tolerance = float(np.quantile(drifts, quantile, method="higher")) if drifts else None
-    drift_sd = float(np.sqrt(max(0.0, float(np.mean(excess))) / 2)) if excess else None
-    return Calibration(machine_id, quantile, tuple(pairs), tolerance, drift_sd)
+    return Calibration(
+        machine_id, quantile, tuple(pairs), tolerance, _drift_sd(excess), _drift_sd(cpu_excess), cpu_pairs
+    )
+
+
+def _drift_sd(excess: list[float]) -> float | None:
+    """Method of moments: E[D^2 - own] = 2 drift^2, never below zero; None without any value."""
+    return float(np.sqrt(max(0.0, float(np.mean(excess))) / 2)) if excess else None
 
 
 def write(results: Path, cal: Calibration) -> Path:
@@ -228,7 +254,15 @@ def from_dict(doc: Any, path: Path) -> Calibration:
         if drift_sd is not None and (not number or drift_sd < 0):
             raise MeasureError(f"{path}: field 'drift_sd': expected a number >= 0 or null, got {drift_sd!r}")
     tol = None if tolerance is None else float(tolerance)
-    return Calibration(machine, quantile, tuple(pairs), tol, None if drift_sd is None else float(drift_sd))
+    drift = None if drift_sd is None else float(drift_sd)
+    cpu_sd, cpu_pairs = doc.get("cpu_drift_sd"), doc.get("cpu_pairs", 0)
+    if cpu_sd is not None and (not isinstance(cpu_sd, int | float) or isinstance(cpu_sd, bool) or cpu_sd < 0):
+        raise MeasureError(f"{path}: field 'cpu_drift_sd': expected a number >= 0 or null, got {cpu_sd!r}")
+    if not isinstance(cpu_pairs, int) or isinstance(cpu_pairs, bool) or cpu_pairs < 0:
+        raise MeasureError(f"{path}: field 'cpu_pairs': expected an integer >= 0, got {cpu_pairs!r}")
+    return Calibration(
+        machine, quantile, tuple(pairs), tol, drift, None if cpu_sd is None else float(cpu_sd), cpu_pairs
+    )
 
 
 def load_calibration(results: Path, machine_id: str) -> Calibration | None:

@@ -53,6 +53,8 @@ class Summary:
     bootstrap: Bootstrap
     samples: dict[str, CaseSamples]
     """Every measured wall-clock case: kind, ms/token per repeat, median and interval."""
+    cpu_samples: dict[str, CaseSamples]
+    """The same in CPU ms/token, for the cases recorded with CPU samples (none in older records)."""
     verdicts: tuple[Verdict, ...]
 
     @property
@@ -80,6 +82,7 @@ class Summary:
             "policy": vars(self.policy),
             "bootstrap": [self.bootstrap.resamples, self.bootstrap.seed],
             "samples": {n: _samples_to_list(c) for n, c in self.samples.items()},
+            "cpu_samples": {n: _samples_to_list(c) for n, c in self.cpu_samples.items()},
             "verdicts": [v.to_dict() for v in self.verdicts],
         }
 
@@ -104,6 +107,7 @@ class Summary:
             policy=policy_from(d["policy"]),
             bootstrap=Bootstrap(int(resamples), int(seed)),
             samples={n: _samples_from_list(x) for n, x in d["samples"].items()},
+            cpu_samples={n: _samples_from_list(x) for n, x in d["cpu_samples"].items()},
             verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
         )
 
@@ -137,6 +141,7 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         policy=record.config.policy,
         bootstrap=boot,
         samples=samples_of(record),
+        cpu_samples=samples_of(record, "cpu"),
         verdicts=tuple(found),
     )
 

@@ -14,6 +14,7 @@ import pytest
 from tests_support import write_config
 
 from measure.calibration import build_key, calibrate, load_calibration, write
+from measure.comparison import Drift
 from measure.config import load_config
 from measure.errors import MeasureError
 from measure.model import from_document
@@ -79,6 +80,14 @@ def test_the_drift_is_what_the_runs_own_repeats_do_not_explain(aa_runs):
     assert cal.drift_sd == pytest.approx(np.sqrt(max(0.0, np.mean(excess)) / 2))
     assert cal.weak and cal.drift is not None and cal.drift.df == 1.0  # one pair: one degree of freedom
     assert cal.to_dict()["weak"] is True
+    # CPU time has a drift of its own, from the same pair (its runs recorded CPU samples).
+    cpu_excess = []
+    for case in first["wallclock"]["cases"]:
+        x = np.log([sum(rep) for rep in first["wallclock"]["cases"][case]["cpu_s"]])
+        y = np.log([sum(rep) for rep in second["wallclock"]["cases"][case]["cpu_s"]])
+        cpu_excess.append((y.mean() - x.mean()) ** 2 - x.var(ddof=1) / x.size - y.var(ddof=1) / y.size)
+    assert cal.cpu_pairs == 1 and cal.cpu_drift_sd == pytest.approx(np.sqrt(max(0.0, np.mean(cpu_excess)) / 2))
+    assert cal.drift_of("cpu") == Drift(cal.cpu_drift_sd, 1.0) and cal.drift_of("wall") == cal.drift
 
 
 def test_a_version_1_calibration_reads_with_its_drift_bounded_by_the_ratios(tmp_path):

@@ -35,10 +35,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"{cal.machine_id}: no A/A pairs (two consecutive complete records of one clean commit); policy kept")
         else:
             run_id, case, ratio = cal.worst or ("-", "-", 1.0)
+            cpu = "" if cal.cpu_drift_sd is None else f"CPU drift {cal.cpu_drift_sd:.1%} from {cal.cpu_pairs} pair(s); "
             print(
                 f"{cal.machine_id}: {len(cal.pairs)} A/A pair(s), {cal.values} case ratios; "
                 f"drift {cal.drift_sd or 0:.1%} (sd of log ms/token beyond each run's own noise)"
                 f"{'; weak: fewer than 3 pairs' if cal.weak else ''}; "
+                f"{cpu}"
                 f"tolerance {cal.tolerance:.1%} (q{cal.quantile:g} of |ratio - 1|); "
                 f"worst {case} {ratio:.3f} in {run_id}"
             )

@@ -80,16 +80,18 @@ def _newest(results: Path, machine: str | None, commit: str | None) -> Path | No
 
 
 def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | None, str]:
-    """The A/A drift recorded for NEW's machine in the results tree BASE's record lies in (wall time only)."""
-    from measure.calibration import load_calibration
+    """The A/A drift of ``metric`` recorded for NEW's machine in the results tree BASE's record lies in."""
+    from measure.calibration import STRONG_PAIRS, load_calibration
 
     results = base_path.parent.parent  # <results>/<machine-id>/<run-id>.json
     cal = load_calibration(results, machine)
-    if cal is None or cal.drift is None or metric != "wall":
+    drift = None if cal is None else cal.drift_of(metric)
+    if drift is None:
         return None, "no A/A drift in the intervals"
-    weak = "; weak: fewer than 3 pairs" if cal.weak else ""
-    print(f"A/A drift {cal.drift_sd:.1%} (log sd) from {len(cal.pairs)} A/A pair(s) in {results / machine}{weak}")
-    return cal.drift, f"A/A drift {cal.drift_sd:.1%} from {len(cal.pairs)} pair(s) in the intervals{weak}"
+    pairs = int(drift.df)
+    weak = f"; weak: fewer than {STRONG_PAIRS} pairs" if pairs < STRONG_PAIRS else ""
+    print(f"A/A drift {drift.sd:.1%} (log sd) from {pairs} A/A pair(s) in {results / machine}{weak}")
+    return drift, f"A/A drift {drift.sd:.1%} from {pairs} pair(s) in the intervals{weak}"
 
 
 if TYPE_CHECKING:
