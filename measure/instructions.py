@@ -5,7 +5,7 @@ instructions a decode executes does not (three runs of 16 rows of base-int8
 agreed to 1 part in 200,000). :func:`count` runs one tier's decodes in a child
 process under ``valgrind --tool=callgrind --instr-atstart=no``: nothing is
 counted while Python starts, imports onnxruntime, loads the sessions and
-decodes one warm-up row; the child switches counting on with a callgrind
+decodes the rows once to warm up; the child switches counting on with a callgrind
 client request just before the golden rows and off just after them, so the
 count is the decode region alone.
 
@@ -86,7 +86,8 @@ def decode_region(tier_dir: Path, texts: list[str]) -> dict[str, int]:
 
     h = hooks()
     tier = load_tier(tier_dir)
-    greedy(tier, texts[0])  # warm-up: first-call allocations are not the decode's steady cost
+    for text in texts:  # warm-up pass: first-call allocations and per-shape set-up are not the steady cost
+        greedy(tier, text)
     h.callgrind_start_instrumentation()
     decoded = [greedy(tier, t) for t in texts]
     h.callgrind_stop_instrumentation()
