@@ -1,29 +1,176 @@
-"""A/A and injected-slowdown benchmark for ``measure compare``: prints figures, asserts nothing.
+"""What ``measure compare`` calls, simulated from real records' noise and measured on real runs: prints figures.
 
-Runs the wall-clock suite of the bundled demo tiers (base-fp32, base-int8,
-small-int4 and its pair with base-int8) several times on one build: A, then
-alternately A again and A with small-int4 made 30% slower (every call lasts
-30% longer), and compares each later run with the first. On a quiet machine
-the A/A comparisons show no faster/slower and the slowed ones show slower on
-small-int4 and the pair that drafts with it. On a shared one the A/A lines
-show how far two runs of one build drift apart: the figure an A/A calibration
-of ``compare_tolerance`` needs.
+``simulate`` (the default) draws record pairs from the noise of real records
+(``tests/data/record-v*.json`` unless ``--record`` names others) and runs
+:func:`measure.comparison.compare` itself on each:
 
-Run: ``python benchmarks/bench_compare.py [--rows N] [--repeats N] [--rounds N]``.
+* the noise of one repeat is a residual of log ms/token per repeat (each
+  case's repeats minus their mean, rescaled by sqrt(n / (n - 1))), drawn with
+  replacement from the record's pool of all cases' residuals;
+* a simulated run has ``--repeats`` repeats of ``--cases`` cases (the
+  record's cases, repeated under new names to reach that count, so Holm
+  corrects over as many cases as a real suite); ``--drift`` adds one
+  run-level shift (normal on the log scale) shared by every case of a run,
+  the drift an A/A calibration measures; ``--calibrated`` gives compare that
+  drift as a calibration with ``--calibration-pairs`` pairs would;
+* A/A: false slower/faster and "same" as shares of all case comparisons;
+* power: the share of pairs in which one case (the plain tier), made
+  slower by each step of ``--effects``, is called slower; the detectable
+  change is the smallest effect called with 80% power (interpolated);
+* ``--paired``: BASE and NEW measured in one job, repeats paired: the two
+  sides' residuals are two cases of one recorded repeat (what that repeat's
+  host state did to both); compared with ``compare(..., paired=True)``.
+
+``real`` runs the wall-clock suite of the demo tiers on this machine: A, then
+alternately A again and A with small-int4 made 30% slower, compares each later
+run with the first, and prints the calls in both metrics (wall and CPU).
+
+Run: ``python benchmarks/bench_compare.py [simulate] [--pairs 400] [--repeats 7] [--cases 15]``
+or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from measure import bundled
-from measure.comparison import compare
+from measure.comparison import CaseSamples, Drift, compare, compare_records
 from measure.config import load_config
-from measure.record import load_record
+from measure.model import Record
+from measure.policy import Policy
+from measure.record import load
 from measure.runner import run
 from measure.session import Slowdown
+from measure.stats import summarize
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+EFFECTS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """One record's noise: per-repeat log residuals (repeats x cases), its cases' levels and kinds."""
+
+    name: str
+    target: int
+    """The case a slowdown is injected into: the plain tier's (the first greedy case when none is named)."""
+    cases: tuple[str, ...]
+    kinds: tuple[str, ...]
+    levels: np.ndarray
+    residuals: np.ndarray
+
+    @property
+    def pool(self) -> np.ndarray:
+        return self.residuals.ravel()
+
+
+def noise_of(record: Record, name: str, metric: str = "wall") -> Noise:
+    cases, kinds, levels, cols = [], [], [], []
+    for case_name, c in sorted(record.wallclock.cases.items()):
+        ms = c.per_repeat_ms_per_token if metric == "wall" else c.per_repeat_cpu_ms_per_token
+        if ms is None or ms.size < 2:
+            continue
+        logs = np.log(ms)
+        cases.append(case_name)
+        kinds.append(c.kind)
+        levels.append(float(np.exp(logs.mean())))
+        cols.append((logs - logs.mean()) * np.sqrt(logs.size / (logs.size - 1)))
+    if not cases:
+        raise SystemExit(f"{name}: no case with two or more repeats in metric {metric}")
+    greedy = [i for i, k in enumerate(kinds) if k == "greedy"] or [0]
+    target = cases.index(record.plain) if record.plain in cases else greedy[0]
+    return Noise(name, target, tuple(cases), tuple(kinds), np.asarray(levels), np.column_stack(cols))
+
+
+def _run(
+    noise: Noise, rng: np.random.Generator, names: list[str], repeats: int, drift: float, scale: dict[int, float]
+) -> dict[str, CaseSamples]:
+    shift = rng.normal(0, drift) if drift else 0.0
+    out = {}
+    for i, name in enumerate(names):
+        j = i % len(noise.cases)
+        ms = noise.levels[j] * np.exp(rng.choice(noise.pool, repeats) + shift) * scale.get(i, 1.0)
+        out[name] = CaseSamples(noise.kinds[j], tuple(ms), summarize(ms))
+    return out
+
+
+def _paired_runs(
+    noise: Noise, rng: np.random.Generator, names: list[str], repeats: int, scale: dict[int, float]
+) -> tuple[dict[str, CaseSamples], dict[str, CaseSamples]]:
+    """One job, repeats paired: both sides' residuals come from one recorded repeat, two of its cases."""
+    base, new = {}, {}
+    k = noise.residuals.shape[1]
+    for i, name in enumerate(names):
+        j = i % k
+        rows = rng.integers(0, noise.residuals.shape[0], repeats)
+        other = (j + 1 + rng.integers(0, k - 1, repeats)) % k if k > 1 else np.full(repeats, j)
+        b = noise.levels[j] * np.exp(noise.residuals[rows, j])
+        n = noise.levels[j] * np.exp(noise.residuals[rows, other]) * scale.get(i, 1.0)
+        base[name] = CaseSamples(noise.kinds[j], tuple(b), summarize(b))
+        new[name] = CaseSamples(noise.kinds[j], tuple(n), summarize(n))
+    return base, new
+
+
+def _calls(noise: Noise, args: argparse.Namespace, effect: float, rng: np.random.Generator) -> dict[str, float]:
+    policy = Policy(compare_tolerance=args.tolerance)
+    names = [f"{noise.cases[i % len(noise.cases)]}#{i // len(noise.cases)}" for i in range(args.cases)]
+    target = noise.target
+    scale = {target: 1 + effect} if effect else {}
+    drift = Drift(args.drift, float(args.calibration_pairs)) if args.calibrated and args.drift else None
+    counts = {o: 0 for o in ("slower", "faster", "same", "inconclusive")}
+    hit = 0
+    for _ in range(args.pairs):
+        if args.paired:
+            base, new = _paired_runs(noise, rng, names, args.repeats, scale)
+            found = compare(base, new, policy, paired=True)
+        else:
+            base = _run(noise, rng, names, args.repeats, args.drift, {})
+            new = _run(noise, rng, names, args.repeats, args.drift, scale)
+            found = compare(base, new, policy, drift=drift)
+        for c in found:
+            counts[c.outcome] += 1
+        hit += found[target].outcome == "slower"
+    total = sum(counts.values())
+    return {o: n / total for o, n in counts.items()} | {"power": hit / args.pairs}
+
+
+def _detectable(powers: list[tuple[float, float]]) -> str:
+    for (e0, p0), (e1, p1) in zip([(0.0, 0.0), *powers], powers, strict=False):
+        if p1 >= 0.8:
+            e = e0 + (e1 - e0) * (0.8 - p0) / (p1 - p0) if p1 > p0 else e1
+            return f"+{e:.0%}"
+    return f"more than +{powers[-1][0]:.0%}"
+
+
+def simulate(args: argparse.Namespace) -> None:
+    paths = args.record or sorted(DATA.glob("record-v*.json"))
+    rng = np.random.default_rng(args.seed)
+    mode = "paired in one job" if args.paired else "unpaired (two runs)"
+    drift = f"drift sd {args.drift:.0%}{' (calibrated)' if args.calibrated else ' (not calibrated)'}"
+    print(f"{args.metric}, {mode}, {args.repeats} repeats, {args.cases} cases, band ±{args.tolerance:.0%}, {drift}")
+    for path in paths:
+        noise = noise_of(load(Path(path)), Path(path).name, args.metric)
+        sd = float(np.std(noise.pool, ddof=1))
+        target = noise.cases[noise.target]
+        aa = _calls(noise, args, 0.0, rng)
+        print(
+            f"{noise.name}: per-repeat sd {sd:.1%}; A/A over {args.pairs} pairs: false slower {aa['slower']:.2%}, "
+            f"false faster {aa['faster']:.2%}, same {aa['same']:.1%}, inconclusive {aa['inconclusive']:.1%}"
+        )
+        powers = []
+        for effect in args.effects:
+            p = _calls(noise, args, effect, rng)["power"]
+            powers.append((effect, p))
+            print(f"  +{effect:.0%} on {target}: called slower {p:.0%}")
+            if p >= 0.95:
+                break
+        print(f"  detectable change at 80% power: {_detectable(powers)}")
+
 
 CONFIG = """
 golden = "rows.jsonl"
@@ -51,12 +198,8 @@ k = [4]
 """
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=32)
-    ap.add_argument("--repeats", type=int, default=9)
-    ap.add_argument("--rounds", type=int, default=2, help="A/A and slowed runs each (default 2)")
-    args = ap.parse_args()
+def real(args: argparse.Namespace) -> None:
+
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         lines = bundled.GOLDEN.read_text(encoding="utf-8").splitlines(keepends=True)[: args.rows]
@@ -64,17 +207,47 @@ def main() -> None:
         path = folder / "suite.toml"
         path.write_text(CONFIG.format(demo=bundled.DEMO_DIR.as_posix(), repeats=args.repeats), encoding="utf-8")
         config = load_config(path)
-        first = load_record(run(config, ["wallclock"], folder / "results", argv=["bench"]))
-        print(f"{'comparison':<16}{'case':<28}{'new/base':>9}  {'95% CI':<16}{'p slower':>9}  outcome")
+        first = load(run(config, ["wallclock"], folder / "results", argv=["bench"]))
+        print(f"{'comparison':<16}{'metric':<7}{'case':<28}{'new/base':>9}  {'95% CI':<16}{'p change':>9}  outcome")
         for i in range(args.rounds):
             for label, hooks in (("A/A", None), ("slowed 30%", {"small-int4": Slowdown(0.3)})):
-                doc = load_record(run(config, ["wallclock"], folder / "results", argv=["bench"], after_run=hooks))
-                for c in compare(first, doc):
-                    ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
-                    print(
-                        f"{label + f' #{i + 1}':<16}{c.case:<28}{c.ratio.value:>9.3f}  {ci:<16}{c.p_slower:>9.4f}  "
-                        f"{c.outcome}"
-                    )
+                new = load(run(config, ["wallclock"], folder / "results", argv=["bench"], after_run=hooks))
+                for metric in ("wall", "cpu"):
+                    for c in compare_records(first, new, metric=metric):
+                        ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
+                        print(
+                            f"{label + f' #{i + 1}':<16}{metric:<7}{c.case:<28}{c.ratio.value:>9.3f}  {ci:<16}"
+                            f"{c.p_change:>9.4f}  {c.outcome}"
+                        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="mode")
+    sim = sub.add_parser("simulate", help="draw record pairs from real records' noise (default)")
+    sim.add_argument("--record", action="append", type=Path, help="a record whose noise to draw (repeatable)")
+    sim.add_argument("--metric", choices=["wall", "cpu"], default="wall")
+    sim.add_argument("--pairs", type=int, default=400)
+    sim.add_argument("--repeats", type=int, default=7)
+    sim.add_argument("--cases", type=int, default=15)
+    sim.add_argument("--tolerance", type=float, default=0.05)
+    sim.add_argument("--drift", type=float, default=0.0, help="run-level drift sd on the log scale (0.05 = 5%%)")
+    sim.add_argument("--calibrated", action="store_true", help="compare knows the drift (an A/A calibration)")
+    sim.add_argument("--calibration-pairs", type=int, default=3)
+    sim.add_argument("--paired", action="store_true", help="BASE and NEW in one job, repeats paired")
+    sim.add_argument("--effects", type=float, nargs="+", default=list(EFFECTS))
+    sim.add_argument("--seed", type=int, default=17)
+    rl = sub.add_parser("real", help="real A/A runs and a real 30%% slowdown on this machine")
+    rl.add_argument("--rows", type=int, default=32)
+    rl.add_argument("--repeats", type=int, default=9)
+    rl.add_argument("--rounds", type=int, default=2, help="A/A and slowed runs each (default 2)")
+    args = ap.parse_args()
+    if args.mode == "real":
+        real(args)
+    else:
+        if args.mode is None:
+            args = sim.parse_args([])
+        simulate(args)
 
 
 if __name__ == "__main__":

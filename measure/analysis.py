@@ -97,9 +97,9 @@ def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
         ms = case.per_repeat_ms_per_token
         ratio = None
         if intervals and plain is not None and plain.repeats == case.repeats:
-            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token, resamples=b.resamples, seed=b.seed)
+            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token)
         tier = record.tiers[name]
-        est = (lambda x: summarize(x, resamples=b.resamples, seed=b.seed)) if intervals else _point
+        est = summarize if intervals else _point
         out.append(
             TierTiming(
                 tier=name,
@@ -122,7 +122,6 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
     if record.wallclock is None:
         return []
     cases = record.wallclock.cases
-    b = bootstrap_of(record)
     family: dict[str, int] = {}
     for case in record.wallclock.speculative():
         family[case.pair or case.name] = family.get(case.pair or case.name, 0) + 1
@@ -140,12 +139,10 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
         verifier_per_call = float(verifier.run_s.sum()) / max(1, reps * sum(verifier.calls))
         c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
         predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
-        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals, resamples=b.resamples, seed=b.seed)
+        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals)
         adjusted = paired_ratio(
             verifier.per_repeat_totals,
             case.per_repeat_totals,
-            resamples=b.resamples,
-            seed=b.seed,
             level=1 - (1 - LEVEL) / family[case.pair or case.name],
         )
         by_pos = tuple(
@@ -159,7 +156,7 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
                 drafter=case.drafter or "?",
                 verifier=case.verifier or "?",
                 k=case.k or 0,
-                ms_per_token=summarize(ms, resamples=b.resamples, seed=b.seed) if intervals else _point(ms),
+                ms_per_token=summarize(ms) if intervals else _point(ms),
                 acceptance=acceptance,
                 mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
                 acceptance_by_position=by_pos,

@@ -28,7 +28,8 @@ VERBS = {
     "env": "print the environment fingerprint a run would record",
     "check": "exit 1 when a policy gate fails in the newest records",
     "compare": "compare two records case by case (faster / slower / same / inconclusive)",
-    "calibrate": "calibrate each machine's compare tolerance from A/A pairs (same build measured twice)",
+    "calibrate": "calibrate each machine's run-to-run drift from A/A pairs (same build measured twice)",
+    "instructions": "count instructions per output token of tiers' decodes under callgrind (valgrind)",
     "merge": "merge records from many folders into one results tree (duplicates once, conflicts kept)",
     "render": "write the RESULTS pages as plain Markdown files",
 }

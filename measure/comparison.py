@@ -1,33 +1,43 @@
-"""Regression decisions between two run records: faster / slower / same / inconclusive per metric.
+"""Regression decisions between two run records: faster / slower / same / inconclusive per case.
 
-A metric is one wall-clock case's ms/token. Each decision needs all of:
+Each case is read as one number per repeat (ms/token of wall or CPU time; a
+repeat is a fresh session, the unit that carries the noise) and compared on
+the log scale, where a slowdown is a shift:
 
-* the point ratio (NEW / BASE) past the tolerance band ``1 +/- tolerance``;
-* the two runs' 95% intervals apart (each median's own bootstrap interval, at its record's settings);
-* a bootstrap p-value below ``alpha`` after Holm's correction over every
-  metric compared, so comparing twenty cases does not buy twenty chances
-  of a false call.
+* ``d = mean(log new) - mean(log base)``; the ratio is ``exp(d)`` (a ratio of
+  geometric means) and its interval ``exp(d +/- t * se)`` at level ``1 - alpha``
+  (95% at the default alpha), the one interval printed and used below;
+* ``se^2 = s_base^2 / n_base + s_new^2 / n_new + 2 * drift^2``: Welch's
+  variance of the difference, plus the run-to-run drift an A/A calibration
+  measured on the machine (:mod:`measure.calibration`), once per run; degrees
+  of freedom by Welch-Satterthwaite, the drift counted with its own;
+* **slower** / **faster**: Welch's two-sided p-value of ``d = 0``, Holm-adjusted
+  over every case compared, below ``alpha``, *and* the point ratio past the band
+  ``1 +/- tolerance``: a change must be both real and large enough to matter;
+* **same**: the interval lies inside the band, which is two one-sided tests at
+  ``alpha / 2`` each (``p_same`` is the larger of their p-values);
+* **inconclusive**: neither.
 
-"same" is an equivalence claim (two one-sided tests against the band edges,
-Holm-corrected too); whatever is neither is "inconclusive". On shared CI
-runners the tolerance comes from an A/A calibration (:mod:`measure.calibration`)
-when one is recorded, never narrower than the policy states.
+The band is the policy's ``compare_tolerance`` (a wider one may be given); the
+calibration's drift widens the interval, not the band.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis import Bootstrap, bootstrap_of
 from measure.cost import metric_samples
 from measure.model import Record
 from measure.policy import Policy
-from measure.stats import Estimate, holm, percentile_interval, ratio_bootstrap, summarize, tail_share
+from measure.stats import Estimate, holm, summarize, t_quantile, t_sf
 
 OUTCOMES = ("faster", "slower", "same", "inconclusive")
+METRICS = ("wall", "cpu")
+"""Per-repeat samples a comparison may read: wall-clock seconds, or process CPU seconds (records that have them)."""
 
 
 @dataclass(frozen=True)
@@ -37,24 +47,30 @@ class CaseSamples:
     kind: str
     ms_per_token: tuple[float, ...]
     estimate: Estimate
-    """The median over repeats and its interval, at the record's own bootstrap settings."""
+    """The median over repeats and its distribution-free interval (:func:`measure.stats.median_interval`)."""
 
     @property
     def median(self) -> float:
         return self.estimate.value
 
 
-def samples_of(record: Record) -> dict[str, CaseSamples]:
-    """Every measured wall-clock case of a record, as comparisons and the A/A calibration read it."""
+def samples_of(record: Record, metric: str = "wall") -> dict[str, CaseSamples]:
+    """Every measured case of a record in one metric, as comparisons and the A/A calibration read it.
+
+    ``metric="cpu"`` skips cases recorded without CPU time (records older than the field).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric: expected one of {', '.join(METRICS)}, got {metric!r}")
     if record.wallclock is None:
         return {}
-    boot = bootstrap_of(record)
     out = {}
     for name, c in record.wallclock.cases.items():
-        if c.measured:
-            ms = c.per_repeat_ms_per_token
-            e = summarize(ms, resamples=boot.resamples, seed=boot.seed)
-            out[name] = CaseSamples(c.kind, tuple(float(x) for x in ms), Estimate(e.value, e.lo, e.hi))
+        if not c.measured:
+            continue
+        ms = c.per_repeat_ms_per_token if metric == "wall" else c.per_repeat_cpu_ms_per_token
+        if ms is None or ms.size == 0 or not np.all(ms > 0):
+            continue
+        out[name] = CaseSamples(c.kind, tuple(float(x) for x in ms), summarize(ms))
     return out
 
 
@@ -63,12 +79,18 @@ def cost_samples_of(record: Record, metric: str) -> dict[str, CaseSamples]:
 
     The samples travel in ``ms_per_token`` whatever their unit; lower is better for every metric.
     """
-    boot = bootstrap_of(record)
-    out = {}
-    for name, values in metric_samples(record, metric).items():
-        e = summarize(values, resamples=boot.resamples, seed=boot.seed)
-        out[name] = CaseSamples("greedy", tuple(float(x) for x in values), Estimate(e.value, e.lo, e.hi))
-    return out
+    return {
+        name: CaseSamples("greedy", tuple(float(x) for x in values), summarize(values))
+        for name, values in metric_samples(record, metric).items()
+    }
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Run-to-run drift of one machine on the log scale (an A/A calibration's), and its degrees of freedom."""
+
+    sd: float
+    df: float
 
 
 @dataclass(frozen=True)
@@ -79,62 +101,88 @@ class Comparison:
     outcome: str
     """faster, slower, same or inconclusive."""
     ratio: Estimate
-    """NEW ms/token / BASE ms/token, with its 95% bootstrap interval."""
+    """NEW / BASE ratio of geometric means of ms/token per repeat, with its interval at level ``1 - alpha``."""
     base: Estimate
     new: Estimate
-    """Each run's median ms/token and its own 95% interval."""
-    p_slower: float
-    p_faster: float
+    """Each run's median ms/token and its own distribution-free interval."""
+    p_change: float
+    """Welch's two-sided p-value of 'no change' on log ms/token, Holm-adjusted over every case compared."""
     p_same: float
-    """Holm-adjusted bootstrap p-values of 'slower than the band', 'faster than the band', 'inside the band'."""
+    """Two one-sided tests of 'inside the band': the larger p-value (same when below alpha / 2)."""
     tolerance: float
+    df: float
+    """Welch-Satterthwaite degrees of freedom of the interval (drift included)."""
 
 
-def _decide(r: Estimate, base: Estimate, new: Estimate, p: tuple[float, float, float], tol: float, alpha: float) -> str:
-    p_slower, p_faster, p_same = p
-    if r.value > 1 + tol and new.lo > base.hi and p_slower < alpha:
-        return "slower"
-    if r.value < 1 - tol and new.hi < base.lo and p_faster < alpha:
-        return "faster"
-    if p_same < alpha:
-        return "same"
-    return "inconclusive"
+def _welch(x: np.ndarray, y: np.ndarray, drift: Drift | None) -> tuple[float, float, float]:
+    """(d, se, df) of mean(y) - mean(x), with drift's variance added once per run."""
+    vx, vy = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    vd = 2 * drift.sd**2 if drift is not None else 0.0
+    se2 = vx + vy + vd
+    parts = vx**2 / (x.size - 1) + vy**2 / (y.size - 1) + (vd**2 / drift.df if drift is not None and vd else 0.0)
+    df = se2**2 / parts if parts > 0 else math.inf
+    return float(y.mean() - x.mean()), math.sqrt(se2), df
+
+
+def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(d, se, df) of the mean per-repeat difference: one job, repeat i of BASE and of NEW measured together."""
+    diff = y - x
+    return float(diff.mean()), float(diff.std(ddof=1)) / math.sqrt(diff.size), float(diff.size - 1)
+
+
+def _tests(d: float, se: float, df: float, tol: float) -> tuple[float, float]:
+    """(two-sided p of d = 0, TOST p of 'ratio inside 1 +/- tol')."""
+    up, down = math.log1p(tol), math.log1p(-tol) if tol < 1 else -math.inf
+    if se == 0:
+        return (1.0 if d == 0 else 0.0), (0.0 if down < d < up else 1.0)
+    p_change = min(1.0, 2 * t_sf(abs(d) / se, df))
+    p_same = max(t_sf((d - down) / se, df), t_sf((up - d) / se, df))
+    return p_change, p_same
 
 
 def compare(
     base: Mapping[str, CaseSamples],
     new: Mapping[str, CaseSamples],
     policy: Policy,
-    boot: Bootstrap,
     tolerance: float | None = None,
+    drift: Drift | None = None,
+    paired: bool = False,
 ) -> list[Comparison]:
-    """Every wall-clock case the two runs share, decided together (Holm over all of them).
+    """Every case the two runs share with two or more repeats each, decided together (Holm over all of them).
 
-    ``policy`` and ``boot`` are NEW's; ``tolerance``: a calibrated band that replaces the policy's when wider.
+    ``policy`` is NEW's; ``tolerance``: a band used when wider than the policy's; ``drift``: the machine's
+    A/A drift, added to each comparison's variance. ``paired``: BASE and NEW were measured in one job with
+    repeat i of each taken together; the test is then on the per-repeat differences (a paired t, no drift:
+    both sides saw the same host), and a case with unequal repeat counts is skipped.
     """
     tol = max(policy.compare_tolerance, tolerance or 0.0)
+    alpha = policy.compare_alpha
     measured = []
     for name, case in new.items():
         old = base.get(name)
-        if old is None or not case.ms_per_token or not old.ms_per_token:
+        if old is None or len(case.ms_per_token) < 2 or len(old.ms_per_token) < 2:
             continue
-        a, b = np.asarray(case.ms_per_token), np.asarray(old.ms_per_token)
-        dist = ratio_bootstrap(a, b, resamples=boot.resamples, seed=boot.seed)
-        r = Estimate(case.median / old.median, *percentile_interval(dist))
-        raw = (
-            tail_share(dist, below=1 + tol),
-            tail_share(dist, above=1 - tol),
-            max(tail_share(dist, above=1 + tol), tail_share(dist, below=1 - tol)),
-        )
-        measured.append((name, case.kind, r, (old.estimate, case.estimate), raw))
+        x, y = np.log(old.ms_per_token), np.log(case.ms_per_token)
+        if paired and x.size != y.size:
+            continue
+        d, se, df = _paired(x, y) if paired else _welch(x, y, drift)
+        half = t_quantile(1 - alpha / 2, df) * se
+        r = Estimate(math.exp(d), math.exp(d - half), math.exp(d + half), level=1 - alpha)
+        measured.append((name, case.kind, r, old.estimate, case.estimate, *_tests(d, se, df, tol), df))
     if not measured:
         return []
-    adjusted = [holm([m[4][j] for m in measured]) for j in range(3)]
+    adjusted = holm([m[5] for m in measured])
     out = []
-    for i, (name, kind, r, (b_est, n_est), _) in enumerate(measured):
-        p = (adjusted[0][i], adjusted[1][i], adjusted[2][i])
-        outcome = _decide(r, b_est, n_est, p, tol, policy.compare_alpha)
-        out.append(Comparison(name, kind, outcome, r, b_est, n_est, *p, tolerance=tol))
+    for (name, kind, r, b_est, n_est, _, p_same, df), p in zip(measured, adjusted, strict=True):
+        if p < alpha and r.value > 1 + tol:
+            outcome = "slower"
+        elif p < alpha and r.value < 1 - tol:
+            outcome = "faster"
+        elif p_same < alpha / 2:
+            outcome = "same"
+        else:
+            outcome = "inconclusive"
+        out.append(Comparison(name, kind, outcome, r, b_est, n_est, float(p), float(p_same), tol, float(df)))
     return out
 
 
@@ -143,11 +191,16 @@ def compare_records(
     new: Record,
     policy: Policy | None = None,
     tolerance: float | None = None,
-    metric: str = "ms_per_token",
+    drift: Drift | None = None,
+    metric: str = "wall",
 ) -> list[Comparison]:
-    """:func:`compare` of two loaded records under NEW's policy and bootstrap settings, on one metric."""
-    if metric == "ms_per_token":
-        base_s, new_s = samples_of(base), samples_of(new)
+    """:func:`compare` of two loaded records in one metric under NEW's policy.
+
+    ``wall`` and ``cpu`` are ms/token per repeat (an A/A ``drift`` applies to them); any other metric is one of
+    the cost profile's (:data:`measure.cost.METRICS`), per tier.
+    """
+    if metric in METRICS:
+        base_s, new_s = samples_of(base, metric), samples_of(new, metric)
     else:
-        base_s, new_s = cost_samples_of(base, metric), cost_samples_of(new, metric)
-    return compare(base_s, new_s, policy or new.config.policy, bootstrap_of(new), tolerance)
+        base_s, new_s, drift = cost_samples_of(base, metric), cost_samples_of(new, metric), None
+    return compare(base_s, new_s, policy or new.config.policy, tolerance, drift)

@@ -107,7 +107,7 @@ def _summary(values: np.ndarray | None, b: Bootstrap, scale: float = 1.0) -> Est
         return None
     x = np.asarray(values, dtype=float).ravel() * scale
     x = x[np.isfinite(x)]
-    return summarize(x, resamples=b.resamples, seed=b.seed) if x.size else None
+    return summarize(x) if x.size else None
 
 
 def _ratio(num: np.ndarray | None, den: np.ndarray | None, b: Bootstrap) -> Estimate | None:
@@ -185,7 +185,7 @@ def tier_costs(record: Record) -> list[TierCost]:
             total_tokens = max(1, sum(sweep.tokens))
             for n, wall in sorted(sweep.wall_s.items()):
                 if wall.size:
-                    threads[n] = summarize(1000 * wall.sum(axis=1) / total_tokens, resamples=b.resamples, seed=b.seed)
+                    threads[n] = summarize(1000 * wall.sum(axis=1) / total_tokens)
         first = case.first_token_s if case is not None else None
         r = ratios.get(name)
         out.append(

@@ -6,7 +6,7 @@ raw record, so a history of 10,000 records costs 10,000 cache reads):
 * the ms/token series of each greedy tier, broken where consecutive records
   stop being comparable (other golden rows), with the reason;
 * the changes the calibrated gate calls between consecutive comparable
-  records, judged by :func:`measure.comparison.compare` with the band the
+  records, judged by :func:`measure.comparison.compare` with the drift the
   machine's *recorded* ``calibration.json`` states, exactly as ``measure
   compare`` judges a pull request;
 * for each verdict, spans of consecutive records that gave it one outcome.
@@ -52,7 +52,7 @@ class Change:
 
 @dataclass(frozen=True)
 class Band:
-    """The tolerance the history was judged with, and where it came from."""
+    """The band the history was judged with (the policy's), and the calibration whose drift widened each interval."""
 
     tolerance: float
     calibration: Calibration | None
@@ -86,8 +86,8 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
     """``runs``: one machine's complete records, oldest first; ``calibration``: its recorded one, if any."""
     runs = [r for r in runs if r.samples]
     policy = runs[-1].policy if runs else Policy()
-    recorded = calibration.tolerance if calibration is not None else None
-    band = Band(max(policy.compare_tolerance, recorded or 0.0), calibration)
+    drift = calibration.drift if calibration is not None else None
+    band = Band(policy.compare_tolerance, calibration)
     series: dict[str, list[Point]] = defaultdict(list)
     for r in runs:
         for case, c in sorted(r.samples.items()):
@@ -99,7 +99,7 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
         if reason is not None:
             breaks.append(Break(base, new, reason))
             continue
-        found = cache.comparisons(base, new, recorded)
+        found = cache.comparisons(base, new, None, drift)
         compared += 1
         changes += [Change(base, new, c) for c in found if c.outcome in ("faster", "slower")]
     return MachineHistory(

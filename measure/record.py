@@ -22,6 +22,9 @@ JSON format history (``schema_version``, kept apart from the tool version):
   was read in ``memory`` (source, unit, platform), and the optional intra-op
   ``threads`` sweep with the fastest count). A record without them has no
   profile; its percentiles still derive from ``wall_s``.
+  Also ``wallclock.cases[].cpu_s`` (process CPU seconds of each row's decode, all
+  threads, shaped like ``wall_s``: repeats x rows), the samples of
+  ``measure compare --metric cpu``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

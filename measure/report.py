@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from measure.analysis import PairTiming, TierTiming, bootstrap_of, pair_timings, tier_timings
+from measure.analysis import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.cost import TierCost, tier_costs
 from measure.model import FP32, Record
 from measure.stats import Estimate, paired_ratio
@@ -155,8 +155,7 @@ def _vs(record: Record, tier: str, reference: str | None) -> Estimate | None:
     a, b = cases.get(tier), cases.get(reference or "")
     if a is None or b is None or not a.measured or not b.measured or a.repeats != b.repeats:
         return None
-    boot = bootstrap_of(record)
-    return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token, resamples=boot.resamples, seed=boot.seed)
+    return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token)
 
 
 def _tier_line(a: Analysis, name: str, reference: str | None) -> TierLine:

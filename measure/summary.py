@@ -6,7 +6,7 @@ per repeat and median interval, every verdict), so a build re-analyses only
 new or changed records. Entries are keyed by the record file's sha256 and
 :data:`ANALYSIS_VERSION`; an entry that does not parse, names another file or
 another version is rebuilt, never trusted. Comparisons between consecutive
-records are cached the same way, keyed by both files' hashes, the band and
+records are cached the same way, keyed by both files' hashes, the band, the drift and
 the policy. The cache folder is disposable: deleting it costs one cold build.
 """
 
@@ -23,7 +23,7 @@ import orjson
 
 from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
 from measure.calibration import build_key
-from measure.comparison import CaseSamples, Comparison, compare, samples_of
+from measure.comparison import CaseSamples, Comparison, Drift, compare, samples_of
 from measure.errors import MeasureError
 from measure.model import Record
 from measure.policy import Policy, policy_from
@@ -33,7 +33,7 @@ from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 from measure.writing import write_bytes
 
-ANALYSIS_VERSION = 3
+ANALYSIS_VERSION = 4
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 
@@ -55,6 +55,8 @@ class Summary:
     bootstrap: Bootstrap
     samples: dict[str, CaseSamples]
     """Every measured wall-clock case: kind, ms/token per repeat, median and interval."""
+    cpu_samples: dict[str, CaseSamples]
+    """The same in CPU ms/token, for the cases recorded with CPU samples (none in older records)."""
     verdicts: tuple[Verdict, ...]
 
     @property
@@ -82,6 +84,7 @@ class Summary:
             "policy": vars(self.policy),
             "bootstrap": [self.bootstrap.resamples, self.bootstrap.seed],
             "samples": {n: _samples_to_list(c) for n, c in self.samples.items()},
+            "cpu_samples": {n: _samples_to_list(c) for n, c in self.cpu_samples.items()},
             "verdicts": [v.to_dict() for v in self.verdicts],
         }
 
@@ -106,17 +109,19 @@ class Summary:
             policy=policy_from(d["policy"]),
             bootstrap=Bootstrap(int(resamples), int(seed)),
             samples={n: _samples_from_list(x) for n, x in d["samples"].items()},
+            cpu_samples={n: _samples_from_list(x) for n, x in d["cpu_samples"].items()},
             verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
         )
 
 
 def _samples_to_list(c: CaseSamples) -> list[Any]:
-    return [c.kind, list(c.ms_per_token), [c.estimate.value, c.estimate.lo, c.estimate.hi]]
+    e = c.estimate
+    return [c.kind, list(c.ms_per_token), [e.value, e.lo, e.hi, e.q1, e.q3, e.level]]
 
 
 def _samples_from_list(x: list[Any]) -> CaseSamples:
-    kind, values, (v, lo, hi) = x
-    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(float(v), float(lo), float(hi)))
+    kind, values, est = x
+    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(*est))
 
 
 def summarize_record(record: Record, sha256: str) -> Summary:
@@ -138,6 +143,7 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         policy=record.config.policy,
         bootstrap=boot,
         samples=samples_of(record),
+        cpu_samples=samples_of(record, "cpu"),
         verdicts=tuple(found),
     )
 
@@ -146,20 +152,21 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def comparison_key(base: Summary, new: Summary, tolerance: float | None) -> str:
-    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, vars(new.policy)]
+def comparison_key(base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None) -> str:
+    spread = None if drift is None else [drift.sd, drift.df]
+    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, spread, vars(new.policy)]
     return hashlib.sha256(orjson.dumps(what, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _comparison_to_list(c: Comparison) -> list[Any]:
-    est = [[e.value, e.lo, e.hi] for e in (c.ratio, c.base, c.new)]
-    return [c.case, c.kind, c.outcome, *est, c.p_slower, c.p_faster, c.p_same, c.tolerance]
+    est = [[e.value, e.lo, e.hi, None, None, e.level] for e in (c.ratio, c.base, c.new)]
+    return [c.case, c.kind, c.outcome, *est, c.p_change, c.p_same, c.tolerance, c.df]
 
 
 def _comparison_from_list(x: list[Any]) -> Comparison:
-    case, kind, outcome, r, b, n, p1, p2, p3, tol = x
+    case, kind, outcome, r, b, n, p_change, p_same, tol, df = x
     return Comparison(
-        str(case), str(kind), str(outcome), Estimate(*r), Estimate(*b), Estimate(*n), p1, p2, p3, float(tol)
+        str(case), str(kind), str(outcome), Estimate(*r), Estimate(*b), Estimate(*n), p_change, p_same, tol, df
     )
 
 
@@ -212,16 +219,18 @@ class Cache:
     def put_summary(self, summary: Summary) -> None:
         self._write("summaries", summary.sha256, summary.to_dict())
 
-    def comparisons(self, base: Summary, new: Summary, tolerance: float | None) -> list[Comparison]:
+    def comparisons(
+        self, base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None
+    ) -> list[Comparison]:
         """``compare`` of two consecutive records, from the cache when the same pair was judged before."""
-        key = comparison_key(base, new, tolerance)
+        key = comparison_key(base, new, tolerance, drift)
         found = self._read("comparisons", key)
         if isinstance(found, list):
             try:
                 return [_comparison_from_list(x) for x in found]
             except (TypeError, ValueError):
                 pass
-        result = compare(base.samples, new.samples, new.policy, new.bootstrap, tolerance)
+        result = compare(base.samples, new.samples, new.policy, tolerance, drift)
         self._write("comparisons", key, [_comparison_to_list(c) for c in result])
         return result
 

@@ -15,6 +15,7 @@ import pytest
 from tests_support import write_config
 
 from measure.calibration import build_key, calibrate, load_calibration, write
+from measure.comparison import Drift
 from measure.config import load_config
 from measure.errors import MeasureError
 from measure.model import from_document
@@ -71,6 +72,38 @@ def test_two_runs_of_one_clean_build_are_an_aa_pair_and_set_the_tolerance(aa_run
     assert calibrate(_runs(aa_runs), first["machine_id"], quantile=0.5).tolerance <= cal.tolerance
 
 
+def test_the_drift_is_what_the_runs_own_repeats_do_not_explain(aa_runs):
+    first, second = aa_runs
+    cal = calibrate(_runs(aa_runs), first["machine_id"])
+    excess = []
+    for case in first["wallclock"]["cases"]:
+        x = np.log([sum(rep) for rep in first["wallclock"]["cases"][case]["wall_s"]])
+        y = np.log([sum(rep) for rep in second["wallclock"]["cases"][case]["wall_s"]])
+        excess.append((y.mean() - x.mean()) ** 2 - x.var(ddof=1) / x.size - y.var(ddof=1) / y.size)
+    assert cal.drift_sd == pytest.approx(np.sqrt(max(0.0, np.mean(excess)) / 2))
+    assert cal.weak and cal.drift is not None and cal.drift.df == 1.0  # one pair: one degree of freedom
+    assert cal.to_dict()["weak"] is True
+    # CPU time has a drift of its own, from the same pair (its runs recorded CPU samples).
+    cpu_excess = []
+    for case in first["wallclock"]["cases"]:
+        x = np.log([sum(rep) for rep in first["wallclock"]["cases"][case]["cpu_s"]])
+        y = np.log([sum(rep) for rep in second["wallclock"]["cases"][case]["cpu_s"]])
+        cpu_excess.append((y.mean() - x.mean()) ** 2 - x.var(ddof=1) / x.size - y.var(ddof=1) / y.size)
+    assert cal.cpu_pairs == 1 and cal.cpu_drift_sd == pytest.approx(np.sqrt(max(0.0, np.mean(cpu_excess)) / 2))
+    assert cal.drift_of("cpu") == Drift(cal.cpu_drift_sd, 1.0) and cal.drift_of("wall") == cal.drift
+
+
+def test_a_version_1_calibration_reads_with_its_drift_bounded_by_the_ratios(tmp_path):
+    ratios = {"a": 1.1, "b": 0.9}
+    doc = {"calibration_version": 1, "machine_id": "m", "quantile": 0.95, "tolerance": 0.1}
+    doc["pairs"] = [{"base": "r1", "new": "r2", "commit": COMMIT, "ratios": ratios}]
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "calibration.json").write_text(json.dumps(doc), encoding="utf-8")
+    cal = load_calibration(tmp_path, "m")
+    expected = np.sqrt(np.mean([np.log(1.1) ** 2, np.log(0.9) ** 2]) / 2)
+    assert cal.drift_sd == pytest.approx(expected) and cal.tolerance == 0.1 and cal.weak
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -112,8 +145,8 @@ def test_the_calibration_is_recorded_and_compare_uses_it(aa_runs, tmp_path):
     assert path == calibration_path(results, cal.machine_id)
     assert load_calibration(results, cal.machine_id) == cal
     assert load_record(next(results.glob("*/2*.json")))  # a calibration file is not taken for a record
-    # A wide recorded band (as a noisy runner would calibrate) is what compare then uses.
-    doc = json.loads(path.read_text(encoding="utf-8")) | {"tolerance": 0.25}
+    # A large recorded drift (as a noisy runner would calibrate) is what compare then adds to its intervals.
+    doc = json.loads(path.read_text(encoding="utf-8")) | {"drift_sd": 0.25}
     path.write_text(json.dumps(doc), encoding="utf-8")
     newest = results / cal.machine_id / f"{aa_runs[1]['run_id']}.json"
     done = subprocess.run(
@@ -126,10 +159,12 @@ def test_the_calibration_is_recorded_and_compare_uses_it(aa_runs, tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert f"calibrated tolerance 25.0% from 1 A/A pair(s) in {results / cal.machine_id}" in done.stdout
-    assert "same = within +/-25.0%" in done.stdout
+    found = f"A/A drift 25.0% (log sd) from 1 A/A pair(s) in {results / cal.machine_id}; weak: fewer than 3 pairs"
+    assert found in done.stdout
+    assert "same = the 95% interval within +/-5.0%" in done.stdout  # the drift widens intervals, not the band
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "same = within ±25.0%" in summary and "band from the A/A calibration (1 pair(s)" in summary
+    assert "same = the 95% interval within ±5.0%" in summary
+    assert "A/A drift 25.0% from 1 pair(s) in the intervals; weak" in summary
 
 
 def test_the_calibrate_verb_prints_and_writes(aa_runs, tmp_path):
@@ -151,7 +186,8 @@ def test_the_calibrate_verb_prints_and_writes(aa_runs, tmp_path):
     [
         ("{", "not a readable JSON calibration"),
         ("[]", "expected a JSON object"),
-        ('{"calibration_version": 7}', "field 'calibration_version': expected 1, got 7"),
+        ('{"calibration_version": 7}', "field 'calibration_version': expected 1 or 2, got 7"),
+        ('{"calibration_version": 2, "machine_id": "m", "quantile": 0.95, "pairs": [], "drift_sd": -1}', "'drift_sd'"),
         ('{"calibration_version": 1, "machine_id": "m", "quantile": 0.95, "tolerance": -1}', "field 'tolerance'"),
         ('{"calibration_version": 1, "machine_id": "m", "quantile": 0.95, "pairs": [{}]}', "field 'pairs[0]'"),
         ('{"calibration_version": 1, "machine_id": "x", "quantile": 0.95, "pairs": []}', "field 'machine_id'"),

@@ -82,7 +82,7 @@ def test_a_verdict_that_got_worse_is_marked(tree):
     assert not any(s.worsened for s in found.values() if len(s.spans) == 1)
 
 
-def test_history_reads_the_recorded_band_not_a_recomputed_one(tree, capsys):
+def test_history_reads_the_recorded_drift_not_a_recomputed_one(tree, capsys):
     import json
 
     from measure.tree import calibration_path
@@ -91,10 +91,11 @@ def test_history_reads_the_recorded_band_not_a_recomputed_one(tree, capsys):
     loaded = load_results(tree, Cache(None))
     ((machine, runs),) = by_machine(loaded.summaries).items()
     path = calibration_path(tree, machine)
-    doc = json.loads(path.read_text(encoding="utf-8")) | {"tolerance": 0.6}  # as a very noisy runner records
+    doc = json.loads(path.read_text(encoding="utf-8")) | {"drift_sd": 0.6}  # as a very noisy runner records
     path.write_text(json.dumps(doc), encoding="utf-8")
     h = machine_history(machine, runs, load_calibration(tree, machine), Cache(None))
-    assert h.band.tolerance == 0.6 and h.changes == ()
+    # The band stays the policy's; the recorded drift widens every interval until nothing is called.
+    assert h.band.tolerance == 0.05 and h.band.calibration.drift_sd == 0.6 and h.changes == ()
     paths = {s.run_id: loaded.paths[s.sha256] for s in loaded.summaries}
     capsys.readouterr()
     assert _compare_cli(capsys, paths[runs[1].run_id], paths[runs[2].run_id]) == set()

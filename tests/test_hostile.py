@@ -795,6 +795,15 @@ CASES: dict[str, Case] = {
         "info", lambda tmp: [str(tier_copy(tmp, {"name": f"x{ESC}"}))], "inert", check=no_raw_control
     ),
     "info a missing tier": Case("info", lambda tmp: [str(tmp / "gone")], "error", ("gone",)),
+    "instructions with no rows": Case(
+        "instructions", lambda tmp: [str(bundled.DEMO_DIR / "base-int8"), "--rows", "0"], "error", ("--rows",)
+    ),
+    "instructions with missing golden rows": Case(
+        "instructions",
+        lambda tmp: [str(bundled.DEMO_DIR / "base-int8"), "--golden", str(tmp / "none.jsonl")],
+        "error",
+        ("none.jsonl",),
+    ),
     "init a missing tier folder": Case("init", lambda tmp: [str(tmp / "gone")], "error", ("gone",)),
     "init a folder without graphs": Case(
         "init", lambda tmp: [str((tmp / "empty").mkdir() or tmp / "empty")], "error", ("empty", "missing model graphs")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -38,6 +39,10 @@ def test_every_raw_sample_is_kept_and_consistent(both_suites):
     for case in doc["wallclock"]["cases"].values():
         for wall, inside in zip(case["wall_s"], case["run_s"], strict=True):
             assert all(0 < r <= w for w, r in zip(wall, inside, strict=True))
+        # CPU seconds of every row beside its wall seconds: all threads of the process, so at most cores x wall
+        assert [len(rep) for rep in case["cpu_s"]] == [len(rep) for rep in case["wall_s"]]
+        cpu, wall = sum(map(sum, case["cpu_s"])), sum(map(sum, case["wall_s"]))
+        assert all(c > 0 for rep in case["cpu_s"] for c in rep) and cpu <= wall * (os.cpu_count() or 1) * 1.05
     spec = doc["wallclock"]["cases"]["small-int4->base-int8@k4"]
     assert sum(spec["accepted_by_position"]) == sum(spec["accepted"])
     assert sum(spec["proposed_by_position"]) == sum(spec["proposed"])

@@ -1,9 +1,10 @@
-"""Calibrate each machine's compare tolerance from A/A pairs: consecutive records of one clean build.
+"""Calibrate each machine's run-to-run drift from A/A pairs: consecutive records of one clean build.
 
-Prints, per machine, the pairs found, the drift quantile and the worst case;
-``--write`` records it as ``RESULTS/<machine-id>/calibration.json``, which
-``measure compare`` and the site's History page then use. A machine without
-any pair keeps the policy's tolerance (and is written with a null tolerance).
+Prints, per machine, the pairs found, the drift (sd of log ms/token beyond each
+run's own noise; weak under three pairs), the |ratio - 1| quantile and the worst
+case; ``--write`` records it as ``RESULTS/<machine-id>/calibration.json``, which
+``measure compare`` and the site's History page then add to their intervals. A
+machine without any pair is written with a null drift and tolerance.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="reuse the site build's per-record summary cache in this folder (default: $MEASURE_CACHE, else none)",
     )
-    p.add_argument(
-        "--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| taken as tolerance (0.95)"
-    )
+    p.add_argument("--quantile", type=float, default=0.95, help="the quantile of |A/A ratio - 1| reported (0.95)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,8 +44,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"{cal.machine_id}: no A/A pairs (two consecutive complete records of one clean commit); policy kept")
         else:
             run_id, case, ratio = cal.worst or ("-", "-", 1.0)
+            cpu = "" if cal.cpu_drift_sd is None else f"CPU drift {cal.cpu_drift_sd:.1%} from {cal.cpu_pairs} pair(s); "
             print(
                 f"{cal.machine_id}: {len(cal.pairs)} A/A pair(s), {cal.values} case ratios; "
+                f"drift {cal.drift_sd or 0:.1%} (sd of log ms/token beyond each run's own noise)"
+                f"{'; weak: fewer than 3 pairs' if cal.weak else ''}; "
+                f"{cpu}"
                 f"tolerance {cal.tolerance:.1%} (q{cal.quantile:g} of |ratio - 1|); "
                 f"worst {clean(case)} {ratio:.3f} in {run_id}"
             )

@@ -1,7 +1,10 @@
 """Compare two run records case by case: faster / slower / same / inconclusive, Holm-corrected over all cases.
 
-A call needs the ratio past the tolerance band, the two runs' intervals apart,
-and a corrected p-value below the policy's alpha; the policy is NEW's.
+Per case, log ms/token per repeat (wall or CPU time, ``--metric``): slower or
+faster when Welch's p-value, Holm-adjusted, is below the policy's alpha and the
+ratio is past the band; same when the ratio's interval (level 1 - alpha) lies
+inside the band (see :mod:`measure.comparison`). The policy is NEW's; a
+results-tree BASE brings its machine's A/A drift into every interval.
 ``--markdown FILE`` also writes the verdict table as Markdown (for a CI job summary).
 """
 
@@ -9,6 +12,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+METRICS = ["wall", "cpu", "first_token_ms", "row_p90_ms", "row_p99_ms", "load_cold_ms", "load_warm_ms", "memory_bytes"]
+"""wall and cpu: ms/token per repeat; the rest: measure.cost.METRICS (kept here so parsing imports nothing)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,34 +43,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--tolerance",
         type=float,
         default=None,
-        help="a band used when wider than the policy's (default: BASE tree's calibration.json of NEW's machine)",
+        help="a band used when wider than the policy's (an A/A drift widens the intervals, never the band)",
     )
-    p.add_argument("--markdown", type=Path, default=None, help="also write the table as Markdown to this file")
     p.add_argument(
         "--metric",
-        default="ms_per_token",
-        choices=[
-            "ms_per_token",
-            "first_token_ms",
-            "row_p90_ms",
-            "row_p99_ms",
-            "load_cold_ms",
-            "load_warm_ms",
-            "memory_bytes",
-        ],
-        help="what to compare (default ms_per_token); the others are the cost profile's, per tier",
+        choices=METRICS,
+        default="wall",
+        help="wall: ms/token of wall-clock time (default); cpu: of process CPU time (records with CPU samples); "
+        "or a cost-profile metric per tier: first_token_ms, row_p90_ms, row_p99_ms, load_cold_ms, load_warm_ms, "
+        "memory_bytes (lower is better for every one)",
     )
+    p.add_argument("--markdown", type=Path, default=None, help="also write the table as Markdown to this file")
 
 
-def _markdown(base: Path, new: Path, rows: list, failing: list, source: str, metric: str = "ms_per_token") -> str:
-    tol = rows[0].tolerance
-    label = "ms/token" if metric == "ms_per_token" else metric
+def _markdown(base: Path, new: Path, rows: list, failing: list, source: str, metric: str) -> str:
+    tol, level = rows[0].tolerance, rows[0].ratio.level or 0.95
     lines = [
-        f"### measure compare: {len(rows)} cases, same = within ±{tol:.1%}",
+        f"### measure compare ({metric}): {len(rows)} cases, same = the {level:.0%} interval within ±{tol:.1%}",
         "",
-        f"`{base.name}` → `{new.name}`; Holm-corrected over all cases; band from {source}.",
+        f"`{base.name}` → `{new.name}`; Holm-corrected over all cases; {source}.",
         "",
-        f"| case | base {label} | new {label} | new/base | 95% CI | outcome |",
+        f"| case | base | new | new/base | {level:.0%} CI | outcome |",
         "|---|---|---|---|---|---|",
     ]
     for c in rows:
@@ -84,16 +84,23 @@ def _newest(results: Path, machine: str | None, commit: str | None) -> Path | No
     return None if found is None else found.path
 
 
-def _calibrated(base_path: Path, machine: str) -> tuple[float | None, str]:
-    """The A/A tolerance recorded for NEW's machine in the results tree BASE's record lies in."""
-    from measure.calibration import load_calibration
+def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | None, str]:
+    """The A/A drift of ``metric`` recorded for NEW's machine in the results tree BASE's record lies in."""
+    from measure.calibration import STRONG_PAIRS, load_calibration
 
     results = base_path.parent.parent  # <results>/<machine-id>/<run-id>.json
     cal = load_calibration(results, machine)
-    if cal is None or cal.tolerance is None:
-        return None, "the policy"
-    print(f"calibrated tolerance {cal.tolerance:.1%} from {len(cal.pairs)} A/A pair(s) in {results / machine}")
-    return cal.tolerance, f"the A/A calibration ({len(cal.pairs)} pair(s), wider of it and the policy)"
+    drift = None if cal is None else cal.drift_of(metric)
+    if drift is None:
+        return None, "no A/A drift in the intervals"
+    pairs = int(drift.df)
+    weak = f"; weak: fewer than {STRONG_PAIRS} pairs" if pairs < STRONG_PAIRS else ""
+    print(f"A/A drift {drift.sd:.1%} (log sd) from {pairs} A/A pair(s) in {results / machine}{weak}")
+    return drift, f"A/A drift {drift.sd:.1%} from {pairs} pair(s) in the intervals{weak}"
+
+
+if TYPE_CHECKING:
+    from measure.comparison import Drift
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,20 +126,24 @@ def run(args: argparse.Namespace) -> int:
     args.base, args.new = base_path, new_path
     if base.golden.sha256 != new.golden.sha256:
         raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
-    tolerance, source = args.tolerance, "--tolerance (wider of it and the policy)"
-    if tolerance is None:
-        tolerance, source = _calibrated(base_path, new.machine_id)
-    rows = compare_records(base, new, tolerance=tolerance, metric=args.metric)
+    drift, source = _calibrated(base_path, new.machine_id, args.metric)
+    if args.tolerance is not None:
+        source = f"band: wider of --tolerance and the policy; {source}"
+    rows = compare_records(base, new, tolerance=args.tolerance, drift=drift, metric=args.metric)
     if not rows:
-        what = "wall-clock case" if args.metric == "ms_per_token" else f"tier with {args.metric} measured"
+        what = "wall-clock case" if args.metric == "wall" else "case with CPU samples (cpu_s) and two repeats"
         raise MeasureError(f"{args.new}: no {what} in common with {args.base}")
-    label = "ms/token" if args.metric == "ms_per_token" else args.metric
-    print(f"{'case':<30}{'new/base ' + label:>20}  {'95% CI':<18}{'p(slower)':>10}  outcome")
+    level = rows[0].ratio.level or 0.95
+    print(f"{'case':<30}{'new/base ' + args.metric:>20}  {f'{level:.0%} CI':<18}{'p(change)':>10}  outcome")
     for c in rows:
         ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
-        print(f"{clean(c.case):<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_slower:>10.4f}  {c.outcome}")
-    print(f"same = within +/-{rows[0].tolerance:.1%}; p-values Holm-corrected over {len(rows)} cases")
+        print(f"{clean(c.case):<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_change:>10.4f}  {c.outcome}")
+    print(
+        f"same = the {level:.0%} interval within +/-{rows[0].tolerance:.1%}; "
+        f"p-values Holm-corrected over {len(rows)} cases"
+    )
     failing = [c for c in rows if c.outcome in args.fail_on]
     if args.markdown is not None:
-        args.markdown.write_text(_markdown(args.base, args.new, rows, failing, source, args.metric), encoding="utf-8")
+        text = _markdown(args.base, args.new, rows, failing, source, args.metric)
+        args.markdown.write_text(text, encoding="utf-8")
     return 1 if failing else 0

@@ -18,7 +18,8 @@ def _print(text: str = "") -> None:
 
 
 def _ci(e) -> str:
-    return f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]"
+    short = f" at {e.short_level:.1%}" if e.short_level is not None else ""
+    return f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]{short}"
 
 
 def _ratio(x: float | None) -> str:
@@ -76,12 +77,12 @@ def run(args: argparse.Namespace) -> int:
     tiers = tier_timings(r)
     if tiers:
         _print("\nwall-clock (median [95% CI])")
-        _print(f"  {'tier':<{w}}{'precision':<{pw}}{'ms/token':<26}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
+        _print(f"  {'tier':<{w}}{'precision':<{pw}}{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
         for t in tiers:
             ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
             exp_s = _ci(t.exponent) if t.exponent else "-"
             _print(
-                f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<26}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
+                f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
             )
     costs = tier_costs(r)
     if tiers and has_profile(costs):

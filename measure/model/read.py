@@ -56,6 +56,7 @@ def _case(name: str, c: dict[str, Any]) -> Case:
         outputs_stable=bool(c.get("outputs_stable", True)),
         wall_s=_array(c["wall_s"]),
         run_s=_array(c["run_s"]),
+        cpu_s=_array(c["cpu_s"]) if "cpu_s" in c else None,
         tier=c.get("tier"),
         pair=c.get("pair"),
         drafter=c.get("drafter"),

@@ -39,6 +39,8 @@ class Case:
     verifier_run_s: np.ndarray | None = None
     first_token_s: np.ndarray | None = None
     """Greedy cases from the cost profile on: source text in -> first output token, repeats x rows."""
+    cpu_s: np.ndarray | None = None
+    """Process CPU seconds of each row's decode (repeats x rows); None in records older than the field."""
 
     @property
     def measured(self) -> bool:
@@ -60,6 +62,13 @@ class Case:
     @cached_property
     def per_repeat_ms_per_token(self) -> np.ndarray:
         return 1000 * self.per_repeat_totals / max(1, self.total_tokens)
+
+    @cached_property
+    def per_repeat_cpu_ms_per_token(self) -> np.ndarray | None:
+        """CPU ms per output token, one value per repeat; None when the record has no CPU samples."""
+        if self.cpu_s is None or self.cpu_s.shape != self.wall_s.shape:
+            return None
+        return 1000 * self.cpu_s.sum(axis=1) / max(1, self.total_tokens)
 
     @cached_property
     def median_ms_per_token(self) -> float:

@@ -96,7 +96,10 @@ def fmt(x: float | None, digits: int = 3) -> Md:
 
 
 def fmt_ci(e: Estimate | None, digits: int = 3) -> Md:
-    return md("-" if e is None else f"{e.value:.{digits}f} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]")
+    if e is None:
+        return md("-")
+    short = f" at {e.short_level:.1%}" if e.short_level is not None else ""
+    return md(f"{e.value:.{digits}f} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]{short}")
 
 
 def stacked(e: Estimate | None, digits: int = 3, unit: str = "") -> Md:

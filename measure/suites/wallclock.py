@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from time import perf_counter
+from time import perf_counter, process_time
 from typing import Any
 
 from measure.artifacts import Tier
@@ -130,11 +130,15 @@ def run_wallclock(
             for case in cases:
                 case.decode(texts[0])
         for case in cases:
-            results = [case.decode(text) for text in texts]
+            results, cpu_s = [], []
+            for text in texts:
+                cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
+                results.append(case.decode(text))
+                cpu_s.append(process_time() - cpu_start)
             entry = out["cases"].get(case.name)
             if entry is None:
                 entry = out["cases"][case.name] = case.facts | _first_pass(case, results)
-                entry |= {"wall_s": [], "run_s": []}
+                entry |= {"wall_s": [], "run_s": [], "cpu_s": []}
                 if case.facts["kind"] == "speculative":
                     entry |= {"drafter_run_s": [], "verifier_run_s": []}
                 else:
@@ -143,6 +147,7 @@ def run_wallclock(
                 entry["outputs_stable"] = False
             entry["wall_s"].append([_ns(d.wall_s) for d in results])
             entry["run_s"].append([_ns(d.run_s) for d in results])
+            entry["cpu_s"].append([_ns(s) for s in cpu_s])
             if case.facts["kind"] == "speculative":
                 entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
                 entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])

@@ -84,7 +84,7 @@ class MetricHistory:
     """Consecutive record pairs compared (same golden rows, a wall-clock case in common)."""
     tolerance: Md
     calibration: Md
-    """Where the tolerance comes from: the policy, or the recorded A/A calibration."""
+    """The band's source (the policy) and the recorded A/A calibration whose drift widens the intervals, if any."""
     changes: tuple[Change, ...]
     """Newest first."""
     older_changes: int
@@ -144,13 +144,18 @@ def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> Chart
 
 def _source(h: MachineHistory) -> str:
     cal = h.band.calibration
-    if cal is None or cal.tolerance is None:
-        return "the policy's compare_tolerance (no A/A calibration recorded for this machine yet)"
+    if cal is None or cal.drift_sd is None:
+        return (
+            "the policy's compare_tolerance; no A/A calibration recorded for this machine yet, "
+            "so run-to-run drift is not in the intervals"
+        )
     run_id, case, r = cal.worst or ("-", "-", 1.0)
+    weak = "; weak: fewer than 3 pairs, so the drift has few degrees of freedom" if cal.weak else ""
     return (
-        f"the recorded A/A calibration: {len(cal.pairs)} pair(s) of same-build records, {cal.values} case ratios, "
-        f"q{cal.quantile:g} of |ratio - 1| = {cal.tolerance:.1%} (worst {case} {r:.3f} in {run_id}); "
-        "never narrower than the policy"
+        f"the policy's compare_tolerance; the recorded A/A calibration: {len(cal.pairs)} pair(s) of same-build "
+        f"records{weak}; run-to-run drift {cal.drift_sd:.1%} (sd of log ms/token) added to every interval; "
+        f"{cal.values} case ratios, q{cal.quantile:g} of |ratio - 1| = {(cal.tolerance or 0):.1%} "
+        f"(worst {case} {r:.3f} in {run_id})"
     )
 
 

@@ -25,7 +25,7 @@ def methods_page(a: Analysis | None, links: RunLinks) -> Methods:
         ("warm-up passes", wc.warmup),
         ("timed repeats (interleaved)", wc.repeats),
         ("speculative k swept", ", ".join(map(str, wc.k))),
-        ("bootstrap", f"{wc.bootstrap} resamples, seed {wc.seed}, percentile 95% intervals"),
+        ("bootstrap", f"{wc.bootstrap} resamples, seed {wc.seed}: the exponent's interval"),
         ("framing blocks", ", ".join(map(str, fr.k)) + (", whole prefix" if fr.whole_prefix else "")),
         ("acceptance k", fr.probe_k),
         ("session", ", ".join(f"{k} {v}" for k, v in r.config.session.items())),
