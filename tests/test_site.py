@@ -6,6 +6,7 @@ import copy
 import html as html_module
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,7 @@ def test_every_verdict_has_a_stable_anchor_and_evidence_that_resolves(built):
     for topic in ("decode-linear", "harness-overhead", "framing-parity", "output-preservation", "self-acceptance"):
         assert f'id="{topic}"' in page, topic
     assert 'id="decode-linear-base-fp32"' in page
-    links = re.findall(r'href="((?:wallclock|framing)/)#([^"]+)"', page)
+    links = re.findall(r'href="((?:wallclock|framing|methods|history|machines)/)#([^"]+)"', page)
     assert len(links) >= 20
     for target, anchor in links:
         assert f'id="{anchor}"' in html(project, "results/" + target.rstrip("/")), (target, anchor)
@@ -556,3 +557,15 @@ def test_the_plugin_adds_its_pages_to_the_nav_once(tmp_path, options, nav, secti
             "Runs",
         ]
     assert (tmp_path / "site" / "results" / "methods" / "index.html").is_file()  # built, listed or not
+
+
+def test_every_verdict_topic_has_a_row_to_link_to():
+    """A new verdict topic must say where its evidence is (else its link would fall back to Methods)."""
+    import inspect
+
+    from measure import verdicts
+    from measure.site.evidence import ROWS
+
+    source = inspect.getsource(verdicts)
+    topics = set(re.findall(r'^\s+"([a-z-]+)",\n\s+"[A-Z][^"]*\?"', source, flags=re.M))
+    assert topics and topics <= set(ROWS), topics - set(ROWS)

@@ -21,6 +21,9 @@ ROWS = {
     "output-preservation": ("framing.md", "accept"),
     "self-acceptance": ("framing.md", "accept"),
     "acceptance": ("framing.md", "accept"),
+    "lite-smaller": ("wallclock.md", "profile"),
+    "lite-lighter": ("wallclock.md", "profile"),
+    "lite-faster-load": ("wallclock.md", "profile"),
 }
 """Verdict topic -> (page under the results prefix, kind of row its key names)."""
 

@@ -113,7 +113,7 @@ def _profile(a: Analysis) -> Profile:
         return Profile((), latency, (), (), 0, 0, 0, md(""))
     rows = tuple(
         ProfileRow(
-            md(c.tier),
+            trusted(anchor(row_id("profile", c.tier)) + md(c.tier)),
             fmt(c.bytes / 1e6, 2),
             fmt(c.size_vs_plain, 2),
             stacked(c.load_cold_ms, 1),
