@@ -21,7 +21,7 @@ ROWS = {
     "output-preservation": ("framing.md", "accept"),
     "self-acceptance": ("framing.md", "accept"),
     "acceptance": ("framing.md", "accept"),
-    "lite-smaller": ("wallclock.md", "profile"),
+    "lite-smaller": ("index.md", "summary"),  # bytes on disk: the summary's size column (records without a profile too)
     "lite-lighter": ("wallclock.md", "profile"),
     "lite-faster-load": ("wallclock.md", "profile"),
 }
@@ -38,6 +38,8 @@ def evidence(v: Verdict) -> str:
     page, kind = ROWS.get(v.topic, ("methods.md", "policy"))
     if v.topic == "runtime-parity" and v.outcome == "info":
         return f"{page}#runtimes"
+    if kind == "summary":
+        return f"{page}#summary"
     return f"{page}#{row_id(kind, v.key)}"
 
 
