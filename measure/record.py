@@ -239,8 +239,12 @@ def read_bytes(path: Path) -> bytes:
         raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
 
 
-def load_record(path: Path | str, data: bytes | None = None) -> dict[str, Any]:
-    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them)."""
+def load_record(path: Path | str, data: bytes | None = None, validated: bool = False) -> dict[str, Any]:
+    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them).
+
+    ``validated``: these exact bytes passed validation before (the summary cache holds their sha256), so
+    the schema walk is skipped; migration and the placement check still run.
+    """
     import orjson
 
     path = Path(path)
@@ -253,7 +257,8 @@ def load_record(path: Path | str, data: bytes | None = None) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
     doc = migrate(doc, str(path))
-    validate(doc, str(path))
+    if not validated:
+        validate(doc, str(path))
     check_place(doc, path)
     return doc
 

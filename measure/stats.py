@@ -6,6 +6,7 @@ gate recomputes the same interval from the same record, years later.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,9 +62,20 @@ def percentile_interval(boot: np.ndarray, level: float = LEVEL) -> tuple[float, 
     return at(tail), at(1 - tail)
 
 
+@functools.lru_cache(maxsize=512)
+def _half_cdf(n: int) -> tuple[float, ...]:
+    """P(Binomial(n, 1/2) <= k) for k = 0..n, exact (integer binomials), computed once per n."""
+    out, c, total = [], 1, 0
+    for i in range(n + 1):
+        total += c
+        out.append(total / 2**n)
+        c = c * (n - i) // (i + 1)
+    return tuple(out)
+
+
 def _binom_half_cdf(k: int, n: int) -> float:
     """P(Binomial(n, 1/2) <= k)."""
-    return sum(math.comb(n, i) for i in range(max(0, k + 1))) / 2**n
+    return 0.0 if k < 0 else _half_cdf(n)[min(k, n)]
 
 
 def median_level(n: int, depth: int) -> float:

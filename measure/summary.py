@@ -25,9 +25,9 @@ from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
 from measure.calibration import build_key
 from measure.comparison import CaseSamples, Comparison, Drift, compare, samples_of
 from measure.errors import MeasureError
-from measure.model import Record
+from measure.model import Record, from_document
 from measure.policy import Policy, policy_from
-from measure.record import load, read_bytes
+from measure.record import load, load_record, read_bytes
 from measure.stats import Estimate
 from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
@@ -244,9 +244,16 @@ class Loaded:
     paths: dict[str, Path]
     """sha256 -> the record's file."""
 
-    def record(self, summary: Summary) -> Record:
+    def record(self, summary: Summary, suites: bool = True) -> Record:
+        """The full record a summary came from; ``suites=False`` leaves out the wall-clock and framing parts
+        (a run page needs the environment, tiers and config only). Bytes that still hash to the summary's
+        sha256 were validated when it was made; anything else is validated again."""
         path = self.paths[summary.sha256]
-        return load(path, read_bytes(path))
+        data = read_bytes(path)
+        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256)
+        if not suites:
+            doc = {k: v for k, v in doc.items() if k not in ("wallclock", "framing")}
+        return from_document(doc, str(path))
 
 
 def _summarize_file(path: Path, sha256: str) -> Summary:

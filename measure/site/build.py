@@ -81,7 +81,7 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
         history=history_page(histories, verdict_series(summaries), complete, links, palette),
         machines=machines_page(latest, links),
         methods=methods_page(current, links),
-        runs=[(run_slug(s), run_page(loaded.record(s), s, links)) for s in pages],
+        runs=[(run_slug(s), run_page(loaded.record(s, suites=False), s, links)) for s in pages],
         runs_index=index,
         months=months,
         metrics=metrics(latest),
