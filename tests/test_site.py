@@ -163,12 +163,14 @@ def test_a_new_record_regenerates_the_pages_and_the_correction_shows(built, tmp_
     results = tmp_path / "results"
     write_atomic(results / doc["machine_id"] / f"{doc['run_id']}.json", doc)
     assert build(project, results).returncode == 0
-    assert "<del>" not in html(project, "results/history")
+    machine_page = f"results/history/{doc['machine_id'].lower().replace('_', '-')}"
+    assert "<del>" not in html(project, machine_page)
     newer = _newer(doc, 1, break_preservation=True)
     write_atomic(results / newer["machine_id"] / f"{newer['run_id']}.json", newer)
     done = build(project, results)
     assert done.returncode == 0, done.stderr[-2000:]
-    history = html(project, "results/history")
+    history = html(project, machine_page)
+    assert f"{doc['machine_id'].lower().replace('_', '-')}/" in html(project, "results/history")
     assert f"</del> until {newer['started_at'][:10]}" in history  # the replaced answer, struck through
     assert history.index("got worse") < history.index("Is decoding O")  # what got worse is listed first
     overview = html(project, "results")
@@ -281,6 +283,7 @@ def test_charts_render_in_light_and_dark_and_after_instant_navigation(browser_pa
             assert _drawn(page, chart_id)["traces"] > 0
         fonts[path] = _drawn(page, ids[0])["font"]
     page.goto(base + "/results/history/")
+    page.locator("article a[href*='history/linux']").first.click()
     history_id = page.locator(".measure-chart").first.get_attribute("id")
     assert history_id.startswith("history-") and _drawn(page, history_id)["traces"] > 0
     assert page.evaluate(f"() => document.getElementById('{history_id}').layout.xaxis.type") == "date"
@@ -343,7 +346,8 @@ def test_pages_fit_answer_first_and_load_plotly_only_where_they_draw(browser_pag
         tab.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
         tab.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
         tab.on("request", lambda r, requested=requested: requested.append(r.url))
-        for path in (*SITE_PAGES, run_page):
+        history = f"results/history/{hostile_record[0]['machine_id'].lower().replace('_', '-')}/"
+        for path in (*SITE_PAGES, history, run_page):
             requested.clear()
             tab.goto(f"{base}/{path}", wait_until="networkidle")
             plotly = any(u.endswith("plotly.min.js") for u in requested)
@@ -486,7 +490,8 @@ def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tie
     results = _write(tmp_path / "results", base, again, slowed)
     write(results, calibrate(load_results(results, Cache(None)).summaries, base["machine_id"]))  # the recorded band
 
-    (metric,) = _site(results).history.metrics
+    (page,) = _site(results).history_pages.values()
+    metric = page.metric
     assert (metric.records, metric.compared) == (3, 2)
     assert [(c.case, c.outcome, c.new.run_id) for c in metric.changes] == [("small-int4", "slower", slowed["run_id"])]
     assert "recorded A/A calibration: 1 pair" in metric.calibration
@@ -500,7 +505,7 @@ def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tie
 
     done = build(project, results)
     assert done.returncode == 0, done.stderr[-2000:]
-    page = html(project, "results/history")
+    page = html(project, f"results/history/{base['machine_id'].lower().replace('_', '-')}")
     assert f'id="{metric.chart.id}"' in page and "data-figure=" in page
     assert "<strong>slower</strong>" in page and page.count("<strong>slower</strong>") == 1
 

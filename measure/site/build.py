@@ -18,7 +18,7 @@ from measure.report import Analysis, analyse, headline, metrics
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, run_slug
 from measure.site.pages.framing import Framing, framing_page
-from measure.site.pages.history import History, history_page
+from measure.site.pages.history import History, HistoryMachine, history_page
 from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
@@ -44,6 +44,8 @@ class Site:
     months: dict[str, RunsMonth] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    history_pages: dict[str, HistoryMachine] = field(default_factory=dict)
+    """One page per machine under history/ (slug -> page)."""
     home: Home | None = None
     """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
 
@@ -71,6 +73,7 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
     ]
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
+    history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
     files = {f"runs/{run_slug(s)}.json": loaded.paths[s.sha256].read_text(encoding="utf-8") for s in pages}
     if current is not None:
         files["summary.csv"] = summary_csv(headline(current))
@@ -78,7 +81,8 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
         overview=overview_page(current, latest, len(summaries), links),
         wallclock=wallclock_page(current, links, palette),
         framing=framing_page(current, links, palette),
-        history=history_page(histories, verdict_series(summaries), complete, links, palette),
+        history=history,
+        history_pages=history_pages,
         machines=machines_page(latest, links),
         methods=methods_page(current, links),
         runs=[(run_slug(s), run_page(loaded.record(s, suites=False), s, links)) for s in pages],

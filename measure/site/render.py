@@ -84,6 +84,9 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
         pages = {
             f"{prefix}/{p.path}": env.get_template(p.template).render(page=getattr(site, p.context)) for p in PAGES
         }
+        machine_tpl = env.get_template("history-machine.md.j2")
+        for slug, page in site.history_pages.items():
+            pages[f"{prefix}/history/{slug}.md"] = machine_tpl.render(page=page)
         month_tpl = env.get_template("runs-month.md.j2")
         for slug, page in site.months.items():
             pages[f"{prefix}/runs/{slug}.md"] = month_tpl.render(page=page)

@@ -92,9 +92,32 @@ class MetricHistory:
 
 
 @dataclass(frozen=True)
+class MachineLine:
+    """One machine on the History index: what its page holds, in a line."""
+
+    machine: Md
+    link: Md
+    records: int
+    compared: int
+    changes: int
+    worsened: int
+    """Verdicts whose newest change made them worse."""
+    tolerance: Md
+
+
+@dataclass(frozen=True)
+class HistoryMachine:
+    """One machine's page: its series, the changes called, its verdicts over time."""
+
+    metric: MetricHistory
+    verdicts: MachineVerdicts | None
+
+
+@dataclass(frozen=True)
 class History:
-    metrics: tuple[MetricHistory, ...]
-    verdicts: tuple[MachineVerdicts, ...]
+    machines: tuple[MachineLine, ...]
+    changes: tuple[tuple[Md, Change], ...]
+    """The newest changes over every machine: (machine, change)."""
     records: int
 
 
@@ -123,7 +146,7 @@ def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> Chart
             if p.run.run_id in broken and out:
                 out.append(charts.TimePoint(_when(p.run.started_at), None, 0.0, 0.0, "not comparable", ""))
             e = p.ms_per_token
-            link = "../" + str(links.ref(p.run).link).removesuffix(".md") + "/"
+            link = "../../" + str(links.ref(p.run).link).removesuffix(".md") + "/"  # from results/history/<m>/
             point = charts.TimePoint(
                 _when(p.run.started_at), e.value, e.lo, e.hi, f"{p.run.run_id}, commit {p.run.short_commit}", link
             )
@@ -159,18 +182,22 @@ def _source(h: MachineHistory) -> str:
     )
 
 
-def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> MetricHistory:
-    changes = [
+def _changes(h: MachineHistory, links: RunLinks, prefix: str) -> list[Change]:
+    return [
         Change(
             md(c.comparison.case),
             md(c.comparison.outcome),
             fmt_ci(c.comparison.ratio),
-            links.ref(c.base),
-            links.ref(c.new),
+            links.ref(c.base, prefix),
+            links.ref(c.new, prefix),
             md(c.new.short_commit),
         )
         for c in reversed(h.changes)
     ]
+
+
+def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> MetricHistory:
+    changes = _changes(h, links, "../runs/")
     gaps = tuple(Gap(md(b.after.started_at[:10]), md(b.reason)) for b in reversed(h.breaks))
     return MetricHistory(
         md(h.machine),
@@ -204,18 +231,23 @@ def _series(s: VerdictSeries) -> Series:
     )
 
 
+def machine_slug(machine: str) -> str:
+    return str(slug(machine))
+
+
 def history_page(
     histories: list[MachineHistory],
     verdicts: list[VerdictSeries],
     records: int,
     links: RunLinks,
     palette: charts.Palette,
-) -> History:
+) -> tuple[History, dict[str, HistoryMachine]]:
+    """The History index and one page per machine (slug -> page): each stays bounded as machines are added."""
     by_machine: dict[str, list[VerdictSeries]] = defaultdict(list)
     for s in verdicts:
         by_machine[s.machine].append(s)
-    machines = tuple(
-        MachineVerdicts(
+    tables = {
+        machine: MachineVerdicts(
             md(machine),
             slug(machine),
             tuple(
@@ -223,5 +255,23 @@ def history_page(
             ),
         )
         for machine, series in sorted(by_machine.items())
+    }
+    pages, lines, newest = {}, [], []
+    for h in histories:
+        name = machine_slug(h.machine)
+        pages[name] = HistoryMachine(metric_history(h, links, palette), tables.get(h.machine))
+        worse = sum(s.worsened for s in by_machine.get(h.machine, ()))
+        link = md(f"history/{name}.md")
+        lines.append(
+            MachineLine(
+                md(h.machine), link, len(h.runs), h.compared, len(h.changes), worse, md(f"±{h.band.tolerance:.1%}")
+            )
+        )
+        newest += [
+            (c.new.started_at, md(h.machine), change)
+            for c, change in zip(reversed(h.changes), _changes(h, links, "runs/"), strict=True)
+        ]
+    recent = tuple(
+        (machine, change) for _, machine, change in sorted(newest, key=lambda x: x[0], reverse=True)[:CHANGES]
     )
-    return History(tuple(metric_history(h, links, palette) for h in histories), machines, records)
+    return History(tuple(lines), recent, records), pages
