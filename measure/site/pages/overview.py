@@ -37,6 +37,18 @@ class SummaryRow:
 
 
 @dataclass(frozen=True)
+class CostRow:
+    """What a tier costs to run besides ms/token, from the cost profile's one-tier worker processes."""
+
+    tier: Md
+    size: Md
+    load: Md
+    first_token: Md
+    memory: Md
+    memory_vs_plain: Md
+
+
+@dataclass(frozen=True)
 class PairRow:
     pair: Md
     speedups: Md
@@ -71,6 +83,8 @@ class Overview:
     runtimes: tuple[Md, ...]
     """Column heads for the other runtimes' greedy parity."""
     pairs: tuple[PairRow, ...]
+    costs: tuple[CostRow, ...]
+    """Empty for records without a cost profile."""
     questions: tuple[Question, ...]
     machines: tuple[RunRef, ...]
     records: int
@@ -243,6 +257,23 @@ def _pair_row(p: PairLine) -> PairRow:
     )
 
 
+def _cost_rows(a: Analysis) -> tuple[CostRow, ...]:
+    if not any(c.load_cold_ms or c.memory_bytes or c.first_token_ms for c in a.costs):
+        return ()
+    mb = lambda e: None if e is None else Estimate(e.value / 1e6, e.lo / 1e6, e.hi / 1e6)  # noqa: E731
+    return tuple(
+        CostRow(
+            md(c.tier),
+            md(_mb(c.bytes)),
+            _pm(c.load_cold_ms, 1),
+            _pm(c.first_token_ms, 2),
+            _pm(mb(c.memory_bytes), 1),
+            _pm(c.memory_vs_plain, 2, "×"),
+        )
+        for c in a.costs
+    )
+
+
 def _questions(found: tuple[Verdict, ...]) -> tuple[Question, ...]:
     groups: dict[str, list[Verdict]] = {}
     for v in found:
@@ -270,7 +301,7 @@ def _questions(found: tuple[Verdict, ...]) -> tuple[Question, ...]:
 
 def overview_page(current: Analysis | None, latest: dict[str, Analysis], records: int, links: RunLinks) -> Overview:
     if current is None:
-        return Overview(None, (), (), (), (), (), (), records, None)
+        return Overview(None, (), (), (), (), (), (), (), records, None)
     h = headline(current)
     ref = links.ref(current.record)
     paged = str(ref.link).endswith(".md") and "--" in str(ref.link)
@@ -281,6 +312,7 @@ def overview_page(current: Analysis | None, latest: dict[str, Analysis], records
         tuple(_summary_row(t) for t in h.tiers),
         runtimes,
         tuple(_pair_row(p) for p in h.pairs),
+        _cost_rows(current),
         _questions(current.verdicts),
         tuple(links.ref(a.record) for _, a in sorted(latest.items())),
         records,
