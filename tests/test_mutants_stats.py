@@ -1,0 +1,147 @@
+"""Statistics checked against numbers worked out by hand, so a swapped axis or a dropped step shows.
+
+Each test pins a value the formula gives and its nearest plausible mistake does not
+(Holm against Bonferroni, the upper quartile against the max, slope against its inverse).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from measure.stats import (
+    Estimate,
+    char_error_rate,
+    edit_distance,
+    fit_exponent,
+    holm,
+    paired_ratio,
+    percentile_interval,
+    predicted_speedup,
+    ratio_bootstrap,
+    ratio_of_medians,
+    summarize,
+    tail_share,
+)
+
+
+def test_holm_on_distinct_p_values_worked_by_hand():
+    # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> kept monotone: 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # Bonferroni would give [0.04, 0.16, 0.12, 0.02]: the largest p is only multiplied by 1
+    assert holm([0.2, 0.01]) == pytest.approx([0.2, 0.02])
+    assert holm([0.6, 0.7]) == [1.0, 1.0]  # capped at 1, and still monotone
+    assert holm([0.3]) == [0.3]
+    assert holm([]) == []
+
+
+def test_percentile_interval_interpolates_like_numpy():
+    boot = np.array([5.0, 1.0, 3.0, 2.0, 4.0, 0.0, 9.0, 7.0, 6.0, 8.0, 10.0])
+    assert percentile_interval(boot, 0.8) == pytest.approx((1.0, 9.0))
+    x = np.random.default_rng(0).standard_normal(101)
+    assert percentile_interval(x) == pytest.approx(tuple(np.quantile(x, [0.025, 0.975])))
+    assert percentile_interval(np.array([2.0, 4.0]), 0.5) == pytest.approx((2.5, 3.5))
+    assert percentile_interval(np.array([3.0])) == (3.0, 3.0)
+
+
+def test_summary_has_the_median_quartiles_and_a_bootstrap_interval_of_medians():
+    e = summarize([1, 2, 3, 4, 100], resamples=300, seed=0)
+    assert (e.value, e.q1, e.q3) == (3.0, 2.0, 4.0)
+    assert 1.0 <= e.lo < 3.0 < e.hi <= 100.0
+    even = summarize([1.0, 2.0, 4.0, 8.0], resamples=300, seed=1)
+    assert even.value == 3.0
+    # every resample's median is the mean of its two middle values: never outside the data's range
+    assert 1.0 <= even.lo < 3.0 < even.hi <= 8.0
+    assert summarize([2.0] * 6, resamples=50, seed=2) == Estimate(2.0, 2.0, 2.0, 2.0, 2.0)
+    assert summarize([1.0, 2.0], resamples=500, seed=3).lo == 1.0  # some resample is (1, 1)
+    x = np.random.default_rng(5).standard_normal(25)
+    assert summarize(x, resamples=500, seed=3) != summarize(x, resamples=500, seed=4)  # the seed is used
+    with pytest.raises(ValueError, match="no samples"):
+        summarize([], resamples=10, seed=0)
+
+
+def test_a_wider_level_gives_a_wider_interval():
+    x = np.random.default_rng(1).standard_normal(30)
+    narrow = summarize(x, resamples=500, seed=0, level=0.5)
+    wide = summarize(x, resamples=500, seed=0, level=0.99)
+    assert wide.lo < narrow.lo < narrow.hi < wide.hi
+
+
+def test_paired_ratio_resamples_both_sides_with_the_same_indices():
+    a = np.array([2.0, 4.0, 6.0, 8.0, 10.0])
+    e = paired_ratio(a, a / 2, resamples=200, seed=0)
+    assert (e.value, e.lo, e.hi) == (2.0, 2.0, 2.0)  # paired: every resample's ratio is exactly 2
+    assert ratio_of_medians(a, a / 2, resamples=200, seed=0).lo < 2.0  # independent sides spread
+    with pytest.raises(ValueError, match="same non-zero length"):
+        paired_ratio([1.0], [1.0, 2.0], resamples=10, seed=0)
+    with pytest.raises(ValueError, match="same non-zero length"):
+        paired_ratio([], [], resamples=10, seed=0)
+
+
+def test_ratio_bootstrap_is_new_over_base_and_needs_both_sides():
+    boot = ratio_bootstrap([3.0, 3.0, 3.0], [1.0, 1.0], resamples=7, seed=0)
+    assert boot.shape == (7,) and np.all(boot == 3.0)
+    spread = ratio_bootstrap([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], resamples=400, seed=0)
+    assert spread.min() < 1.0 < spread.max()
+    with pytest.raises(ValueError, match="both sides"):
+        ratio_bootstrap([], [1.0], resamples=10, seed=0)
+    with pytest.raises(ValueError, match="both sides"):
+        ratio_bootstrap([1.0], [], resamples=10, seed=0)
+    e = ratio_of_medians([4.0, 6.0, 5.0], [1.0, 3.0, 2.0], resamples=300, seed=0)
+    assert e.value == 2.5 and e.lo < 2.5 < e.hi
+
+
+def test_tail_share_counts_ties_and_adds_one():
+    boot = np.array([1.0, 2.0, 3.0, 4.0])
+    assert tail_share(boot, below=2.0) == pytest.approx(3 / 5)  # 1, 2 and the +1
+    assert tail_share(boot, above=3.0) == pytest.approx(3 / 5)  # 3, 4 and the +1
+    assert tail_share(boot, below=0.5) == pytest.approx(1 / 5)
+    assert tail_share(boot, above=4.5) == pytest.approx(1 / 5)
+
+
+def test_estimate_excludes_only_what_lies_outside():
+    e = Estimate(1.0, 0.5, 1.5)
+    assert e.excludes(0.4) and e.excludes(1.6)
+    assert not e.excludes(0.5) and not e.excludes(1.5) and not e.excludes(1.0)
+    assert Estimate(1.0, 0.5, 1.5, 0.7, 1.2).to_dict() == {"value": 1.0, "lo": 0.5, "hi": 1.5, "q1": 0.7, "q3": 1.2}
+
+
+def test_exponent_of_a_quadratic_is_two_not_a_half():
+    t = np.arange(1.0, 30.0)
+    e = fit_exponent(t, 0.003 * t**2, resamples=200, seed=0)
+    assert e.value == pytest.approx(2.0) and e.lo == pytest.approx(2.0) and e.hi == pytest.approx(2.0)
+    noisy = 0.003 * t**1.5 * np.exp(0.05 * np.random.default_rng(0).standard_normal(t.size))
+    n = fit_exponent(t, noisy, resamples=300, seed=0)
+    assert 1.4 < n.lo < n.value < n.hi < 1.6
+    assert fit_exponent([1, 2, 4], [5, 5, 5], resamples=50, seed=0).value == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="three rows"):
+        fit_exponent([1, 2], [1, 4], resamples=10, seed=0)
+    with pytest.raises(ValueError, match="three rows"):
+        fit_exponent([3, 3, 3], [1, 2, 3], resamples=10, seed=0)
+
+
+def test_exponent_interval_skips_resamples_of_one_length():
+    # three rows, two of one length: some resamples draw a single length (no slope), and are skipped
+    e = fit_exponent([1.0, 1.0, 4.0], [1.0, 1.0, 16.0], resamples=200, seed=0)
+    assert e.value == pytest.approx(2.0) and e.lo == pytest.approx(2.0) and e.hi == pytest.approx(2.0)
+
+
+def test_predicted_speedup_clamps_acceptance_and_follows_leviathan():
+    assert predicted_speedup(1.0, 3, 0.25) == pytest.approx(4 / 1.75)
+    assert predicted_speedup(1.5, 3, 0.25) == pytest.approx(4 / 1.75)  # clamped to 1
+    assert predicted_speedup(-0.5, 3, 0.25) == pytest.approx(1 / 1.75)  # clamped to 0
+    assert predicted_speedup(0.5, 2, 0.0) == pytest.approx(1.75)  # 1 + a + a^2
+    assert predicted_speedup(0.5, 2, 1.0) == pytest.approx(1.75 / 3)
+
+
+def test_edit_distance_counts_each_kind_of_edit_once():
+    assert edit_distance("", "abc") == 3
+    assert edit_distance("abc", "") == 3
+    assert edit_distance("abc", "abd") == 1
+    assert edit_distance("abc", "ac") == 1
+    assert edit_distance("ac", "abc") == 1
+    assert edit_distance("flaw", "lawn") == 2
+    assert edit_distance([1, 2, 3], [1, 2, 3]) == 0
+    assert char_error_rate("", "") == 0.0
+    assert char_error_rate("ab", "") == 2.0
+    assert char_error_rate("abcd", "abce") == 0.25
