@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -26,6 +27,10 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "mutants"
+"""mutmut's copy of the package; rebuilt for every module (its caches do not survive a change of test selection)."""
+KEPT = ROOT / ".mutation"
+"""Each module's last results (mutmut's .meta file), for --report."""
 
 # mutmut's exit codes per mutant (mutmut/stats.py); a timeout counts as a kill, as mutmut scores it.
 KILLED = {1, 3, 24, -24, 36, 152, 255}
@@ -56,7 +61,7 @@ def run_one(module: str, tests: list[str], jobs: int) -> None:
 
 
 def score(module: str) -> dict[str, object] | None:
-    meta = ROOT / "mutants" / f"{module}.meta"
+    meta = KEPT / f"{module}.meta"
     if not meta.exists():
         return None
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
@@ -113,9 +118,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== {name}: tests {' '.join(args.tests or known[name])}", flush=True)
             cmd = [sys.executable, __file__, "--one", name, "--jobs", str(args.jobs)]
             cmd += ["--tests", *args.tests] if args.tests else []
+            shutil.rmtree(WORK, ignore_errors=True)
             done = subprocess.run(cmd, cwd=ROOT, check=False)
             if done.returncode:
                 print(f"   mutmut exited {done.returncode} for {name}", flush=True)
+            meta = WORK / f"{name}.meta"
+            if meta.exists():
+                (KEPT / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(meta, KEPT / f"{name}.meta")
     print_scores(names)
     return 0
 
