@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("module", nargs="*", help="module paths as in pyproject.toml (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants tested at once (default 1)")
     parser.add_argument("--report", action="store_true", help="print the last runs' scores only")
-    parser.add_argument("--tests", nargs="+", help="pytest arguments replacing the configured test files")
+    parser.add_argument("--tests", type=shlex.split, help="pytest arguments replacing the configured ones, quoted")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     known = modules()
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             print(f"== {name}: tests {' '.join(args.tests or known[name])}", flush=True)
             cmd = [sys.executable, __file__, "--one", name, "--jobs", str(args.jobs)]
-            cmd += ["--tests", *args.tests] if args.tests else []
+            cmd += ["--tests", shlex.join(args.tests)] if args.tests else []
             shutil.rmtree(WORK, ignore_errors=True)
             done = subprocess.run(cmd, cwd=ROOT, check=False)
             if done.returncode:

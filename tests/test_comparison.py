@@ -53,10 +53,11 @@ def test_holm_makes_a_borderline_call_inconclusive_when_many_metrics_are_compare
         case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
     alone = compare(base, new, Policy())
     assert {c.outcome for c in alone} == {"slower"}
-    # With alpha tiny, Holm's m * p for the smallest p no longer clears it: nothing is called slower.
-    strict = compare(base, new, Policy(compare_alpha=1e-4))
-    assert "slower" not in {c.outcome for c in strict}
-    assert all(c.p_slower >= min(1.0, len(strict) / 2001) for c in strict)
+    # The smallest raw p-value is 1/401 (400 resamples); alpha between it and m/401 calls every case
+    # slower without a multiplicity correction, and none with Holm (m * p for the smallest p).
+    strict = compare(base, new, Policy(compare_alpha=2 / 401))
+    assert len(strict) >= 3 and "slower" not in {c.outcome for c in strict}
+    assert all(c.p_slower >= len(strict) / 401 - 1e-12 for c in strict)
 
 
 def test_a_calibrated_tolerance_only_ever_widens_the_band():
