@@ -6,18 +6,22 @@ so the drifts are exactly the ones written here and the quantile can be worked o
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from measure.calibration import AAPair, Calibration, calibrate, from_dict, load_calibration, write
+from measure.calibration import AAPair, Calibration, build_key, calibrate, from_dict, load_calibration, write
 from measure.comparison import CaseSamples
 from measure.errors import MeasureError
+from measure.model import from_document
+from measure.record import SCHEMA_VERSION, load_record
 from measure.stats import Estimate
 
 MACHINE = "m1"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def _case(median: float, ms: tuple[float, ...] = (1.0,)) -> CaseSamples:
@@ -158,3 +162,40 @@ def test_a_malformed_calibration_names_the_field(tmp_path, change, field):
     with pytest.raises(MeasureError, match=re.escape(f"field '{field}'")) as err:
         from_dict(doc, tmp_path / "calibration.json")
     assert str(tmp_path / "calibration.json") in str(err.value)
+
+
+def _pinned(commit: str | None = "c" * 40, dirty: bool = False) -> dict:
+    doc = copy.deepcopy(load_record(DATA / f"record-v{SCHEMA_VERSION}.json"))
+    doc["environment"]["git"] = {"commit": commit, "dirty": dirty}
+    return doc
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["environment"].update(onnxruntime="0.0.1"),
+        lambda d: d["golden"].update(sha256="0" * 64),
+        lambda d: d["config"]["wallclock"].update(repeats=99),
+        lambda d: d["config"]["session"].update(intra_op_threads=7),
+        lambda d: d["config"].update(pairs=[]),
+        lambda d: d["tiers"]["small-int4"]["fingerprint"]["files"][0].update(sha256="0" * 64),
+        lambda d: d["tiers"]["small-int4"].update(role="reference"),
+        lambda d: d["environment"]["git"].update(commit="d" * 40),
+    ],
+)
+def test_the_build_key_changes_with_everything_an_aa_pair_must_share(change):
+    doc = _pinned()
+    key = build_key(from_document(doc, "a"))
+    assert key is not None and len(key) == 64
+    assert build_key(from_document(copy.deepcopy(doc), "same")) == key
+    changed = copy.deepcopy(doc)
+    change(changed)
+    assert build_key(from_document(changed, "b")) != key
+
+
+def test_a_dirty_or_unknown_checkout_has_no_build_key():
+    assert build_key(from_document(_pinned(dirty=True), "dirty")) is None
+    assert build_key(from_document(_pinned(commit=None), "none")) is None
+    doc = _pinned()
+    doc["run_id"], doc["started_at"] = "29990101T000000Z-aaaaaa", "2999-01-01T00:00:00Z"
+    assert build_key(from_document(doc, "later")) == build_key(from_document(_pinned(), "a"))  # not the run
