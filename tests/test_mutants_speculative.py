@@ -1,0 +1,43 @@
+"""The speculative loop's call counts are exactly the O(T) counts, for every k.
+
+With both caches carried, the drafter is fed each committed token once and each draft
+but the last of a round once: per round that drafts, its m drafts plus one extra
+catch-up call after a round whose drafts were all accepted (the bonus token it never
+saw). A drafter cache rewound each round (the O(T²) trap) feeds far more.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from measure.speculative import SpeculativePair
+
+ROWS = 4
+
+
+def _exact_drafter_calls(rounds) -> int:
+    calls, bonus_before = 0, False
+    for r in rounds:
+        if r.proposed:
+            calls += r.proposed + bonus_before
+        bonus_before = r.bonus
+    return calls
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+def test_call_counts_equal_the_linear_count_for_every_k(small_fp32, base_fp32, golden, k):
+    pair = SpeculativePair(small_fp32, base_fp32)
+    for row in golden.rows[:ROWS]:
+        spec = pair.decode(row.input, k)
+        rounds = spec.rounds
+        assert spec.drafter_calls == _exact_drafter_calls(rounds), row.input
+        assert spec.verifier_calls == len(rounds)
+        assert spec.calls == spec.drafter_calls + spec.verifier_calls + 2  # and one encoder call each
+        assert all(0 <= r.accepted <= r.proposed <= k for r in rounds)
+        assert all(r.bonus == (r.proposed > 0 and r.accepted == r.proposed) for r in rounds)
+        # every round commits its accepted drafts and one token of the verifier's own
+        assert sum(r.accepted + 1 for r in rounds) >= len(spec.tokens)
+        single = pair.decode(row.input, k, verify="single")
+        assert single.tokens == spec.tokens
+        assert single.verifier_calls == sum(r.proposed + 1 for r in single.rounds)
+        assert single.drafter_calls == _exact_drafter_calls(single.rounds)
