@@ -59,6 +59,21 @@ def run_one(module: str, tests: list[str], jobs: int) -> None:
     from mutmut.__main__ import _run
 
     _run([mutant_glob(module)], jobs)
+    write_survivors(module)
+
+
+def write_survivors(module: str) -> None:
+    """Each surviving mutant's diff, kept beside the results (mutants/ is rebuilt for the next module)."""
+    from mutmut.__main__ import find_mutant, get_diff_for_mutant
+
+    meta = WORK / f"{module}.meta"
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"] if meta.exists() else {}
+    diffs = []
+    for name in sorted(k for k, c in codes.items() if c in SURVIVED):
+        diffs.append(f"# {name}\n{get_diff_for_mutant(name, path=find_mutant(name).path)}")
+    out = KEPT / f"{module}.survivors.diff"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(diffs), encoding="utf-8")
 
 
 def score(module: str) -> dict[str, object] | None:
@@ -95,7 +110,9 @@ def print_scores(names: list[str]) -> None:
         s = score(name)
         for key in ("survived", "untested", "other"):
             for mutant in s[key] if s else ():
-                print(f"  {key:9} {mutant}   (mutmut show {mutant})")
+                print(f"  {key:9} {mutant}")
+        if s and s["survived"]:
+            print(f"  diffs: {(KEPT / f'{name}.survivors.diff').relative_to(ROOT)}")
 
 
 def main(argv: list[str] | None = None) -> int:
