@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import html
+import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from measure.record import SCHEMA_VERSION, load_record
 from measure.report import analyse, metrics
 from measure.site.context import RunLinks
 from measure.site.pages.wallclock import wallclock_page
+from measure.stats import Estimate, fit_exponent, summarize
 from measure.verdicts import failed_gates, verdicts
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -222,3 +225,65 @@ def test_the_wallclock_page_and_metrics_json_show_the_analysis_numbers(record):
         assert _cells(row.observed)[0] == pytest.approx(p.observed_speedup.value, abs=5e-3)
         assert float(row.observed_over_predicted) == pytest.approx(p.observed_over_predicted, abs=5e-3)
     assert str(pairs[("small-int4->base-int8", 4)].by_position) == "1.00 0.71 0.36 -"
+
+
+def test_intervals_use_the_records_own_seed_and_resamples(record, tiers):
+    case = record.wallclock.cases[PLAIN]
+    wc = record.config.wallclock
+    expected = summarize(case.per_repeat_ms_per_token, resamples=wc.bootstrap, seed=wc.seed)
+    assert tiers[PLAIN].ms_per_token == expected
+    lengths = [n + 1 for n in case.tokens]
+    per_row = np.median(case.wall_s, axis=0)
+    doc = synthetic()
+    doc["config"]["wallclock"]["bootstrap"] = 3000  # the exponent's resamples are capped at 1000
+    doc["wallclock"]["cases"][PLAIN]["wall_s"] = [
+        [x * (1 + 0.3 * ((i * 7 + r) % 5)) for i, x in enumerate(rep)]
+        for r, rep in enumerate(doc["wallclock"]["cases"][PLAIN]["wall_s"])
+    ]
+    r = from_document(doc, "noisy")
+    noisy = r.wallclock.cases[PLAIN]
+    (t,) = [t for t in tier_timings(r, intervals=False) if t.tier == PLAIN]
+    seed = doc["config"]["wallclock"]["seed"]
+    want = fit_exponent(lengths, np.median(noisy.wall_s, axis=0), resamples=1000, seed=seed)
+    assert t.exponent == want
+    assert t.exponent != fit_exponent(lengths, np.median(noisy.wall_s, axis=0), resamples=1001, seed=seed)
+    assert fit_exponent(lengths, per_row, resamples=10, seed=0).value == pytest.approx(1.0)
+
+
+def test_pair_fallbacks_when_counts_or_timings_are_missing():
+    doc = synthetic()
+    cases = doc["wallclock"]["cases"]
+    k2 = cases[K2]
+    k2["proposed"] = [0] * len(k2["proposed"])
+    k2["accepted"] = [0] * len(k2["accepted"])
+    k2["rounds"] = [0] * len(k2["rounds"])
+    k2["proposed_by_position"] = [0, 0]
+    k2["accepted_by_position"] = [0, 0]
+    del k2["drafter_run_s"]
+    del k2["pair"]
+    r = from_document(doc, "fallbacks")
+    p = {p.case: p for p in pair_timings(r)}[K2]
+    assert p.acceptance is None and p.mean_accepted_length == 0.0
+    assert p.acceptance_by_position == (None, None)
+    assert p.cost_ratio == 0.0  # no drafter time recorded
+    assert p.predicted_speedup == pytest.approx(1.0)  # acceptance 0: one token per round, at no drafter cost
+    assert p.pair == K2
+    zero = synthetic()
+    plain = zero["wallclock"]["cases"][PLAIN]
+    plain["run_s"] = [[0.0] * len(rep) for rep in plain["run_s"]]
+    q = {p.case: p for p in pair_timings(from_document(zero, "no-run-time"))}[K4]
+    assert math.isnan(q.cost_ratio)
+
+
+def test_given_timings_are_used_not_recomputed(record):
+    quad = replace(tier_timings(record, intervals=False)[0], tier="given", exponent=Estimate(3.0, 2.9, 3.1))
+    found = verdicts(record, tiers=[quad], pairs=[])
+    assert [(v.topic, v.subject, v.outcome) for v in found if v.topic == "decode-linear"] == [
+        ("decode-linear", "given", "failure")
+    ]
+    assert not [v for v in found if v.topic == "speculative-speedup"]
+    (best,) = pair_timings(record)[:1]
+    only = verdicts(record, tiers=[], pairs=[replace(best, pair="given", observed_speedup=Estimate(0.5, 0.4, 0.6))])
+    assert [(v.subject, v.outcome) for v in only if v.topic == "speculative-speedup"] == [
+        (f"given (best k={best.k})", "failure")
+    ]
