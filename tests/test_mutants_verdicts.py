@@ -228,3 +228,34 @@ def test_the_record_policy_is_the_default_and_verdicts_round_trip():
     found = [_tier("x", 2, 3)]
     v = wallclock_verdicts(r, POLICY, found, [])
     assert failed_gates(v) == [v[0]] and failed_gates([]) == []
+
+
+QUESTIONS = {
+    "decode-linear": "Is decoding O(T)?",
+    "harness-overhead": "Is the harness overhead small?",
+    "speculative-speedup": "Is speculative decoding faster than plain greedy on this machine?",
+    "framing-parity": "Does framing change decodes of this artifact?",
+    "runtime-framing-parity": "Does framing change decodes under another runtime?",
+    "runtime-parity": "Does another runtime decode these artifacts like Python onnxruntime?",
+    "output-preservation": "Is speculative output identical to plain greedy?",
+    "self-acceptance": "Does the artifact accept its own drafts under batched framing?",
+    "acceptance": "Does the probe's acceptance hold at runtime?",
+}
+
+
+def test_every_topic_asks_its_one_question():
+    found = verdicts(_record())
+    assert {v.topic for v in found} == set(QUESTIONS)
+    assert all(v.question == QUESTIONS[v.topic] for v in found)
+
+
+def test_a_tie_in_speedup_keeps_the_first_k_listed():
+    pairs = [_pair("a", 2, 1.5, 1.2, 1.8), _pair("a", 4, 1.5, 1.1, 1.9)]
+    (v,) = wallclock_verdicts(_record(), POLICY, [], pairs)
+    assert (v.subject, v.lo) == ("a (best k=2)", 1.2)
+
+
+def test_a_cached_verdict_with_other_fields_is_refused():
+    v = verdicts(_record())[0]
+    with pytest.raises(KeyError, match="verdict fields"):
+        Verdict.from_dict({k: x for k, x in v.to_dict().items() if k != "gate"})
