@@ -7,6 +7,7 @@ so the drifts are exactly the ones written here and the quantile can be worked o
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,8 @@ def test_the_tolerance_is_the_stated_quantile_not_the_largest_drift():
     assert lower.tolerance == pytest.approx(0.17)  # index 16
     assert lower.tolerance < cal.tolerance
     assert calibrate(runs, MACHINE, quantile=1.0).tolerance == pytest.approx(0.21)
+    # between two drifts the higher one is taken, never an interpolation (0.97 * 20 = 19.4 -> index 20)
+    assert calibrate(runs, MACHINE, quantile=0.97).tolerance == pytest.approx(0.21)
     assert cal.worst == (runs[5].run_id, "case6", pytest.approx(1.21))
 
 
@@ -141,27 +144,41 @@ def test_a_calibration_round_trips_through_its_file(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    ("change", "field"),
+    ("change", "message"),
     [
-        ({"calibration_version": True}, "calibration_version"),
-        ({"calibration_version": "1"}, "calibration_version"),
-        ({"machine_id": 3}, "machine_id"),
-        ({"quantile": "high"}, "quantile"),
-        ({"tolerance": "0.1"}, "tolerance"),
-        ({"tolerance": True}, "tolerance"),
-        ({"tolerance": -0.01}, "tolerance"),
-        ({"pairs": {}}, "pairs"),
-        ({"pairs": [{"base": "a", "new": "b", "commit": "c", "ratios": []}]}, "pairs[0]"),
-        ({"pairs": [{"base": "a", "new": "b", "commit": "c", "ratios": {"x": "fast"}}]}, "pairs[0]"),
-        ({"pairs": [{"base": "a", "new": "b", "ratios": {}}]}, "pairs[0]"),
-        ({"pairs": ["x"]}, "pairs[0]"),
+        ({"calibration_version": True}, "field 'calibration_version': expected an integer, got True"),
+        ({"calibration_version": "1"}, "field 'calibration_version': expected an integer, got '1'"),
+        ({"calibration_version": 2}, "field 'calibration_version': expected 1, got 2"),
+        ({"machine_id": 3}, "field 'machine_id': expected a machine id, got 3"),
+        ({"quantile": "high"}, "field 'quantile': expected a number, got 'high'"),
+        ({"tolerance": "0.1"}, "field 'tolerance': expected a number >= 0 or null, got '0.1'"),
+        ({"tolerance": True}, "field 'tolerance'"),
+        ({"tolerance": -0.01}, "field 'tolerance'"),
+        ({"pairs": {}}, "field 'pairs': expected a list of A/A pairs, got {}"),
+        ({"pairs": [{"base": "a", "new": "b", "commit": "c", "ratios": []}]}, "field 'pairs[0]'"),
+        ({"pairs": [{"base": "a", "new": "b", "commit": "c", "ratios": {"x": "fast"}}]}, "field 'pairs[0]'"),
+        ({"pairs": [{"base": "a", "new": "b", "ratios": {}}]}, "field 'pairs[0]'"),
+        ({"pairs": ["x"]}, "field 'pairs[0]': expected base, new, commit and ratios {case: number}"),
     ],
 )
-def test_a_malformed_calibration_names_the_field(tmp_path, change, field):
+def test_a_malformed_calibration_names_the_file_and_field(tmp_path, change, message):
     doc = Calibration(MACHINE, 0.95, (AAPair("a", "b", "c", (("x", 1.1),)),), 0.1).to_dict() | change
-    with pytest.raises(MeasureError, match=re.escape(f"field '{field}'")) as err:
-        from_dict(doc, tmp_path / "calibration.json")
-    assert str(tmp_path / "calibration.json") in str(err.value)
+    path = tmp_path / MACHINE / "calibration.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{path}: {message}")):
+        load_calibration(tmp_path, MACHINE)
+
+
+def test_a_calibration_in_another_machines_folder_or_not_an_object_is_refused(tmp_path):
+    path = tmp_path / "m2" / "calibration.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(Calibration(MACHINE, 0.95, (), None).to_dict()), encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{path}: field 'machine_id': expected m2 (its folder), got m1")):
+        load_calibration(tmp_path, "m2")
+    path.write_text("[]", encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{path}: expected a JSON object (a measure calibration)")):
+        load_calibration(tmp_path, "m2")
 
 
 def _pinned(commit: str | None = "c" * 40, dirty: bool = False) -> dict:
