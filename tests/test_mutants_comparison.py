@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from measure.comparison import compare_records, samples_of
+from measure.analysis import Bootstrap
+from measure.comparison import compare, compare_records, samples_of
 from measure.model import from_document
 from measure.policy import Policy
 
@@ -77,3 +79,23 @@ def test_cases_not_in_both_records_are_not_compared():
     empty = copy.deepcopy(base)
     empty["wallclock"] = None
     assert compare_records(from_document(base, "a"), from_document(empty, "b")) == []
+
+
+def test_a_comparison_is_reproducible_from_the_records():
+    base, new = _doc(), _scaled(_doc(), "small-int4", 1.02)
+    first = compare_records(from_document(base, "a"), from_document(new, "b"))
+    again = compare_records(from_document(base, "a"), from_document(new, "b"))
+    assert first == again
+
+
+def test_a_case_missing_from_base_or_without_samples_is_skipped_not_the_rest():
+    base, new = _doc(), _doc()
+    first = next(iter(new["wallclock"]["cases"]))
+    del base["wallclock"]["cases"][first]  # the first case NEW lists has nothing to compare with
+    found = compare_records(from_document(base, "a"), from_document(new, "b"))
+    assert {c.case for c in found} == set(new["wallclock"]["cases"]) - {first}
+    samples = samples_of(from_document(_doc(), "a"))
+    empty = {n: replace(s, ms_per_token=()) if n == first else s for n, s in samples.items()}
+    policy, boot = Policy(), Bootstrap(200, 0)
+    assert {c.case for c in compare(samples, empty, policy, boot)} == set(samples) - {first}
+    assert {c.case for c in compare(empty, samples, policy, boot)} == set(samples) - {first}

@@ -11,6 +11,7 @@ import pytest
 
 from measure.stats import (
     Estimate,
+    _row_medians,
     char_error_rate,
     edit_distance,
     fit_exponent,
@@ -145,3 +146,67 @@ def test_edit_distance_counts_each_kind_of_edit_once():
     assert char_error_rate("", "") == 0.0
     assert char_error_rate("ab", "") == 2.0
     assert char_error_rate("abcd", "abce") == 0.25
+
+
+def test_row_medians_of_odd_and_even_rows():
+    m = _row_medians
+    assert m(np.array([[3.0, 1.0, 2.0]])).tolist() == [2.0]
+    assert m(np.array([[5.0, 1.0, 4.0, 2.0, 3.0]])).tolist() == [3.0]
+    assert m(np.array([[4.0, 1.0, 3.0, 2.0]])).tolist() == [2.5]
+    assert m(np.array([[6.0, 5.0, 4.0, 3.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0, 9.0, 9.0]])).tolist() == [3.5, 1.0]
+
+
+def test_every_bootstrap_is_reproducible_from_its_seed():
+    rng = np.random.default_rng(7)
+    a, b = rng.lognormal(size=25), rng.lognormal(size=25)
+    lengths = np.arange(2.0, 27.0)
+    seconds = lengths**1.3 * rng.lognormal(sigma=0.2, size=25)
+    for f in (
+        lambda: summarize(a, resamples=300, seed=11),
+        lambda: paired_ratio(a, b, resamples=300, seed=11),
+        lambda: ratio_of_medians(a, b, resamples=300, seed=11),
+        lambda: tuple(ratio_bootstrap(a, b, resamples=300, seed=11)),
+        lambda: fit_exponent(lengths, seconds, resamples=300, seed=11),
+    ):
+        assert f() == f()
+
+
+def test_every_resample_can_draw_the_first_sample():
+    # the first sample is the outlier: a resample holding it twice has it as median
+    assert summarize([10.0, 1.0, 1.0], resamples=400, seed=0).hi == 10.0
+    assert paired_ratio([10.0, 1.0, 1.0], [1.0, 1.0, 1.0], resamples=400, seed=0).hi == 10.0
+    assert ratio_bootstrap([10.0, 1.0, 1.0], [1.0, 1.0, 1.0], resamples=400, seed=0).max() == 10.0
+    assert ratio_bootstrap([1.0, 1.0, 1.0], [0.1, 1.0, 1.0], resamples=400, seed=0).max() == pytest.approx(10.0)
+    # rows (1, 1), (2, 2), (4, 16): slopes 1, 2 and 3 on log-log; without the first row only 3 is left
+    assert fit_exponent([1.0, 2.0, 4.0], [1.0, 2.0, 16.0], resamples=400, seed=0).lo < 2.0
+
+
+def test_a_stated_level_sets_every_interval():
+    rng = np.random.default_rng(3)
+    a, b = rng.lognormal(size=30), rng.lognormal(size=30)
+    lengths = np.arange(2.0, 32.0)
+    seconds = lengths * rng.lognormal(sigma=0.3, size=30)
+    for f in (
+        lambda level: paired_ratio(a, b, resamples=400, seed=0, level=level),
+        lambda level: ratio_of_medians(a, b, resamples=400, seed=0, level=level),
+        lambda level: fit_exponent(lengths, seconds, resamples=400, seed=0, level=level),
+    ):
+        narrow, wide = f(0.5), f(0.95)
+        assert wide.lo < narrow.lo < narrow.hi < wide.hi
+
+
+def test_an_exponent_over_lengths_close_together():
+    # log lengths 10..12 span 0.18: every resample's spread is far below 1 and must still count
+    e = fit_exponent([10.0, 11.0, 12.0, 10.0, 12.0], [1.0, 1.1, 1.2, 1.0, 1.2], resamples=200, seed=0)
+    assert e.lo == pytest.approx(1.0) and e.hi == pytest.approx(1.0)
+
+
+def test_errors_say_exactly_what_is_missing():
+    with pytest.raises(ValueError, match=r"^no samples to summarize$"):
+        summarize([], resamples=10, seed=0)
+    with pytest.raises(ValueError, match=r"^paired samples must have the same non-zero length$"):
+        paired_ratio([1.0], [], resamples=10, seed=0)
+    with pytest.raises(ValueError, match=r"^a ratio needs samples on both sides$"):
+        ratio_bootstrap([], [], resamples=10, seed=0)
+    with pytest.raises(ValueError, match=r"^an exponent needs at least three rows of different lengths$"):
+        fit_exponent([1, 1, 1], [1, 2, 3], resamples=10, seed=0)
