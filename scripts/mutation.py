@@ -17,6 +17,7 @@ pull request why it cannot change behaviour (an equivalent mutant).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import shlex
@@ -39,14 +40,23 @@ SURVIVED = {0}
 NO_TESTS = {5, 33}
 
 
-def modules() -> dict[str, list[str]]:
+def _config() -> dict:
     doc = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return doc["tool"]["measure"]["mutation"]["modules"]
+    return doc["tool"]["measure"]["mutation"]
 
 
-def mutant_glob(module: str) -> str:
-    """mutmut names a mutant ``measure.stats.x_holm__mutmut_3``: the dotted module, then the function."""
-    return module.removesuffix(".py").replace("/", ".") + ".*"
+def modules() -> dict[str, list[str]]:
+    return _config()["modules"]
+
+
+def mutant_globs(module: str) -> list[str]:
+    """mutmut names a mutant ``measure.stats.x_holm__mutmut_3``: the dotted module, then the function.
+
+    ``[tool.measure.mutation.functions]`` may limit a module to the functions that decide
+    something (``xǁClassǁmethod*`` for a method); by default every function is mutated.
+    """
+    dotted = module.removesuffix(".py").replace("/", ".")
+    return [f"{dotted}.{f}" for f in _config().get("functions", {}).get(module, ["*"])]
 
 
 def run_one(module: str, tests: list[str], jobs: int) -> None:
@@ -58,7 +68,7 @@ def run_one(module: str, tests: list[str], jobs: int) -> None:
     configuration._config = replace(base, only_mutate=[module], pytest_add_cli_args_test_selection=tests)
     from mutmut.__main__ import _run
 
-    _run([mutant_glob(module)], jobs)
+    _run(mutant_globs(module), jobs)
     write_survivors(module)
 
 
@@ -80,7 +90,9 @@ def score(module: str) -> dict[str, object] | None:
     meta = KEPT / f"{module}.meta"
     if not meta.exists():
         return None
+    globs = mutant_globs(module)
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    codes = {k: c for k, c in codes.items() if any(fnmatch.fnmatchcase(k, g) for g in globs)}
     killed = sorted(k for k, c in codes.items() if c in KILLED)
     survived = sorted(k for k, c in codes.items() if c in SURVIVED)
     untested = sorted(k for k, c in codes.items() if c in NO_TESTS)
