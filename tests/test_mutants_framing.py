@@ -18,7 +18,7 @@ from measure.golden import GoldenRows
 from measure.model import from_document
 from measure.record import SCHEMA_VERSION, load_record
 from measure.report import analyse, metrics
-from measure.speculative import SpeculativePair
+from measure.speculative import Round, SpeculativePair
 from measure.suites.framing import _Diff, pair_acceptance
 from measure.verdicts import failed_gates, verdicts
 
@@ -30,7 +30,8 @@ def _step(logits: list[list[float]], kv: list[np.ndarray]) -> tuple[np.ndarray, 
 
 
 def test_argmax_that_disagrees_at_a_known_step_is_counted_and_located():
-    kv = [np.ones((1, 2, 3, 4), dtype=np.float32) for _ in range(4)]  # 2 layers x (key, value)
+    # 2 layers x (key, value), each filled with its own value so a swapped index shows
+    kv = [np.full((1, 2, 3, 4), i + 1.0, dtype=np.float32) for i in range(4)]
     moved = [k.copy() for k in kv]
     moved[1][0, 0, 0, 0] += 0.5  # layer 0's value
     moved[2] -= 0.25  # layer 1's key, everywhere
@@ -47,10 +48,22 @@ def test_argmax_that_disagrees_at_a_known_step_is_counted_and_located():
     layer0, layer1 = f["layers"]
     assert layer0["layer"] == 0 and layer1["layer"] == 1
     assert layer0["key_max_abs_diff"] == 0.0 and layer0["value_max_abs_diff"] == pytest.approx(0.5)
+    assert layer0["key_mean_abs_diff"] == 0.0
     assert layer0["value_mean_abs_diff"] == pytest.approx(0.5 / 48)  # one element of 24, over two steps
     assert layer1["key_mean_abs_diff"] == pytest.approx(0.25 / 2) and layer1["key_max_abs_diff"] == pytest.approx(0.25)
-    assert layer1["value_mean_abs_diff"] == 0.0
-    assert layer0["key_mean_abs"] == pytest.approx(1.0) and layer1["value_mean_abs"] == pytest.approx(1.0)
+    assert layer1["value_mean_abs_diff"] == 0.0 and layer1["value_max_abs_diff"] == 0.0
+    assert (layer0["key_mean_abs"], layer0["value_mean_abs"]) == pytest.approx((1.0, 2.0))
+    assert (layer1["key_mean_abs"], layer1["value_mean_abs"]) == pytest.approx((3.0, 4.0))
+
+
+def test_small_logit_differences_are_reported_as_they_are():
+    kv = [np.zeros((1, 1, 2, 2), dtype=np.float32) for _ in range(2)]
+    diff = _Diff(layers=1)
+    diff.add(_step([[0.0, 1.0], [1.0, 0.0]], kv), _step([[0.0, 1.25], [1.0, 0.0]], kv))
+    f = diff.facts("whole")
+    assert f["block"] == "whole" and f["logits_max_abs_diff"] == pytest.approx(0.25)
+    assert (f["argmax_agree"], f["argmax_total"], f["first_divergent_step"]) == (2, 2, [None])
+    assert f["present_max_abs_diff"] == 0.0
 
 
 def test_a_record_whose_argmax_disagrees_fails_framing_parity_and_metrics_say_so():
@@ -88,12 +101,36 @@ class _Diverging(SpeculativePair):
         return out
 
 
+class _Fewer(SpeculativePair):
+    """A pair whose first round accepts fewer drafts: one fewer when probed single-step, none when batched."""
+
+    def __init__(self, pair: SpeculativePair) -> None:
+        super().__init__(pair.drafter, pair.verifier)
+
+    def decode(self, text, k, **kwargs):
+        out = super().decode(text, k, **kwargs)
+        first = out.rounds[0]
+        accepted = first.accepted - 1 if kwargs.get("verify") == "single" else 0
+        return replace(out, rounds=(Round(first.proposed, accepted, False), *out.rounds[1:]))
+
+
 def test_speculative_output_that_differs_from_greedy_is_caught_live(small_fp32, base_fp32, golden):
     rows = GoldenRows(golden.path, golden.sha256, golden.rows[:3])
     pair = SpeculativePair(small_fp32, base_fp32)
     good = pair_acceptance(pair, rows, 2, is_self=False)
     assert (good["rows"], good["preserved"], good["differing"]) == (3, 3, [])
-    assert good["runtime"]["accepted"] <= good["runtime"]["proposed"] and good["probe"]["proposed"] > 0
+    assert good["probe"] == good["runtime"] == {"accepted": 24, "proposed": 24}  # the demo's models agree
+    fewer = _Fewer(pair)
+    counted = pair_acceptance(fewer, rows, 2, is_self=False)
+    probe = [fewer.decode(r.input, 2, verify="single") for r in rows.rows]
+    runtime = [fewer.decode(r.input, 2) for r in rows.rows]
+    assert counted["probe"] == {"accepted": sum(d.accepted for d in probe), "proposed": sum(d.proposed for d in probe)}
+    assert counted["runtime"] == {
+        "accepted": sum(d.accepted for d in runtime),
+        "proposed": sum(d.proposed for d in runtime),
+    }
+    assert sum(d.verifier_calls for d in probe) > sum(d.verifier_calls for d in runtime)  # probe: one per token
+    assert counted["probe"] == {"accepted": 21, "proposed": 24} and counted["runtime"]["accepted"] < 21
     assert (good["drafter"], good["verifier"], good["self"], good["k"]) == (small_fp32.name, base_fp32.name, False, 2)
     bad_row = rows.rows[1]
     bad = pair_acceptance(_Diverging(pair, bad_row.input), rows, 2, is_self=True)
