@@ -56,17 +56,19 @@ def synthetic() -> dict:
     return doc
 
 
-@pytest.fixture(scope="module")
+# Function-scoped on purpose: mutmut runs, for each mutant, only the tests it saw calling the
+# mutated function, and a module fixture's calls are seen by the first test that used it only.
+@pytest.fixture
 def record():
     return from_document(synthetic(), "synthetic")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def tiers(record):
     return {t.tier: t for t in tier_timings(record)}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def pairs(record):
     return {p.case: p for p in pair_timings(record)}
 
@@ -287,3 +289,11 @@ def test_given_timings_are_used_not_recomputed(record):
     assert [(v.subject, v.outcome) for v in only if v.topic == "speculative-speedup"] == [
         (f"given (best k={best.k})", "failure")
     ]
+
+
+def test_timings_are_reproducible_and_a_skipped_pair_skips_only_itself(record):
+    assert tier_timings(record) == tier_timings(record)
+    assert pair_timings(record) == pair_timings(record)
+    doc = synthetic()
+    doc["wallclock"]["cases"][K2]["verifier"] = "ghost"  # the first pair has no greedy case to compare with
+    assert [p.case for p in pair_timings(from_document(doc, "ghost"))] == [K4]
