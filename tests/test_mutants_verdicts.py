@@ -259,3 +259,98 @@ def test_a_cached_verdict_with_other_fields_is_refused():
     v = verdicts(_record())[0]
     with pytest.raises(KeyError, match="verdict fields"):
         Verdict.from_dict({k: x for k, x in v.to_dict().items() if k != "gate"})
+
+
+RULES = {
+    "decode-linear": "fitted exponent's 95% interval at most 1.15",
+    "harness-overhead": "wall time outside session.run at most 10%",
+    "speculative-speedup": "speedup over the verifier's greedy decode, 95% interval above 1.0",
+    "framing-parity": "single-step == batched argmax everywhere and presents within 0.0001",
+    "runtime-framing-parity": "single-step == batched argmax on every row and presents within 0.0001",
+    "runtime-parity": "the runtime's own greedy decode of every golden row equals Python onnxruntime's, token by token",
+    "output-preservation": "every row of the speculative decode equals the verifier's greedy decode",
+    "self-acceptance": "drafter == verifier: anything below 1.0 is framing, not model disagreement",
+    "acceptance": "probe: verifier checks drafts single-step; runtime: one batched call",
+}
+
+
+def test_every_verdict_states_its_rule():
+    found = verdicts(_record(), POLICY)
+    assert {v.topic for v in found} == set(RULES)
+    assert all(v.rule == RULES[v.topic] for v in found)
+    doc = _doc()
+    doc["framing"]["legs"][1].update(status="skipped", reason="no node", tiers=[])
+    doc["framing"]["legs"][1]["tiers"] = []
+    (leg,) = [v for v in framing_verdicts(_record(doc), POLICY) if v.topic == "runtime-parity"]
+    assert leg.rule == "the leg runs where its runtime is installed; a missing runtime is recorded, not assumed"
+    assert leg.question == QUESTIONS["runtime-parity"]
+    doc = _doc()
+    _node_tier(doc, "base-int8").update(status="failed", reason="bad IR")
+    tier = [v for v in framing_verdicts(_record(doc), POLICY) if v.subject == "base-int8 under onnxruntime-node"]
+    assert [(v.question, v.rule) for v in tier] == [
+        (QUESTIONS["runtime-parity"], "a tier the runtime cannot load or read is recorded with the reason")
+    ]
+
+
+def test_acceptance_values_and_what_is_missing():
+    doc = _doc()
+    a = _acceptance(doc, "base-int8", False)
+    a["probe"] = {"accepted": 0, "proposed": 0}
+    a["runtime"] = {"accepted": 50, "proposed": 100}
+    info = _by(framing_verdicts(_record(doc), POLICY), "acceptance")["small-int4->base-int8"]
+    assert (info.answer, info.value) == ("nothing proposed", 0.5)
+    a["rows"] = a["preserved"] = 0
+    kept = _by(framing_verdicts(_record(doc), POLICY), "output-preservation")["small-int4->base-int8"]
+    assert kept.value is None and kept.answer == "0/0 rows identical"
+    doc["framing"] = None
+    assert framing_verdicts(_record(doc), POLICY) == []
+
+
+def test_runtime_legs_and_tiers_that_cannot_be_compared_are_passed_over():
+    doc = _doc()
+    legs = doc["framing"]["legs"]
+    measured = copy.deepcopy(legs[1])
+    legs[1] = {**copy.deepcopy(measured), "status": "skipped", "reason": "no node", "tiers": []}
+    legs.append(measured)  # a skipped leg, then a measured one: the second is still judged
+    first = measured["tiers"][0]
+    first.pop("output_ids")  # its greedy decodes were not recorded: no decode comparison for it
+    _node_tier({"framing": {"legs": [None, measured]}}, "base-int8").update(status="failed", reason="bad IR")
+    extra = {**copy.deepcopy(measured["tiers"][2]), "tier": "only-node"}
+    measured["tiers"].append(extra)  # a tier the Python leg never decoded
+    found = [(v.topic, v.subject) for v in framing_verdicts(_record(doc), POLICY) if v.topic.startswith("runtime")]
+    assert found == [
+        ("runtime-parity", "onnxruntime-node"),
+        ("runtime-framing-parity", "base-fp32 under onnxruntime-node"),
+        ("runtime-parity", "base-int8 under onnxruntime-node"),
+        ("runtime-framing-parity", "small-int4 under onnxruntime-node"),
+        ("runtime-parity", "small-int4 under onnxruntime-node"),
+        ("runtime-framing-parity", "only-node under onnxruntime-node"),
+    ]
+    doc["framing"]["legs"] = []
+    assert [v for v in framing_verdicts(_record(doc), POLICY) if v.topic.startswith("runtime")] == []
+
+
+def test_another_runtimes_presents_at_the_tolerance_and_above():
+    doc = _doc()
+    for b in _node_tier(doc, "small-int4")["blocks"]:
+        b["present_max_abs_diff"] = 1e-4
+    frame = _by(framing_verdicts(_record(doc), POLICY), "runtime-framing-parity")
+    at = frame["small-int4 under onnxruntime-node"]
+    assert (at.outcome, at.answer, at.value) == ("success", "no: 12/12 rows", 1e-4)
+    above = frame["base-int8 under onnxruntime-node"]
+    assert (above.outcome, above.answer) == ("warning", "values move (max 0.12), decisions do not")
+    assert above.value == pytest.approx(0.1224, abs=1e-4)
+
+
+def test_decodes_of_unequal_length_compare_row_by_row():
+    doc = _doc()
+    node = _node_tier(doc, "small-int4")
+    node["output_ids"] = node["output_ids"][:-1]  # one row missing: the rows present still compare
+    same = _by(framing_verdicts(_record(doc), POLICY), "runtime-parity")["small-int4 under onnxruntime-node"]
+    assert same.answer == "11/12 greedy decodes identical" and same.outcome == "warning"
+
+
+def test_a_stale_cached_verdict_raises_the_key_error_the_cache_expects():
+    v = verdicts(_record())[0].to_dict()
+    with pytest.raises(KeyError, match=r"^'verdict fields'$"):
+        Verdict.from_dict(v | {"extra": 1})
