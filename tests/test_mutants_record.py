@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import stat
 from pathlib import Path
 
 import pytest
 
 from measure.errors import MeasureError
-from measure.record import SCHEMA_VERSION, RecordWriter, load, load_record, migrate, validate, write_atomic
+from measure.record import (
+    RUN_ID,
+    SCHEMA_VERSION,
+    RecordWriter,
+    load,
+    load_record,
+    migrate,
+    new_run_id,
+    now_iso,
+    validate,
+    write_atomic,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -98,3 +110,64 @@ def test_the_writer_marks_an_interrupted_run_incomplete_with_its_error(tmp_path)
     assert saved["complete"] is False and saved["error"] == "KeyboardInterrupt" and saved["finished_at"]
     ok = RecordWriter(tmp_path / "ok", load_record(DATA / f"record-v{SCHEMA_VERSION}.json")).finish()
     assert load_record(ok)["complete"] is True and "error" not in load_record(ok)
+
+
+@pytest.mark.parametrize(
+    ("case", "key", "change"),
+    [
+        ("base-fp32", "wall_s", lambda v: v[0].pop()),
+        ("base-fp32", "run_s", lambda v: v[2].append(0.1)),
+        ("small-int4->base-int8@k2", "verifier_run_s", lambda v: v[1].pop()),
+        ("base-int8", "calls", lambda v: v.pop()),
+        ("small-int4->base-int8@k2", "proposed", lambda v: v.append(1)),
+        ("small-int4->base-int8@k2", "rounds", lambda v: v.pop()),
+        ("small-int4->base-int8@k4", "bonus", lambda v: v.pop()),
+        ("small-int4->base-int8@k4", "drafter_calls", lambda v: v.pop()),
+        ("small-int4->base-int8@k4", "verifier_calls", lambda v: v.pop()),
+    ],
+)
+def test_every_per_row_array_is_checked(case, key, change):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    change(doc["wallclock"]["cases"][case][key])
+    with pytest.raises(MeasureError, match=re.escape(f"r.json: field wallclock/cases/{case}/{key}: expected")):
+        validate(doc, "r.json")
+
+
+def test_errors_name_the_file_they_come_from(tmp_path):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(doc | {"schema_version": SCHEMA_VERSION + 1}), encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{newer}: schema_version {SCHEMA_VERSION + 1}")):
+        load_record(newer)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({k: v for k, v in doc.items() if k != "finished_at"}), encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{bad}: field (top level): 'finished_at' is a required")):
+        load_record(bad)
+    with pytest.raises(MeasureError, match=r"^x\.json: not a measure run record"):
+        validate([], "x.json")
+
+
+def test_the_writer_validates_when_it_starts_and_finishes(tmp_path):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    broken = {k: v for k, v in doc.items() if k != "finished_at"}
+    with pytest.raises(MeasureError, match="'finished_at' is a required property"):
+        RecordWriter(tmp_path, broken)
+    writer = RecordWriter(tmp_path, doc)
+    writer.doc["golden"]["sha256"] = "not-a-hash"
+    writer.save()  # an intermediate save writes what it has
+    with pytest.raises(MeasureError, match=re.escape(f"{writer.path}: field golden/sha256")):
+        writer.finish()
+
+
+def test_a_version_1_framing_without_tiers_becomes_an_empty_leg():
+    doc = migrate({"schema_version": 1, "environment": {"onnxruntime": "1.2.3"}, "framing": {"blocks": [2]}}, "x")
+    assert doc["framing"]["legs"] == [
+        {"runtime": "onnxruntime", "language": "python", "version": "1.2.3", "status": "measured", "tiers": []}
+    ]
+
+
+def test_run_ids_are_sortable_unique_and_match_the_schema():
+    ids = {new_run_id() for _ in range(5)}
+    assert len(ids) == 5 and all(RUN_ID.fullmatch(i) for i in ids)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", now_iso())
+    assert new_run_id()[:8] == now_iso()[:10].replace("-", "")
