@@ -297,3 +297,21 @@ def test_timings_are_reproducible_and_a_skipped_pair_skips_only_itself(record):
     doc = synthetic()
     doc["wallclock"]["cases"][K2]["verifier"] = "ghost"  # the first pair has no greedy case to compare with
     assert [p.case for p in pair_timings(from_document(doc, "ghost"))] == [K4]
+
+
+def test_intervals_of_noisy_repeats_come_from_the_records_seed():
+    doc = synthetic()
+    cases = doc["wallclock"]["cases"]
+    rows = [1e-4 * (n + 1) for n in cases[PLAIN]["tokens"]]
+    for i, name in enumerate((PLAIN, REF, LITE, K2, K4)):
+        factors = [1 + 0.37 * ((7 * r + 3 * i) % 9) / 9 for r in range(9)]  # nine distinct repeats
+        cases[name]["wall_s"] = [[f * x for x in rows] for f in factors]
+        cases[name]["run_s"] = [[0.9 * f * x for x in rows] for f in factors]
+        if "drafter_run_s" in cases[name]:
+            cases[name]["drafter_run_s"] = [[1e-5] * len(rows) for _ in factors]
+    r = from_document(doc, "noisy")
+    assert tier_timings(r) == tier_timings(r) and pair_timings(r) == pair_timings(r)
+    for t in tier_timings(r):
+        assert t.ms_per_token.lo < t.ms_per_token.value < t.ms_per_token.hi
+    for p in pair_timings(r):
+        assert p.ms_per_token.lo < p.ms_per_token.value < p.ms_per_token.hi

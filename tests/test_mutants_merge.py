@@ -71,3 +71,18 @@ def test_a_missing_source_is_an_error_naming_it(tmp_path):
     with pytest.raises(MeasureError, match=r"nowhere: no such file or folder to merge"):
         merge([tmp_path / "nowhere"], tmp_path / "results")
     assert not (tmp_path / "results").exists()
+
+
+def test_skipped_files_do_not_stop_the_merge_and_duplicates_are_named(tmp_path):
+    doc = _doc()
+    (tmp_path / "a" / "m").mkdir(parents=True)
+    (tmp_path / "a" / "m" / "calibration.json").write_text("{}", encoding="utf-8")  # sorted first, skipped
+    first = _write(tmp_path / "b" / "r1.json", doc)
+    second = _write(tmp_path / "c" / "r2.json", doc | {"run_id": "20261202T000000Z-abcdef"})  # same machine
+    into = tmp_path / "results"
+    report = merge([tmp_path / "a", tmp_path / "b", tmp_path / "c"], into)
+    assert len(report.added) == 2 and report.invalid == []
+    # the tree itself comes first in sorted order; its own files are passed over, the copy after it is not
+    again = merge([into, _write(tmp_path / "z" / "copy.json", doc)], into)
+    assert again.duplicates == [tmp_path / "z" / "copy.json"] and again.added == []
+    assert merge([second], into).duplicates == [second] and first.exists()

@@ -354,3 +354,11 @@ def test_a_stale_cached_verdict_raises_the_key_error_the_cache_expects():
     v = verdicts(_record())[0].to_dict()
     with pytest.raises(KeyError, match=r"^'verdict fields'$"):
         Verdict.from_dict(v | {"extra": 1})
+
+
+def test_no_rows_to_compare_gives_no_share():
+    doc = _doc()
+    _python_tier(doc, "small-int4")["output_ids"] = []
+    _node_tier(doc, "small-int4")["output_ids"] = []
+    same = _by(framing_verdicts(_record(doc), POLICY), "runtime-parity")["small-int4 under onnxruntime-node"]
+    assert (same.answer, same.value) == ("0/0 greedy decodes identical", None)
