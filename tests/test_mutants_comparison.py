@@ -99,3 +99,15 @@ def test_a_case_missing_from_base_or_without_samples_is_skipped_not_the_rest():
     policy, boot = Policy(), Bootstrap(200, 0)
     assert {c.case for c in compare(samples, empty, policy, boot)} == set(samples) - {first}
     assert {c.case for c in compare(empty, samples, policy, boot)} == set(samples) - {first}
+
+
+def test_each_cases_interval_comes_from_the_records_seed():
+    doc = _doc()
+    for i, case in enumerate(doc["wallclock"]["cases"].values()):
+        row = case["wall_s"][0]
+        case["wall_s"] = [[x * (1 + 0.41 * ((5 * r + i) % 9) / 9) for x in row] for r in range(9)]
+        case["run_s"] = [[0.9 * x for x in rep] for rep in case["wall_s"]]
+        for key in ("drafter_run_s", "verifier_run_s"):
+            if key in case:
+                case[key] = [[0.4 * x for x in rep] for rep in case["wall_s"]]
+    assert samples_of(from_document(doc, "a")) == samples_of(from_document(doc, "b"))
