@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from measure.decode import greedy
 from measure.speculative import SpeculativePair
 
 ROWS = 4
@@ -41,3 +42,23 @@ def test_call_counts_equal_the_linear_count_for_every_k(small_fp32, base_fp32, g
         assert single.tokens == spec.tokens
         assert single.verifier_calls == sum(r.proposed + 1 for r in single.rounds)
         assert single.drafter_calls == _exact_drafter_calls(single.rounds)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_output_stop_reason_cap_and_timings_are_greedys(small_fp32, base_fp32, golden, k):
+    pair = SpeculativePair(small_fp32, base_fp32)
+    for row in golden.rows[:3]:
+        plain = greedy(base_fp32, row.input)
+        spec = pair.decode(row.input, k)
+        assert (spec.tokens, spec.text, spec.stopped) == (plain.tokens, plain.text, "eos")
+        assert spec.wall_s >= spec.run_s > 0 and spec.drafter_run_s > 0 and spec.verifier_run_s > 0
+        assert spec.drafter_run_s + spec.verifier_run_s <= spec.run_s + 1e-9
+        for limit in sorted({1, 2, len(plain.tokens) - 1}):
+            capped = pair.decode(row.input, k, max_new_tokens=limit)
+            assert capped.tokens == plain.tokens[:limit] and capped.stopped == "max_new_tokens", limit
+            assert capped.text == base_fp32.tokenizer.decode(list(plain.tokens[:limit]))
+
+
+def test_an_unknown_verification_framing_is_refused(small_fp32, base_fp32):
+    with pytest.raises(ValueError, match=r"^verify must be 'batched' or 'single', not 'tree'$"):
+        SpeculativePair(small_fp32, base_fp32).decode("слово", 2, verify="tree")
