@@ -139,3 +139,11 @@ def test_speculative_output_that_differs_from_greedy_is_caught_live(small_fp32, 
     assert (diff["line"], diff["input"]) == (bad_row.line, bad_row.input)
     assert diff["speculative"] != diff["greedy"]
     assert bad["probe"] == good["probe"] and bad["runtime"] == good["runtime"]
+
+
+def test_every_layer_of_a_deeper_model_is_read_at_its_own_index():
+    kv = [np.full((1, 1, 2, 2), i + 1.0, dtype=np.float32) for i in range(6)]  # 3 layers x (key, value)
+    diff = _Diff(layers=3)
+    diff.add(_step([[1.0, 0.0]], kv), _step([[1.0, 0.0]], kv))
+    f = diff.facts(2)
+    assert [(x["key_mean_abs"], x["value_mean_abs"]) for x in f["layers"]] == [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]
