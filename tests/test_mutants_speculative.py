@@ -62,3 +62,21 @@ def test_output_stop_reason_cap_and_timings_are_greedys(small_fp32, base_fp32, g
 def test_an_unknown_verification_framing_is_refused(small_fp32, base_fp32):
     with pytest.raises(ValueError, match=r"^verify must be 'batched' or 'single', not 'tree'$"):
         SpeculativePair(small_fp32, base_fp32).decode("слово", 2, verify="tree")
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_under_a_cap_no_round_drafts_past_it_and_the_counts_stay_exact(small_fp32, base_fp32, golden, k):
+    pair = SpeculativePair(small_fp32, base_fp32)
+    for row in golden.rows[:3]:
+        full = pair.decode(row.input, k)
+        for limit in range(1, len(full.tokens)):
+            capped = pair.decode(row.input, k, max_new_tokens=limit)
+            assert capped.stopped == "max_new_tokens" and len(capped.tokens) == limit
+            # every round commits its accepted drafts plus one, and the last lands exactly on the cap
+            assert sum(r.accepted + 1 for r in capped.rounds) == limit, limit
+            assert capped.drafter_calls == _exact_drafter_calls(capped.rounds), limit
+            assert 0 < capped.wall_s < 60
+            committed = 0  # each round drafts as many tokens as k and the room left before the cap allow
+            for r in capped.rounds:
+                assert r.proposed == min(k, limit - committed - 1), (limit, committed)
+                committed += r.accepted + 1
