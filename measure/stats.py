@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -253,15 +253,6 @@ def fit_exponent(
     boot = (dx * (by - by.mean(axis=1, keepdims=True))).sum(axis=1)[ok] / var[ok]
     lo, hi = percentile_interval(boot, level)
     return Estimate(slope, lo, hi)
-
-
-def bootstrap(
-    fn: Callable[[np.ndarray], float], n: int, *, resamples: int, seed: int, level: float = LEVEL
-) -> tuple[float, float]:
-    """Interval of ``fn(indices)`` over resampled index sets of size ``n``."""
-    rng = np.random.default_rng(seed)
-    boot = np.asarray([fn(idx) for idx in rng.integers(0, n, size=(resamples, n))])
-    return percentile_interval(boot, level)
 
 
 def predicted_speedup(acceptance: float, k: int, cost_ratio: float) -> float:

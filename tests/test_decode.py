@@ -83,7 +83,6 @@ def test_max_new_tokens_caps_a_row(base_fp32):
 def test_instrumentation_accounts_for_wall_time(base_fp32):
     result = greedy(base_fp32, "объём")
     assert 0 < result.run_s <= result.wall_s
-    assert result.outside_s == pytest.approx(result.wall_s - result.run_s)
 
 
 def _feed_loop(tier, text):

@@ -23,8 +23,14 @@ def verdicts(doc: dict, policy=None):
     return judge(from_document(doc, "test"), policy)
 
 
-def test_same_record_same_verdicts():
-    assert verdicts(_doc()) == verdicts(_doc())
+def test_the_recorded_fixture_gets_the_verdicts_its_numbers_call_for():
+    found = {(v.topic, v.subject): v.outcome for v in verdicts(_doc())}
+    assert found[("decode-linear", "base-int8")] == "success"
+    assert found[("harness-overhead", "small-int4")] == "warning"  # 10.2% outside session.run
+    assert found[("framing-parity", "base-int8")] == "warning"  # presents move 0.12, argmax does not
+    assert found[("output-preservation", "small-int4->base-int8")] == "success"
+    assert found[("self-acceptance", "base-int8->base-int8")] == "success"
+    assert not failed_gates(verdicts(_doc()))
 
 
 def test_a_policy_change_rejudges_without_a_rerun():

@@ -1,0 +1,173 @@
+"""Record loading and migration at their edges: the version checks need no schema file to refuse.
+
+A newer record is refused by :func:`migrate` itself, before any schema is looked up, so the
+refusal cannot be mistaken for a missing file; a current one passes through untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from measure.errors import MeasureError
+from measure.record import (
+    RUN_ID,
+    SCHEMA_VERSION,
+    RecordWriter,
+    load,
+    load_record,
+    migrate,
+    new_run_id,
+    now_iso,
+    validate,
+    write_atomic,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _never(doc):
+    raise AssertionError("no migration may run")
+
+
+def test_a_newer_version_is_refused_by_migrate_itself():
+    with pytest.raises(MeasureError, match=rf"x\.json: schema_version {SCHEMA_VERSION + 1} was written by a newer"):
+        migrate({"schema_version": SCHEMA_VERSION + 1}, "x.json")
+    with pytest.raises(MeasureError, match="reads versions up to 3: upgrade measure"):
+        migrate({"schema_version": 4}, "x.json", migrations={1: _never, 2: _never})
+    doc = {"schema_version": SCHEMA_VERSION, "a": 1}
+    assert migrate(doc, "x.json") == {"schema_version": SCHEMA_VERSION, "a": 1}
+    assert migrate({"schema_version": 3}, "x.json", migrations={1: _never, 2: _never}) == {"schema_version": 3}
+
+
+@pytest.mark.parametrize("version", [None, "2", 2.0])
+def test_a_document_without_an_integer_version_is_not_a_record(version):
+    with pytest.raises(MeasureError, match=r"x\.json: not a measure run record \(no integer schema_version\)"):
+        migrate({"schema_version": version} if version is not None else {}, "x.json")
+    with pytest.raises(MeasureError, match="no integer schema_version"):
+        validate({"schema_version": version} if version is not None else {}, "x.json")
+
+
+def test_migrating_version_1_moves_framing_and_keeps_everything_else():
+    old = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
+    doc = migrate(copy.deepcopy(old), "v1.json")
+    assert doc["schema_version"] == 2
+    assert {k: v for k, v in doc.items() if k not in ("framing", "schema_version")} == {
+        k: v for k, v in old.items() if k not in ("framing", "schema_version")
+    }
+    leg = doc["framing"]["legs"][0]
+    assert leg["tiers"] == [{**t, "status": "measured"} for t in old["framing"]["tiers"]]
+    assert (leg["language"], leg["version"]) == ("python", old["environment"]["onnxruntime"])
+    bare = migrate({"schema_version": 1, "framing": None}, "f.json")
+    assert bare == {"schema_version": 2, "framing": None}
+
+
+def test_per_row_counts_must_match_the_rows():
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    bad = copy.deepcopy(doc)
+    bad["wallclock"]["cases"]["small-int4->base-int8@k2"]["accepted"].pop()
+    with pytest.raises(
+        MeasureError, match=r"r\.json: field wallclock/cases/small-int4->base-int8@k2/accepted: expected 12 counts"
+    ):
+        validate(bad, "r.json")
+    bad = copy.deepcopy(doc)
+    bad["wallclock"]["cases"]["small-int4->base-int8@k4"]["drafter_run_s"][2].append(0.1)
+    with pytest.raises(MeasureError, match=r"drafter_run_s: expected one list of 12 seconds per repeat"):
+        validate(bad, "r.json")
+    validate(doc, "r.json")
+
+
+def test_a_file_that_is_not_an_object_or_cannot_be_read_says_so(tmp_path):
+    path = tmp_path / "list.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(MeasureError, match=r"list\.json: not a measure run record \(expected a JSON object\)"):
+        load_record(path)
+    with pytest.raises(MeasureError, match=r"missing\.json: cannot read record"):
+        load_record(tmp_path / "missing.json")
+    data = (DATA / "record-v1.json").read_bytes()
+    assert load(tmp_path / "not-read.json", data).schema_version == SCHEMA_VERSION  # bytes given: no read
+    assert load(DATA / "record-v1.json").source == str(DATA / "record-v1.json")
+
+
+def test_written_records_are_readable_by_all_and_end_with_a_newline(tmp_path):
+    path = tmp_path / "m" / "r.json"
+    write_atomic(path, {"ä": 1})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert path.read_text(encoding="utf-8") == '{"ä":1}\n'
+
+
+def test_the_writer_marks_an_interrupted_run_incomplete_with_its_error(tmp_path):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    writer = RecordWriter(tmp_path, doc)
+    assert writer.path == tmp_path / doc["machine_id"] / f"{doc['run_id']}.json"
+    path = writer.finish("KeyboardInterrupt")
+    saved = load_record(path)
+    assert saved["complete"] is False and saved["error"] == "KeyboardInterrupt" and saved["finished_at"]
+    ok = RecordWriter(tmp_path / "ok", load_record(DATA / f"record-v{SCHEMA_VERSION}.json")).finish()
+    assert load_record(ok)["complete"] is True and "error" not in load_record(ok)
+
+
+@pytest.mark.parametrize(
+    ("case", "key", "change"),
+    [
+        ("base-fp32", "wall_s", lambda v: v[0].pop()),
+        ("base-fp32", "run_s", lambda v: v[2].append(0.1)),
+        ("small-int4->base-int8@k2", "verifier_run_s", lambda v: v[1].pop()),
+        ("base-int8", "calls", lambda v: v.pop()),
+        ("small-int4->base-int8@k2", "proposed", lambda v: v.append(1)),
+        ("small-int4->base-int8@k2", "rounds", lambda v: v.pop()),
+        ("small-int4->base-int8@k4", "bonus", lambda v: v.pop()),
+        ("small-int4->base-int8@k4", "drafter_calls", lambda v: v.pop()),
+        ("small-int4->base-int8@k4", "verifier_calls", lambda v: v.pop()),
+    ],
+)
+def test_every_per_row_array_is_checked(case, key, change):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    change(doc["wallclock"]["cases"][case][key])
+    with pytest.raises(MeasureError, match=re.escape(f"r.json: field wallclock/cases/{case}/{key}: expected")):
+        validate(doc, "r.json")
+
+
+def test_errors_name_the_file_they_come_from(tmp_path):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(doc | {"schema_version": SCHEMA_VERSION + 1}), encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{newer}: schema_version {SCHEMA_VERSION + 1}")):
+        load_record(newer)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({k: v for k, v in doc.items() if k != "finished_at"}), encoding="utf-8")
+    with pytest.raises(MeasureError, match=re.escape(f"{bad}: field (top level): 'finished_at' is a required")):
+        load_record(bad)
+    with pytest.raises(MeasureError, match=r"^x\.json: not a measure run record"):
+        validate([], "x.json")
+
+
+def test_the_writer_validates_when_it_starts_and_finishes(tmp_path):
+    doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    broken = {k: v for k, v in doc.items() if k != "finished_at"}
+    with pytest.raises(MeasureError, match="'finished_at' is a required property"):
+        RecordWriter(tmp_path, broken)
+    writer = RecordWriter(tmp_path, doc)
+    writer.doc["golden"]["sha256"] = "not-a-hash"
+    writer.save()  # an intermediate save writes what it has
+    with pytest.raises(MeasureError, match=re.escape(f"{writer.path}: field golden/sha256")):
+        writer.finish()
+
+
+def test_a_version_1_framing_without_tiers_becomes_an_empty_leg():
+    doc = migrate({"schema_version": 1, "environment": {"onnxruntime": "1.2.3"}, "framing": {"blocks": [2]}}, "x")
+    assert doc["framing"]["legs"] == [
+        {"runtime": "onnxruntime", "language": "python", "version": "1.2.3", "status": "measured", "tiers": []}
+    ]
+
+
+def test_run_ids_are_sortable_unique_and_match_the_schema():
+    ids = {new_run_id() for _ in range(5)}
+    assert len(ids) == 5 and all(RUN_ID.fullmatch(i) for i in ids)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", now_iso())
+    assert new_run_id()[:8] == now_iso()[:10].replace("-", "")
