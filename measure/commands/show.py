@@ -58,6 +58,34 @@ def _print_profile(costs: list, w: int) -> None:
             print(f"  {c.tier:<{w}}{cells}")
 
 
+def _print_framing(r, w: int, pw: int) -> None:
+    """Single-step vs batched per tier and runtime leg, then acceptance three ways."""
+    _print("\nframing parity (single-step == batched argmax; worst present |diff|)")
+    for t in r.python_tiers:
+        cells = "  ".join(
+            f"k={b.block}: {b.argmax_agree}/{b.argmax_total} ({b.present_max_abs_diff:.1e})" for b in t.blocks
+        )
+        _print(f"  {t.tier:<{w}}{t.precision:<{pw}}{cells}")
+    for leg in r.legs[1:]:
+        _print(f"\n{leg.runtime} {leg.version or ''} leg: {leg.status}  {leg.reason}".rstrip())
+        for t in leg.tiers:
+            if not t.measured:
+                _print(f"  {t.tier:<{w}}{t.status}: {t.reason}")
+                continue
+            _print(
+                f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
+                f"(present |diff| <= {t.present_max_abs_diff:.1e})"
+            )
+    _print("\nacceptance (probe / runtime), output preservation")
+    aw = max([28, *(len(a.name) + 2 for a in r.framing.acceptance)])
+    for a in r.framing.acceptance:
+        kind = "self" if a.self_pair else "pair"
+        _print(
+            f"  {a.name:<{aw}}{kind:<6}probe {_ratio(a.probe.ratio)}  "
+            f"runtime {_ratio(a.runtime.ratio)}  preserved {a.preserved}/{a.rows}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.analysis import pair_timings, tier_timings
     from measure.cost import has_profile, tier_costs
@@ -99,30 +127,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{p.predicted_speedup:>10.2f}  {_ci(p.observed_speedup)}"
             )
     if r.framing:
-        _print("\nframing parity (single-step == batched argmax; worst present |diff|)")
-        for t in r.python_tiers:
-            cells = "  ".join(
-                f"k={b.block}: {b.argmax_agree}/{b.argmax_total} ({b.present_max_abs_diff:.1e})" for b in t.blocks
-            )
-            _print(f"  {t.tier:<{w}}{t.precision:<{pw}}{cells}")
-        for leg in r.legs[1:]:
-            _print(f"\n{leg.runtime} {leg.version or ''} leg: {leg.status}  {leg.reason}".rstrip())
-            for t in leg.tiers:
-                if not t.measured:
-                    _print(f"  {t.tier:<{w}}{t.status}: {t.reason}")
-                    continue
-                _print(
-                    f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
-                    f"(present |diff| <= {t.present_max_abs_diff:.1e})"
-                )
-        _print("\nacceptance (probe / runtime), output preservation")
-        aw = max([28, *(len(a.name) + 2 for a in r.framing.acceptance)])
-        for a in r.framing.acceptance:
-            kind = "self" if a.self_pair else "pair"
-            _print(
-                f"  {a.name:<{aw}}{kind:<6}probe {_ratio(a.probe.ratio)}  "
-                f"runtime {_ratio(a.runtime.ratio)}  preserved {a.preserved}/{a.rows}"
-            )
+        _print_framing(r, w, pw)
     _print("\nverdicts")
     for v in verdicts(r):
         _print(f"  [{v.outcome:<12}] {v.question} {v.subject}: {v.answer}")
