@@ -22,6 +22,7 @@ from measure.analysis import pair_timings, tier_timings
 from measure.model import from_document
 from measure.record import SCHEMA_VERSION, load_record
 from measure.report import analyse, metrics
+from measure.site.charts import Palette
 from measure.site.context import RunLinks
 from measure.site.pages.wallclock import wallclock_page
 from measure.stats import Estimate, fit_exponent, summarize
@@ -142,17 +143,28 @@ def test_pair_numbers_follow_their_definitions(record, pairs):
     assert pairs[K2].mean_accepted_length == pytest.approx((sum(cases[K2].accepted) + rounds) / rounds)
 
 
-def test_the_best_k_is_judged_for_speedup(record):
-    (v,) = [v for v in verdicts(record) if v.topic == "speculative-speedup"]
-    assert v.subject == "small-int4->base-int8 (best k=2)"
-    assert (v.outcome, v.answer, v.value, v.lo) == ("success", "yes", pytest.approx(2.0), pytest.approx(2.0))
+def test_each_k_and_the_pair_over_every_k_are_judged_for_speedup(record):
+    found = verdicts(record)
+    per_k = {v.key: v for v in found if v.topic == "speculative-speedup-k"}
+    assert {k: (v.subject, v.outcome, v.answer) for k, v in per_k.items()} == {
+        K2: ("small-int4->base-int8 at k=2", "success", "yes"),
+        K4: ("small-int4->base-int8 at k=4", "success", "yes"),
+    }
+    assert per_k[K4].value == pytest.approx(1.25) and per_k[K2].value == pytest.approx(2.0)
+    (v,) = [v for v in found if v.topic == "speculative-speedup"]
+    assert (v.subject, v.key) == ("small-int4->base-int8", "small-int4->base-int8")
+    assert (v.outcome, v.answer, v.value, v.lo) == ("success", "yes, at k=2, 4", pytest.approx(2.0), pytest.approx(2.0))
+    assert v.rule == "some k's 97.5% interval (Bonferroni over 2 k) above 1×"
     doc = synthetic()
     for name in (K2, K4):  # both slower than greedy: the speedup verdict fails (it is not a gate)
         c = doc["wallclock"]["cases"][name]
         c["wall_s"] = [[3 * x for x in rep] for rep in doc["wallclock"]["cases"][PLAIN]["wall_s"]]
-    (slow,) = [v for v in verdicts(from_document(doc, "slow")) if v.topic == "speculative-speedup"]
-    assert (slow.outcome, slow.answer, slow.gate) == ("failure", "no", False)
+    found = verdicts(from_document(doc, "slow"))
+    (slow,) = [v for v in found if v.topic == "speculative-speedup"]
+    assert (slow.outcome, slow.answer, slow.gate) == ("failure", "no: slower at every k", False)
     assert slow.value == pytest.approx(1 / 3)
+    ks = [(v.outcome, v.answer, v.gate) for v in found if v.topic == "speculative-speedup-k"]
+    assert ks == [("failure", "no", False)] * 2
 
 
 def test_a_pair_without_its_verifiers_greedy_case_is_left_out():
@@ -187,14 +199,15 @@ def test_too_few_lengths_give_no_exponent():
 
 
 def _cells(cell: str) -> tuple[float, float, float]:
-    value, interval = html.unescape(str(cell)).split(" [")
-    lo, hi = interval.rstrip("]").split(", ")
-    return float(value), float(lo), float(hi)
+    """A stacked cell: ``value[unit]<br><small>[lo, hi]</small>``."""
+    value, interval = html.unescape(str(cell)).split("<br><small>[")
+    lo, hi = interval.removesuffix("]</small>").split(", ")
+    return float(value.removesuffix("×")), float(lo), float(hi)
 
 
 def test_the_wallclock_page_and_metrics_json_show_the_analysis_numbers(record):
     a = analyse(record)
-    page = wallclock_page(a, RunLinks(frozenset()))
+    page = wallclock_page(a, RunLinks(frozenset()), Palette())
     rows = {str(r.tier): r for r in page.tiers}
     doc = metrics({record.machine_id: a})["machines"][record.machine_id]
     for t in a.tiers:
@@ -203,7 +216,7 @@ def test_the_wallclock_page_and_metrics_json_show_the_analysis_numbers(record):
         assert _cells(row.ms_per_token) == pytest.approx(
             (t.ms_per_token.value, t.ms_per_token.lo, t.ms_per_token.hi), abs=1e-3
         )
-        assert _cells(row.total_s) == pytest.approx((t.total_s.value, t.total_s.lo, t.total_s.hi), abs=1e-3)
+        assert _cells(row.total_s) == pytest.approx((t.total_s.value, t.total_s.lo, t.total_s.hi), abs=5e-3)  # 2 digits
         assert _cells(row.tokens_per_s) == pytest.approx(
             (t.tokens_per_s.value, t.tokens_per_s.lo, t.tokens_per_s.hi), abs=0.5
         )
@@ -229,11 +242,11 @@ def test_the_wallclock_page_and_metrics_json_show_the_analysis_numbers(record):
     assert str(pairs[("small-int4->base-int8", 4)].by_position) == "1.00 0.71 0.36 -"
 
 
-def test_intervals_use_the_records_own_seed_and_resamples(record, tiers):
+def test_intervals_use_the_repeats_and_the_exponent_the_records_seed(record, tiers):
     case = record.wallclock.cases[PLAIN]
-    wc = record.config.wallclock
-    expected = summarize(case.per_repeat_ms_per_token, resamples=wc.bootstrap, seed=wc.seed)
+    expected = summarize(case.per_repeat_ms_per_token, level=0.95)  # order-statistic interval of the repeats
     assert tiers[PLAIN].ms_per_token == expected
+    assert tiers[PLAIN].ms_per_token != summarize(case.per_repeat_totals, level=0.95)
     lengths = [n + 1 for n in case.tokens]
     per_row = np.median(case.wall_s, axis=0)
     doc = synthetic()
@@ -285,9 +298,12 @@ def test_given_timings_are_used_not_recomputed(record):
     ]
     assert not [v for v in found if v.topic == "speculative-speedup"]
     (best,) = pair_timings(record)[:1]
-    only = verdicts(record, tiers=[], pairs=[replace(best, pair="given", observed_speedup=Estimate(0.5, 0.4, 0.6))])
-    assert [(v.subject, v.outcome) for v in only if v.topic == "speculative-speedup"] == [
-        (f"given (best k={best.k})", "failure")
+    slow = Estimate(0.5, 0.4, 0.6)
+    given = replace(best, pair="given", observed_speedup=slow, observed_speedup_family=slow)
+    only = verdicts(record, tiers=[], pairs=[given])
+    assert [(v.topic, v.subject, v.outcome) for v in only if v.topic.startswith("speculative-speedup")] == [
+        ("speculative-speedup-k", f"given at k={best.k}", "failure"),
+        ("speculative-speedup", "given", "failure"),
     ]
 
 

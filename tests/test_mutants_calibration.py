@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +26,9 @@ MACHINE = "m1"
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def _case(median: float, ms: tuple[float, ...] = (1.0,)) -> CaseSamples:
-    return CaseSamples("greedy", ms, Estimate(median, median, median))
+def _case(median: float) -> CaseSamples:
+    """One repeat: its ms/token is the median."""
+    return CaseSamples("greedy", (median,), Estimate(median, median, median))
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Run:
     complete: bool = True
     commit: str | None = "c" * 40
     samples: dict[str, CaseSamples] = field(init=False)
+    cpu_samples: dict[str, CaseSamples] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples", {n: _case(m) for n, m in self.medians.items()})
@@ -90,6 +93,10 @@ def test_the_quantile_over_pairs_of_new_only_runs_by_hand():
     assert calibrate([_run(1, base), _run(2, new)], MACHINE, quantile=0.5).tolerance == pytest.approx(0.11)
     assert cal.worst == (pair.new, "case20", pytest.approx(1.21))
     assert (pair.base, pair.commit) == (_run(1, base).run_id, "c" * 40)
+    # one sample a side: none of D is the runs' own noise, so drift^2 = mean(D^2) / 2; one pair is weak
+    logs = [math.log(1 + (-1) ** c * d) ** 2 for c, d in enumerate(DRIFTS)]
+    assert cal.drift_sd == pytest.approx(math.sqrt(sum(logs) / len(logs) / 2))
+    assert cal.weak and (cal.drift.sd, cal.drift.df) == (cal.drift_sd, 1.0)
 
 
 def test_only_consecutive_complete_pinned_runs_of_one_build_and_machine_pair():
@@ -130,7 +137,8 @@ def test_a_quantile_outside_zero_to_one_is_refused(quantile):
 def test_a_calibration_round_trips_through_its_file(tmp_path: Path):
     cal = calibrate(_aa_runs(), MACHINE)
     d = cal.to_dict()
-    assert d["calibration_version"] == 1 and d["values"] == 21 and d["tolerance"] == cal.tolerance
+    assert d["calibration_version"] == 2 and d["values"] == 21 and d["tolerance"] == cal.tolerance
+    assert d["drift_sd"] == cal.drift_sd and cal.drift_sd is not None and d["weak"] is False
     assert d["worst"] == {"run_id": cal.worst[0], "case": cal.worst[1], "ratio": cal.worst[2]}
     assert d["pairs"][0] == {"base": cal.pairs[0].base, "new": cal.pairs[0].new, "commit": "c" * 40} | {
         "ratios": dict(cal.pairs[0].ratios)
@@ -148,7 +156,10 @@ def test_a_calibration_round_trips_through_its_file(tmp_path: Path):
     [
         ({"calibration_version": True}, "field 'calibration_version': expected an integer, got True"),
         ({"calibration_version": "1"}, "field 'calibration_version': expected an integer, got '1'"),
-        ({"calibration_version": 2}, "field 'calibration_version': expected 1, got 2"),
+        ({"calibration_version": 3}, "field 'calibration_version': expected 1 or 2, got 3"),
+        ({"calibration_version": 0}, "field 'calibration_version': expected 1 or 2, got 0"),
+        ({"drift_sd": "0.1"}, "field 'drift_sd': expected a number >= 0 or null, got '0.1'"),
+        ({"drift_sd": -0.01}, "field 'drift_sd': expected a number >= 0 or null, got -0.01"),
         ({"machine_id": 3}, "field 'machine_id': expected a machine id, got 3"),
         ({"quantile": "high"}, "field 'quantile': expected a number, got 'high'"),
         ({"tolerance": "0.1"}, "field 'tolerance': expected a number >= 0 or null, got '0.1'"),

@@ -16,6 +16,7 @@ from measure.stats import (
     edit_distance,
     fit_exponent,
     holm,
+    median_interval,
     paired_ratio,
     percentile_interval,
     predicted_speedup,
@@ -157,9 +158,12 @@ def test_an_exponent_over_lengths_close_together():
 
 def test_errors_say_exactly_what_is_missing():
     with pytest.raises(ValueError, match=r"^no samples to summarize$"):
-        summarize([], resamples=10, seed=0)
-    with pytest.raises(ValueError, match=r"^paired samples must have the same non-zero length$"):
-        paired_ratio([1.0], [], resamples=10, seed=0)
+        summarize([])
+    with pytest.raises(ValueError, match=r"^no samples for an interval$"):
+        median_interval([])
+    for num, den in (([1.0], []), ([], []), ([1.0, 2.0], [1.0])):
+        with pytest.raises(ValueError, match=r"^paired samples must have the same non-zero length$"):
+            paired_ratio(num, den)
     with pytest.raises(ValueError, match=r"^a ratio needs samples on both sides$"):
         ratio_bootstrap([], [], resamples=10, seed=0)
     with pytest.raises(ValueError, match=r"^an exponent needs at least three rows of different lengths$"):

@@ -38,10 +38,28 @@ def _tier(name: str, lo: float, hi: float, overhead: float = 0.05, exponent: boo
     )
 
 
-def _pair(pair: str, k: int, value: float, lo: float, hi: float) -> PairTiming:
+def _pair(
+    pair: str, k: int, value: float, lo: float, hi: float, family: tuple[float, float] | None = None
+) -> PairTiming:
+    """``family``: the Bonferroni interval over the pair's k (default: the per-k interval itself)."""
     e = Estimate(1.0, 1.0, 1.0)
+    flo, fhi = family or (lo, hi)
     return PairTiming(
-        f"{pair}@k{k}", pair, "d", "v", k, e, 1.0, 2.0, (1.0,), 0.1, 1.5, Estimate(value, lo, hi), 1.0, 0.05
+        f"{pair}@k{k}",
+        pair,
+        "d",
+        "v",
+        k,
+        e,
+        1.0,
+        2.0,
+        (1.0,),
+        0.1,
+        1.5,
+        Estimate(value, lo, hi),
+        1.0,
+        0.05,
+        Estimate(value, flo, fhi),
     )
 
 
@@ -68,8 +86,9 @@ def test_the_linear_gate_at_its_threshold():
     }
     above = found["above"]
     assert (above.value, above.lo, above.hi) == pytest.approx((1.23, 1.16, 1.3))
-    assert above.rule == "fitted exponent's 95% interval at most 1.15"
-    assert above.question == "Is decoding O(T)?"
+    assert above.rule == "exponent's 95% interval ≤ 1.15"
+    assert above.measured == "exponent 1.23 [1.16, 1.30]"
+    assert above.question == "Is decoding O(T)?" and above.key == "above"
 
 
 def test_harness_overhead_at_its_threshold():
@@ -81,30 +100,66 @@ def test_harness_overhead_at_its_threshold():
         "high": ("warning", "no", 0.11),
     }
     assert not any(v.gate for v in found.values())
-    assert found["low"].rule == "wall time outside session.run at most 10%"
+    assert found["low"].rule == "wall time outside session.run ≤ 10%"
+    assert found["high"].measured == "11.0% of wall time" and found["high"].key == "high"
 
 
-def test_speculative_speedup_judges_the_best_k_against_the_minimum():
+def test_speculative_speedup_per_k_and_over_every_k_against_the_minimum():
     pairs = [
-        _pair("a", 2, 1.3, 1.1, 1.5),
-        _pair("a", 4, 1.6, 1.2, 2.0),  # best observed value for a
-        _pair("a", 8, 1.4, 1.3, 1.5),
+        _pair("a", 8, 1.4, 1.3, 1.5, (1.0, 1.6)),  # family lo == min: not wholly above
+        _pair("a", 2, 1.3, 1.1, 1.5, (0.95, 1.7)),
+        _pair("a", 4, 1.6, 1.2, 2.0, (1.05, 2.4)),  # the only k whose Bonferroni interval clears the bar
         _pair("b", 2, 1.0, 0.9, 1.1),
-        _pair("c", 2, 0.8, 0.7, 0.9),
+        _pair("c", 2, 0.8, 0.7, 0.9, (0.6, 0.95)),
+        _pair("c", 4, 0.7, 0.6, 0.8, (0.5, 0.9)),
         _pair("d", 2, 1.1, 1.0, 1.2),  # lo == min: not wholly above
         _pair("e", 2, 0.9, 0.8, 1.0),  # hi == min: not wholly below
+        _pair("f", 2, 0.8, 0.7, 0.9, (0.6, 1.0)),  # per k slower, but its family hi == min
+        _pair("f", 4, 0.7, 0.6, 0.8, (0.5, 0.9)),
+        _pair("g", 4, 1.5, 1.3, 1.7, (1.2, 1.6)),
+        _pair("g", 2, 1.4, 1.2, 1.6, (1.1, 1.5)),
     ]
-    found = {v.subject: v for v in wallclock_verdicts(_record(), POLICY, [], pairs)}
-    assert {n: (v.outcome, v.answer) for n, v in found.items()} == {
-        "a (best k=4)": ("success", "yes"),
-        "b (best k=2)": ("inconclusive", "inconclusive"),
-        "c (best k=2)": ("failure", "no"),
-        "d (best k=2)": ("inconclusive", "inconclusive"),
-        "e (best k=2)": ("inconclusive", "inconclusive"),
+    found = wallclock_verdicts(_record(), POLICY, [], pairs)
+    per_k = _by(found, "speculative-speedup-k")
+    assert {n: (v.outcome, v.answer, v.key) for n, v in per_k.items()} == {
+        "a at k=2": ("success", "yes", "a@k2"),
+        "a at k=4": ("success", "yes", "a@k4"),
+        "a at k=8": ("success", "yes", "a@k8"),
+        "b at k=2": ("inconclusive", "inconclusive", "b@k2"),
+        "c at k=2": ("failure", "no", "c@k2"),
+        "c at k=4": ("failure", "no", "c@k4"),
+        "d at k=2": ("inconclusive", "inconclusive", "d@k2"),
+        "e at k=2": ("inconclusive", "inconclusive", "e@k2"),
+        "f at k=2": ("failure", "no", "f@k2"),
+        "f at k=4": ("failure", "no", "f@k4"),
+        "g at k=2": ("success", "yes", "g@k2"),
+        "g at k=4": ("success", "yes", "g@k4"),
     }
-    a = found["a (best k=4)"]
-    assert (a.value, a.lo, a.hi, a.gate, a.topic) == (1.6, 1.2, 2.0, False, "speculative-speedup")
-    assert a.rule == "speedup over the verifier's greedy decode, 95% interval above 1.0"
+    k4 = per_k["a at k=4"]
+    assert (k4.value, k4.lo, k4.hi) == (1.6, 1.2, 2.0)  # the per-k verdict quotes its own 95% interval
+    assert k4.rule == "speedup's 95% interval above 1×" and k4.measured == "1.60× [1.20, 2.00]"
+    assert k4.question == "Is speculative decoding faster than the verifier's greedy decode at this k?"
+    pair = _by(found, "speculative-speedup")
+    assert {n: (v.outcome, v.answer, v.key) for n, v in pair.items()} == {
+        "a": ("success", "yes, at k=4", "a"),
+        "b": ("inconclusive", "inconclusive at every k", "b"),
+        "c": ("failure", "no: slower at every k", "c"),
+        "d": ("inconclusive", "inconclusive at every k", "d"),
+        "e": ("inconclusive", "inconclusive at every k", "e"),
+        "f": ("inconclusive", "inconclusive at every k", "f"),
+        "g": ("success", "yes, at k=2, 4", "g"),
+    }
+    a = pair["a"]
+    assert (a.value, a.lo, a.hi, a.gate) == (1.6, 1.05, 2.4, False)  # the Bonferroni interval, not the 95% one
+    assert a.rule == "some k's 98.3% interval (Bonferroni over 3 k) above 1×"
+    assert a.measured == "k=2 1.30× [0.95, 1.70]; k=4 1.60× [1.05, 2.40]; k=8 1.40× [1.00, 1.60]"
+    assert pair["c"].rule == "some k's 97.5% interval (Bonferroni over 2 k) above 1×"
+    assert pair["b"].rule == "some k's 95.0% interval (Bonferroni over 1 k) above 1×"
+    assert not failed_gates(found)
+    # the bar is the policy's: raising it turns a's k=4 away
+    higher = _by(wallclock_verdicts(_record(), replace(POLICY, speedup_min=1.1), [], pairs), "speculative-speedup")
+    assert (higher["a"].outcome, higher["a"].answer) == ("inconclusive", "inconclusive at every k")
+    assert higher["g"].answer == "yes, at k=4"
 
 
 def _python_tier(doc: dict, name: str) -> dict:
@@ -118,18 +173,23 @@ def test_framing_parity_success_warning_failure_and_its_gate():
     for b in _python_tier(doc, "small-int4")["blocks"]:
         b["present_max_abs_diff"] = 2e-4
     found = _by(framing_verdicts(_record(doc), POLICY), "framing-parity")
-    assert (found["base-fp32"].outcome, found["base-fp32"].answer) == ("success", "no: 384/384")
+    assert (found["base-fp32"].outcome, found["base-fp32"].answer) == ("success", "yes: 384/384 argmax hold")
     assert found["base-fp32"].value == 1e-4 and not found["base-fp32"].gate
     assert found["small-int4"].outcome == "warning" and not found["small-int4"].gate  # int4: not a gate
-    assert found["small-int4"].answer == "values move (max 0.0002), decisions do not: 384/384"
-    assert found["base-fp32"].rule == "single-step == batched argmax everywhere and presents within 0.0001"
+    assert found["small-int4"].answer == "yes, 384/384 argmax hold, but presents move by up to 0.0002"
+    assert found["small-int4"].measured == "384/384 argmax agree; presents differ by up to 0.0002"
+    assert found["base-fp32"].rule == "every argmax equal single-step and batched; presents within 0.0001"
+    assert found["base-fp32"].question == "Are decodes of this artifact unchanged by batched framing?"
     for b in _python_tier(doc, "base-fp32")["blocks"]:
         b["present_max_abs_diff"] = 2e-4
     fp32 = _by(framing_verdicts(_record(doc), POLICY), "framing-parity")["base-fp32"]
     assert fp32.outcome == "warning" and fp32.gate  # an fp32 warning is a gate too
     _python_tier(doc, "small-int4")["blocks"][0]["argmax_agree"] -= 1
     int4 = _by(framing_verdicts(_record(doc), POLICY), "framing-parity")["small-int4"]
-    assert (int4.outcome, int4.answer, int4.gate) == ("failure", "yes: 383/384 argmax agree", False)
+    assert (int4.outcome, int4.answer, int4.gate) == ("failure", "no: 1 of 384 argmax decisions change", False)
+    _python_tier(doc, "base-fp32")["blocks"][0]["argmax_agree"] -= 2
+    fp32 = _by(framing_verdicts(_record(doc), POLICY), "framing-parity")["base-fp32"]
+    assert (fp32.outcome, fp32.answer, fp32.gate) == ("failure", "no: 2 of 384 argmax decisions change", True)
 
 
 def _acceptance(doc: dict, verifier: str, self_pair: bool) -> dict:
@@ -141,7 +201,7 @@ def test_output_preservation_and_self_acceptance():
     found = framing_verdicts(_record(doc), POLICY)
     assert not failed_gates(found)
     kept = _by(found, "output-preservation")["small-int4->base-int8"]
-    assert (kept.outcome, kept.answer, kept.value) == ("success", "12/12 rows identical", 1.0)
+    assert (kept.outcome, kept.answer, kept.value) == ("success", "yes: 12/12 rows identical", 1.0)
     a = _acceptance(doc, "base-int8", False)
     a["preserved"] = 9
     a["runtime"]["accepted"] = 100
@@ -149,12 +209,12 @@ def test_output_preservation_and_self_acceptance():
     s["runtime"]["accepted"] = 108
     found = framing_verdicts(_record(doc), POLICY)
     lost = _by(found, "output-preservation")["small-int4->base-int8"]
-    assert (lost.outcome, lost.answer, lost.value, lost.gate) == ("failure", "9/12 rows identical", 0.75, False)
+    assert (lost.outcome, lost.answer, lost.value, lost.gate) == ("failure", "no: 9/12 rows identical", 0.75, False)
     own = _by(found, "self-acceptance")["small-int4->small-int4"]
-    assert (own.outcome, own.answer, own.gate) == ("warning", "108/109", False)
-    assert own.value == pytest.approx(108 / 109)
+    assert (own.outcome, own.answer, own.gate) == ("warning", "no: 108/109 drafts accepted", False)
+    assert own.value == pytest.approx(108 / 109) and own.measured == "acceptance 0.9908"
     info = _by(found, "acceptance")["small-int4->base-int8"]
-    assert (info.outcome, info.answer) == ("info", "probe 1.0000, runtime 0.9174")
+    assert (info.outcome, info.answer, info.measured) == ("info", "no", "probe 1.0000, runtime 0.9174")
     # the same losses with an fp32 verifier are gates
     doc["tiers"]["base-int8"]["fingerprint"]["precision"] = "fp32"
     doc["tiers"]["small-int4"]["fingerprint"]["precision"] = "fp32"
@@ -179,7 +239,7 @@ def _node_tier(doc: dict, name: str) -> dict:
 def test_another_runtime_is_informative_never_a_gate():
     doc = _doc()
     node = _node_tier(doc, "base-fp32")
-    node["blocks"][0]["first_divergent_step"][0] = 3
+    node["blocks"][0]["argmax_agree"] -= 1
     node["output_ids"][0] = [*node["output_ids"][0][:-1], 99]
     int4 = _node_tier(doc, "small-int4")
     int4["output_ids"][1] = [7]
@@ -187,14 +247,16 @@ def test_another_runtime_is_informative_never_a_gate():
     found = framing_verdicts(_record(doc), POLICY)
     frame = _by(found, "runtime-framing-parity")
     fp32 = frame["base-fp32 under onnxruntime-node"]
-    assert (fp32.outcome, fp32.answer) == ("failure", "yes: 11/12 rows keep every argmax")
+    assert (fp32.outcome, fp32.answer, fp32.gate) == ("failure", "no: 1 of 384 argmax decisions change", False)
+    assert fp32.question == "Are decodes unchanged by batched framing under another runtime?"
     assert frame["base-int8 under onnxruntime-node"].outcome == "warning"
-    assert frame["small-int4 under onnxruntime-node"].answer == "no: 12/12 rows"
+    assert frame["small-int4 under onnxruntime-node"].answer == "yes: 384/384 argmax hold"
     same = _by(found, "runtime-parity")
     assert (same["base-fp32 under onnxruntime-node"].outcome, same["base-fp32 under onnxruntime-node"].answer) == (
         "failure",
-        "11/12 greedy decodes identical",
+        "no: 11/12 greedy decodes identical",
     )
+    assert same["base-fp32 under onnxruntime-node"].key == "base-fp32"
     assert same["small-int4 under onnxruntime-node"].outcome == "warning"  # not fp32: a warning
     assert same["small-int4 under onnxruntime-node"].value == pytest.approx(10 / 12)
     assert same["base-int8 under onnxruntime-node"].outcome == "success"
@@ -209,11 +271,17 @@ def test_a_runtime_or_tier_that_did_not_run_is_recorded_with_its_reason():
     t.update(status="failed", reason="IR version 11 unknown")
     found = _by(framing_verdicts(_record(doc), POLICY), "runtime-parity")
     v = found["base-int8 under onnxruntime-node"]
-    assert (v.outcome, v.answer) == ("info", "failed: IR version 11 unknown")
+    assert (v.outcome, v.answer, v.measured) == ("info", "not measured: failed", "IR version 11 unknown")
+    assert (v.key, v.gate) == ("onnxruntime-node", False)
     leg = doc["framing"]["legs"][1]
     leg.update(status="skipped", reason="node not found", tiers=[])
     (only,) = [v for v in framing_verdicts(_record(doc), POLICY) if v.topic.startswith("runtime")]
-    assert (only.subject, only.outcome, only.answer) == ("onnxruntime-node", "info", "skipped: node not found")
+    assert (only.subject, only.outcome, only.answer, only.measured) == (
+        "onnxruntime-node",
+        "info",
+        "not measured: skipped",
+        "node not found",
+    )
 
 
 def test_the_record_policy_is_the_default_and_verdicts_round_trip():
@@ -233,9 +301,11 @@ def test_the_record_policy_is_the_default_and_verdicts_round_trip():
 QUESTIONS = {
     "decode-linear": "Is decoding O(T)?",
     "harness-overhead": "Is the harness overhead small?",
+    "speculative-speedup-k": "Is speculative decoding faster than the verifier's greedy decode at this k?",
     "speculative-speedup": "Is speculative decoding faster than plain greedy on this machine?",
-    "framing-parity": "Does framing change decodes of this artifact?",
-    "runtime-framing-parity": "Does framing change decodes under another runtime?",
+    "lite-smaller": "Is the lite tier smaller on disk than plain?",
+    "framing-parity": "Are decodes of this artifact unchanged by batched framing?",
+    "runtime-framing-parity": "Are decodes unchanged by batched framing under another runtime?",
     "runtime-parity": "Does another runtime decode these artifacts like Python onnxruntime?",
     "output-preservation": "Is speculative output identical to plain greedy?",
     "self-acceptance": "Does the artifact accept its own drafts under batched framing?",
@@ -249,10 +319,12 @@ def test_every_topic_asks_its_one_question():
     assert all(v.question == QUESTIONS[v.topic] for v in found)
 
 
-def test_a_tie_in_speedup_keeps_the_first_k_listed():
-    pairs = [_pair("a", 2, 1.5, 1.2, 1.8), _pair("a", 4, 1.5, 1.1, 1.9)]
-    (v,) = wallclock_verdicts(_record(), POLICY, [], pairs)
-    assert (v.subject, v.lo) == ("a (best k=2)", 1.2)
+def test_a_tie_in_the_pairs_interval_keeps_the_smallest_k():
+    # the pair's value/interval is the k whose Bonferroni interval reaches highest; on a tie, the smallest k
+    pairs = [_pair("a", 4, 1.4, 1.3, 1.5, (1.2, 1.9)), _pair("a", 2, 1.5, 1.3, 1.6, (1.2, 1.8))]
+    (v,) = _by(wallclock_verdicts(_record(), POLICY, [], pairs), "speculative-speedup").values()
+    assert (v.subject, v.value, v.lo, v.hi) == ("a", 1.5, 1.2, 1.8)
+    assert v.answer == "yes, at k=2, 4"
 
 
 def test_a_cached_verdict_with_other_fields_is_refused():
@@ -262,16 +334,19 @@ def test_a_cached_verdict_with_other_fields_is_refused():
 
 
 RULES = {
-    "decode-linear": "fitted exponent's 95% interval at most 1.15",
-    "harness-overhead": "wall time outside session.run at most 10%",
-    "speculative-speedup": "speedup over the verifier's greedy decode, 95% interval above 1.0",
-    "framing-parity": "single-step == batched argmax everywhere and presents within 0.0001",
-    "runtime-framing-parity": "single-step == batched argmax on every row and presents within 0.0001",
-    "runtime-parity": "the runtime's own greedy decode of every golden row equals Python onnxruntime's, token by token",
+    "decode-linear": "exponent's 95% interval ≤ 1.15",
+    "harness-overhead": "wall time outside session.run ≤ 10%",
+    "speculative-speedup-k": "speedup's 95% interval above 1×",
+    "speculative-speedup": "some k's 97.5% interval (Bonferroni over 2 k) above 1×",
+    "lite-smaller": "bytes on disk / the plain tier's below 1×",
+    "framing-parity": "every argmax equal single-step and batched; presents within 0.0001",
+    "runtime-framing-parity": "every argmax equal single-step and batched; presents within 0.0001",
+    "runtime-parity": "the runtime's greedy decode of every golden row equals Python onnxruntime's, token by token",
     "output-preservation": "every row of the speculative decode equals the verifier's greedy decode",
     "self-acceptance": "drafter == verifier: anything below 1.0 is framing, not model disagreement",
-    "acceptance": "probe: verifier checks drafts single-step; runtime: one batched call",
+    "acceptance": "probe: the verifier checks drafts single-step; runtime: in one batched call",
 }
+NOT_MEASURED = "the leg runs where its runtime is installed; a missing runtime or tier is recorded, not assumed"
 
 
 def test_every_verdict_states_its_rule():
@@ -282,14 +357,12 @@ def test_every_verdict_states_its_rule():
     doc["framing"]["legs"][1].update(status="skipped", reason="no node", tiers=[])
     doc["framing"]["legs"][1]["tiers"] = []
     (leg,) = [v for v in framing_verdicts(_record(doc), POLICY) if v.topic == "runtime-parity"]
-    assert leg.rule == "the leg runs where its runtime is installed; a missing runtime is recorded, not assumed"
+    assert leg.rule == NOT_MEASURED
     assert leg.question == QUESTIONS["runtime-parity"]
     doc = _doc()
     _node_tier(doc, "base-int8").update(status="failed", reason="bad IR")
     tier = [v for v in framing_verdicts(_record(doc), POLICY) if v.subject == "base-int8 under onnxruntime-node"]
-    assert [(v.question, v.rule) for v in tier] == [
-        (QUESTIONS["runtime-parity"], "a tier the runtime cannot load or read is recorded with the reason")
-    ]
+    assert [(v.question, v.rule) for v in tier] == [(QUESTIONS["runtime-parity"], NOT_MEASURED)]
 
 
 def test_acceptance_values_and_what_is_missing():
@@ -298,10 +371,10 @@ def test_acceptance_values_and_what_is_missing():
     a["probe"] = {"accepted": 0, "proposed": 0}
     a["runtime"] = {"accepted": 50, "proposed": 100}
     info = _by(framing_verdicts(_record(doc), POLICY), "acceptance")["small-int4->base-int8"]
-    assert (info.answer, info.value) == ("nothing proposed", 0.5)
+    assert (info.answer, info.value, info.measured) == ("nothing proposed", 0.5, "-")
     a["rows"] = a["preserved"] = 0
     kept = _by(framing_verdicts(_record(doc), POLICY), "output-preservation")["small-int4->base-int8"]
-    assert kept.value is None and kept.answer == "0/0 rows identical"
+    assert kept.value is None and kept.answer == "yes: 0/0 rows identical"
     doc["framing"] = None
     assert framing_verdicts(_record(doc), POLICY) == []
 
@@ -336,9 +409,9 @@ def test_another_runtimes_presents_at_the_tolerance_and_above():
         b["present_max_abs_diff"] = 1e-4
     frame = _by(framing_verdicts(_record(doc), POLICY), "runtime-framing-parity")
     at = frame["small-int4 under onnxruntime-node"]
-    assert (at.outcome, at.answer, at.value) == ("success", "no: 12/12 rows", 1e-4)
+    assert (at.outcome, at.answer, at.value) == ("success", "yes: 384/384 argmax hold", 1e-4)
     above = frame["base-int8 under onnxruntime-node"]
-    assert (above.outcome, above.answer) == ("warning", "values move (max 0.12), decisions do not")
+    assert (above.outcome, above.answer) == ("warning", "yes, 384/384 argmax hold, but presents move by up to 0.12")
     assert above.value == pytest.approx(0.1224, abs=1e-4)
 
 
@@ -347,7 +420,7 @@ def test_decodes_of_unequal_length_compare_row_by_row():
     node = _node_tier(doc, "small-int4")
     node["output_ids"] = node["output_ids"][:-1]  # one row missing: the rows present still compare
     same = _by(framing_verdicts(_record(doc), POLICY), "runtime-parity")["small-int4 under onnxruntime-node"]
-    assert same.answer == "11/12 greedy decodes identical" and same.outcome == "warning"
+    assert same.answer == "no: 11/12 greedy decodes identical" and same.outcome == "warning"
 
 
 def test_a_stale_cached_verdict_raises_the_key_error_the_cache_expects():
@@ -361,4 +434,4 @@ def test_no_rows_to_compare_gives_no_share():
     _python_tier(doc, "small-int4")["output_ids"] = []
     _node_tier(doc, "small-int4")["output_ids"] = []
     same = _by(framing_verdicts(_record(doc), POLICY), "runtime-parity")["small-int4 under onnxruntime-node"]
-    assert (same.answer, same.value) == ("0/0 greedy decodes identical", None)
+    assert (same.answer, same.value) == ("yes: 0/0 greedy decodes identical", None)
