@@ -121,8 +121,11 @@ def _tier_sentence(role: str, t: TierLine, reference: str | None) -> Md:
         parts.append(f"; it matches the expected output on {t.exact}/{t.rows} golden rows")
         if t.same_as_reference is not None and reference and t.tier != reference:
             parts.append(f" and decodes {t.same_as_reference}/{t.rows} rows exactly as the reference does")
-    href = f"wallclock.md#{row_id('tier', t.tier)}"
-    parts.append(f" ({_link('evidence', href)}).")
+    if t.ms_per_token is not None:
+        parts.append(f" ({_link('evidence', 'wallclock.md#' + row_id('tier', t.tier))})")
+    elif t.framing_total:
+        parts.append(f" ({_link('evidence', 'framing.md#' + row_id('framing', t.tier))})")
+    parts.append(".")
     return trusted("".join(parts))
 
 
@@ -227,8 +230,14 @@ def _summary_row(t: TierLine) -> SummaryRow:
     framing = "-"
     if t.framing_total:
         framing = "stable" if not t.framing_changed else f"{t.framing_changed} of {t.framing_total:,} change"
+    if t.ms_per_token is not None:  # the row it links to exists only where the wall-clock suite ran
+        name = _link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}")
+    elif t.framing_total:
+        name = _link(t.tier, f"framing.md#{row_id('framing', t.tier)}")
+    else:
+        name = md(t.tier)
     return SummaryRow(
-        _link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}"),
+        name,
         trusted(f"{md(t.role)}<br><small>{md(t.precision)}</small>"),
         md(_mb(t.size_bytes)),
         _pm(t.ms_per_token, 3),
