@@ -204,6 +204,14 @@ class Cache:
         with contextlib.suppress(OSError, MeasureError):  # an unwritable cache only costs the next build time
             write_bytes(path, orjson.dumps(value), root=self.folder)
 
+    def hashes(self) -> dict[str, list[Any]]:
+        """The index of record files already hashed: path -> [size, mtime_ns, sha256] (empty when unreadable)."""
+        found = self._read("index", "files")
+        return found if isinstance(found, dict) else {}
+
+    def put_hashes(self, index: dict[str, list[Any]]) -> None:
+        self._write("index", "files", index)
+
     def summary(self, sha256: str) -> Summary | None:
         found = self._read("summaries", sha256)
         try:
@@ -276,6 +284,26 @@ def _summarize_all(missing: list[tuple[Path, str]]) -> list[Summary]:
         return list(pool.map(_summarize_file, paths, hashes, chunksize=max(1, len(missing) // (4 * workers))))
 
 
+def _sha_of(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]]) -> str:
+    """The file's sha256, from the cache's index when its size and modification time (ns) are unchanged.
+
+    As git's index does: a file rewritten keeps neither its mtime_ns nor, in practice, both; such a file is
+    hashed again. A warm build of a long history then reads no record it has read before.
+    """
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
+    key, stamp = str(path), [st.st_size, st.st_mtime_ns]
+    entry = known.get(key)
+    if entry is not None and entry[:2] == stamp and isinstance(entry[2], str):
+        sha = entry[2]
+    else:
+        sha = file_sha256(read_bytes(path))
+    seen[key] = [*stamp, sha]
+    return sha
+
+
 def load_results(results: Path, cache: Cache) -> Loaded:
     """Summaries of every record under ``results``; a bad record is a one-line error naming it.
 
@@ -285,8 +313,10 @@ def load_results(results: Path, cache: Cache) -> Loaded:
     found: dict[str, Summary | None] = {}
     paths: dict[str, Path] = {}
     missing = []
+    known = cache.hashes()
+    seen: dict[str, list[Any]] = {}
     for path in record_paths(results):
-        sha = file_sha256(read_bytes(path))
+        sha = _sha_of(path, known, seen)
         if sha in paths:
             continue
         paths[sha] = path
@@ -296,4 +326,6 @@ def load_results(results: Path, cache: Cache) -> Loaded:
     for summary in _summarize_all(missing):
         cache.put_summary(summary)
         found[summary.sha256] = summary
+    if seen != known:
+        cache.put_hashes(seen)
     return Loaded(results, [s for s in found.values() if s is not None], paths)

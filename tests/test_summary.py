@@ -78,3 +78,19 @@ def test_the_same_record_under_two_names_is_one_record(tmp_path):
     first = sorted(results.glob("*/*.json"))[0]
     (first.parent / "20261230T000000Z-ffffff.json").write_bytes(first.read_bytes())
     assert len(load_results(results, Cache(None)).summaries) == 2
+
+
+def test_a_warm_build_takes_unchanged_files_hashes_from_the_index(tmp_path):
+    results, cache = _tree(tmp_path / "results", 2), tmp_path / "cache"
+    render_results(results, cache=cache)
+    index = Cache(cache).hashes()
+    assert sorted(index) == sorted(str(p) for p in results.glob("*/*.json"))
+    path = sorted(results.glob("*/*.json"))[0]
+    size, mtime, sha = index[str(path)]
+    assert (size, mtime) == (path.stat().st_size, path.stat().st_mtime_ns) and len(sha) == 64
+    # an index entry that no longer matches the file's stamp is never trusted: the file is hashed again
+    stale = {**index, str(path): [size, mtime - 1, "0" * 64]}
+    Cache(cache).put_hashes(stale)
+    store = Cache(cache)
+    loaded = load_results(results, store)
+    assert (store.hits, store.misses) == (2, 0) and "0" * 64 not in loaded.paths
