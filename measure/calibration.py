@@ -40,7 +40,7 @@ import numpy as np
 from measure.comparison import CaseSamples, Drift
 from measure.errors import MeasureError
 from measure.model import Record
-from measure.tree import in_time_order, read_calibration, write_calibration
+from measure.tree import Dated, in_time_order, read_calibration, write_calibration
 
 CALIBRATION_VERSION = 2
 """2 adds ``drift_sd`` (and ``weak``); a version-1 file is read with a drift derived from its ratios alone."""
@@ -122,19 +122,9 @@ class Calibration:
         }
 
 
-class AARun(Protocol):
-    """What pairing reads of a run (a record's cached summary has all of it)."""
+class AARun(Dated, Protocol):
+    """What pairing reads of a run beyond the folder queries' fields (a record's cached summary has all of it)."""
 
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def machine_id(self) -> str: ...
-    @property
-    def started_at(self) -> str: ...
-    @property
-    def complete(self) -> bool: ...
-    @property
-    def commit(self) -> str | None: ...
     @property
     def build_key(self) -> str | None: ...
     @property

@@ -102,7 +102,7 @@ def percentiles(values: np.ndarray, b: Bootstrap) -> Percentiles | None:
     return Percentiles(est[0], est[1], est[2], int(x.size))
 
 
-def _summary(values: np.ndarray | None, b: Bootstrap, scale: float = 1.0) -> Estimate | None:
+def _summary(values: np.ndarray | None, scale: float = 1.0) -> Estimate | None:
     if values is None:
         return None
     x = np.asarray(values, dtype=float).ravel() * scale
@@ -194,12 +194,12 @@ def tier_costs(record: Record) -> list[TierCost]:
                 role=tier.role,
                 precision=tier.precision,
                 bytes=tier.total_bytes,
-                load_cold_ms=_summary(samples.load_cold_s, b, 1000) if samples is not None else None,
-                load_warm_ms=_summary(samples.load_warm_s, b, 1000) if samples is not None else None,
-                peak_rss_bytes=_summary(samples.peak_rss_bytes, b) if samples is not None else None,
-                memory_bytes=_summary(_memory(record, name), b),
-                first_token_ms=_summary(first, b, 1000),
-                next_token_ms=_summary(next_ms, b),
+                load_cold_ms=_summary(samples.load_cold_s, 1000) if samples is not None else None,
+                load_warm_ms=_summary(samples.load_warm_s, 1000) if samples is not None else None,
+                peak_rss_bytes=_summary(samples.peak_rss_bytes) if samples is not None else None,
+                memory_bytes=_summary(_memory(record, name)),
+                first_token_ms=_summary(first, 1000),
+                next_token_ms=_summary(next_ms),
                 row_ms=percentiles(1000 * case.wall_s, b) if case is not None else None,
                 token_ms=percentiles(token_ms, b) if token_ms is not None else None,
                 threads_ms_per_token=threads,

@@ -25,7 +25,7 @@ from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
 from measure.calibration import build_key
 from measure.comparison import CaseSamples, Comparison, Drift, compare, samples_of
 from measure.errors import MeasureError
-from measure.model import Record, from_document
+from measure.model import Git, Record, from_document
 from measure.policy import Policy, policy_from
 from measure.record import load, load_record, read_bytes
 from measure.stats import Estimate
@@ -65,9 +65,7 @@ class Summary:
 
     @property
     def short_commit(self) -> str:
-        if not self.commit:
-            return "no commit"
-        return self.commit[:10] + (" (dirty)" if self.dirty else "")
+        return Git(self.commit, self.dirty).short
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,10 +12,11 @@ import difflib
 import html
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
 from measure.stats import Estimate
+from measure.tree import Dated
 from measure.writing import finite
 
 ADMONITION = {
@@ -27,17 +28,8 @@ ADMONITION = {
 }
 
 
-class RunLike(Protocol):
-    """A loaded record or its cached summary: what a reference to it needs."""
-
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def machine_id(self) -> str: ...
-    @property
-    def started_at(self) -> str: ...
-    @property
-    def complete(self) -> bool: ...
+RunLike = Dated
+"""A loaded record or its cached summary: what a reference to it needs (the folder queries' fields)."""
 
 
 BADGE = {"success": "✓", "failure": "✗", "warning": "!", "inconclusive": "?", "info": "i"}
