@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -214,17 +215,20 @@ class Decoder:
         out: list[int] = []
         if limit < 1:
             return out, "max_new_tokens"
-        if cache.length == 0 and self.first_call_differs:
-            logits, cache = self.feed(cache, [token], trace)
-            token = int(logits[-1].argmax())
+        lane = Lane(self, cache)
+        if lane.feeds is None:  # the first call goes to another graph or branch
+            token = int(lane.feed([token], trace)[-1].argmax())
             if token == eos:
                 return out, "eos"
             out.append(token)
-        session, feeds, past = self._steady(cache)
-        run, one, append = session.run, self._one, out.append
+        session, feeds, past = lane.session, lane.feeds, lane.past
+        call, names, label, log = session.call(), session.output_names, session.label, trace.log.append
+        one, append = self._one, out.append
         while len(out) < limit:
             feeds["input_ids"] = one[token]
-            logits = run(feeds, trace)
+            start = perf_counter()  # timed here as TimedSession.run times, less its frame
+            logits = call(names, feeds, None)
+            log((label, start, perf_counter()))
             token = int(logits[0].argmax())  # (1, 1, vocab): the flat argmax is the vocabulary index
             if token == eos:
                 return out, "eos"
@@ -233,37 +237,10 @@ class Decoder:
         return out, "max_new_tokens"
 
     def draft(self, cache: Cache, tokens: list[int], budget: int, eos: int, trace: Trace) -> tuple[list[int], Cache]:
-        """A drafter's turn: feed ``tokens`` single-step, then draft greedily until ``budget`` drafts or eos.
-
-        The last draft is not fed. The same calls and argmax as repeated :meth:`feed`, with
-        the loop's work cut as in :meth:`greedy`; returns the drafts and the cache after
-        every fed token (``len(tokens) + len(drafts) - 1`` calls).
-        """
-        if not tokens or budget < 1:
-            raise ValueError("a draft needs at least one token to feed and a budget of at least one")
-        if cache.length == 0 and self.first_call_differs:
-            first, cache = self.feed(cache, tokens[:1], trace)
-            row, tokens = first[-1], tokens[1:]
-        session, feeds, past = self._steady(cache)
-        run, one = session.run, self._one
-        length = cache.length
-        for token in tokens:
-            feeds["input_ids"] = one[token]
-            out = run(feeds, trace)
-            feeds.update(zip(past, out[1:], strict=False))
-            row = out[0]
-            length += 1
-        drafts: list[int] = []
-        while True:
-            token = int(row.argmax())
-            drafts.append(token)
-            if token == eos or len(drafts) == budget:
-                return drafts, Cache(tuple([feeds[p] for p in past]), cache.cross, length)
-            feeds["input_ids"] = one[token]
-            out = run(feeds, trace)
-            feeds.update(zip(past, out[1:], strict=False))
-            row = out[0]
-            length += 1
+        """A drafter's turn from ``cache``: :meth:`Lane.draft`, returning the drafts and the cache after them."""
+        lane = Lane(self, cache)
+        drafts = lane.draft(tokens, budget, eos, trace)
+        return drafts, lane.cache()
 
     @staticmethod
     def _shape(session: TimedSession, past_name: str, logits: str, layers: int, meta: dict) -> Shape:
@@ -290,6 +267,100 @@ class Decoder:
             zeros = self._empty_past = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
             zeros.flags.writeable = False
         return zeros
+
+
+class Lane:
+    """One decode's place in one decoder, kept between calls: the with-cache feeds, refilled in place.
+
+    What a speculative round needs (single-step drafting, a batched check, trims)
+    without a feeds dict or a :class:`Cache` built per call. The calls, their inputs
+    and their order are those of repeated :meth:`Decoder.feed` and :meth:`Cache.trim`;
+    only the bookkeeping between calls is cut.
+    """
+
+    __slots__ = ("_first", "cross", "decoder", "feeds", "length", "past", "session")
+
+    def __init__(self, decoder: Decoder, cache: Cache) -> None:
+        self.decoder = decoder
+        self.length = cache.length
+        self.cross = cache.cross
+        self._first: Cache | None = None
+        self.session: TimedSession | None = None
+        self.feeds: dict[str, np.ndarray] | None = None
+        """None until the first call when that call goes to another graph or branch."""
+        self.past: list[str] = []
+        if cache.length == 0 and decoder.first_call_differs:
+            self._first = cache
+        else:
+            self.session, self.feeds, self.past = decoder._steady(cache)
+
+    def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
+        """One call of ``len(tokens)`` tokens on top of the lane: logits ``(len(tokens), vocab)``."""
+        if self.feeds is None:
+            logits, cache = self.decoder.feed(self._first, tokens, trace)
+            self._first, self.cross, self.length = None, cache.cross, cache.length
+            self.session, self.feeds, self.past = self.decoder._steady(cache)
+            return logits
+        feeds, session = self.feeds, self.session
+        feeds["input_ids"] = self.decoder._ids(tokens)
+        call = session.call()
+        start = perf_counter()
+        out = call(session.output_names, feeds, None)
+        trace.log.append((session.label, start, perf_counter()))
+        feeds.update(zip(self.past, out[1:], strict=False))
+        self.length += len(tokens)
+        return out[0][0]
+
+    def trim(self, length: int) -> None:
+        """Keep the first ``length`` positions, as :meth:`Cache.trim` does (the same contiguous copies)."""
+        if length > self.length or length < 0:
+            raise ValueError(f"cannot trim a cache of {self.length} positions to {length}")
+        if length == self.length:
+            return
+        feeds = self.feeds
+        for p in self.past:  # length < self.length: at least one call was made, so feeds exist
+            feeds[p] = np.ascontiguousarray(feeds[p][:, :, :length])
+        self.length = length
+
+    def cache(self) -> Cache:
+        """The lane as a :class:`Cache` (sharing its arrays)."""
+        if self.feeds is None:
+            return self._first
+        return Cache(tuple([self.feeds[p] for p in self.past]), self.cross, self.length)
+
+    def draft(self, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
+        """A drafter's turn: feed ``tokens`` single-step, then draft greedily until ``budget`` drafts or eos.
+
+        The last draft is not fed. The same calls and argmax as repeated :meth:`Decoder.feed`,
+        with the loop's work cut as in :meth:`Decoder.greedy`: ``len(tokens) + len(drafts) - 1`` calls.
+        """
+        if not tokens or budget < 1:
+            raise ValueError("a draft needs at least one token to feed and a budget of at least one")
+        if self.feeds is None:
+            row, tokens = self.feed(tokens[:1], trace)[-1], tokens[1:]
+        feeds, past, one, session = self.feeds, self.past, self.decoder._one, self.session
+        call, names, label, log = session.call(), session.output_names, session.label, trace.log.append
+        for token in tokens:
+            feeds["input_ids"] = one[token]
+            start = perf_counter()
+            out = call(names, feeds, None)
+            log((label, start, perf_counter()))
+            feeds.update(zip(past, out[1:], strict=False))
+            row = out[0]
+        self.length += len(tokens)
+        drafts: list[int] = []
+        while True:
+            token = int(row.argmax())
+            drafts.append(token)
+            if token == eos or len(drafts) == budget:
+                return drafts
+            feeds["input_ids"] = one[token]
+            start = perf_counter()
+            out = call(names, feeds, None)
+            log((label, start, perf_counter()))
+            feeds.update(zip(past, out[1:], strict=False))
+            row = out[0]
+            self.length += 1
 
 
 def _check_layers(found: set[int], path: Path, what: str) -> int:
@@ -489,6 +560,7 @@ class MergedDecoder(Decoder):
 
     def _with_cached(self) -> TimedSession:
         self._with_cache.recorded = self.session.recorded  # calibration records every call of the graph
+        self._with_cache.call_like(self.session)
         return self._with_cache
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from time import perf_counter
 
-import numpy as np
-
 from measure.artifacts import Tier
 from measure.decode import Decoded
 from measure.errors import MeasureError
+from measure.graphs import Lane
 from measure.session import Trace
 
 
@@ -97,42 +96,36 @@ class SpeculativePair:
         ids = v.source_ids(text)
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         eos = v.special.eos
-        v_cache = v.start(ids, trace)
-        d_cache = d.start(ids, trace)
+        v_lane = Lane(v.decoder, v.start(ids, trace))  # each model's feeds kept and refilled across rounds
+        d_lane = Lane(d.decoder, d.start(ids, trace))
         seq = [v.special.decoder_start]  # committed tokens, start included
-        d_draft, v_feed = d.decoder.draft, v.decoder.feed  # bound once: the round loop is the hot path
+        d_draft, v_feed = d_lane.draft, v_lane.feed  # bound once: the round loop is the hot path
         rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
         d_calls = v_calls = 0
         stopped = "max_new_tokens"
         while len(seq) - 1 < limit:
-            room = limit - (len(seq) - 1)
-            budget = min(k, room - 1)
+            budget = min(k, limit - len(seq))  # room for drafts: the verifier adds one token of its own
             drafts: list[int] = []
             if budget > 0:
-                catch_up = seq[d_cache.length :]  # committed tokens the drafter lacks, fed single-step
-                drafts, d_cache = d_draft(d_cache, catch_up, budget, eos, trace)
+                catch_up = seq[d_lane.length :]  # committed tokens the drafter lacks, fed single-step
+                drafts = d_draft(catch_up, budget, eos, trace)
                 d_calls += len(catch_up) + len(drafts) - 1
-            base = v_cache.length  # == len(seq) - 1: the verifier always lacks only the last committed token
+            base = v_lane.length  # == len(seq) - 1: the verifier always lacks only the last committed token
             if verify == "batched":
-                logits, v_cache = v_feed(v_cache, [seq[-1], *drafts], trace)
+                best = v_feed([seq[-1], *drafts], trace).argmax(-1).tolist()
                 v_calls += 1
             else:
-                rows = []
-                for token in [seq[-1], *drafts]:
-                    step, v_cache = v_feed(v_cache, [token], trace)
-                    rows.append(step[-1])
-                    v_calls += 1
-                logits = np.stack(rows)
-            best = logits.argmax(-1).tolist()
+                best = [int(v_feed([token], trace)[-1].argmax()) for token in (seq[-1], *drafts)]
+                v_calls += len(drafts) + 1
             n = 0
             while n < len(drafts) and drafts[n] == best[n]:
                 n += 1
-            seq.extend(drafts[:n])
+            seq += drafts[:n]
             seq.append(best[n])
             rounds.append((len(drafts), n))
-            v_cache = v_cache.trim(base + 1 + n)
-            if drafts:
-                d_cache = d_cache.trim(min(d_cache.length, base + 1 + min(n, len(drafts) - 1)))
+            v_lane.trim(base + 1 + n)
+            if drafts:  # the drafter fed drafts[:-1]: keep what was accepted of them
+                d_lane.trim(min(d_lane.length, base + 1 + min(n, len(drafts) - 1)))
             if eos in seq[len(seq) - n - 1 :]:
                 del seq[seq.index(eos, len(seq) - n - 1) :]
                 stopped = "eos"

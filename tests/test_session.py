@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from measure import bundled
 from measure.artifacts import load_tier
 from measure.errors import MeasureError
-from measure.session import SessionConfig, Slowdown, Trace
+from measure.session import SessionConfig, Slowdown, Trace, c_level_run
 
 
 def test_options_are_recorded():
@@ -75,3 +77,60 @@ def test_a_slowdown_stretches_every_call_by_its_factor():
     trace = Trace()
     assert greedy(slowed, "объём", trace=trace).tokens == greedy(plain, "объём").tokens
     assert all(t >= 2 * s for s, t in zip(seen, trace.inside_s, strict=True))
+
+
+def _sessions(tier):
+    """Every TimedSession of a tier, the merged layout's with-cache twin included."""
+    twin = getattr(tier.decoder, "_with_cache", None)
+    return [tier.encoder.session, *tier.decoder.sessions, *([twin] if twin else [])]
+
+
+def test_cpu_sessions_call_onnxruntime_past_its_python_wrapper():
+    tier = load_tier(bundled.LITE)
+    assert {s.call_path for s in _sessions(tier)} == {"c-level"}
+    assert all(c_level_run(s.session) is not None for s in _sessions(tier))
+
+
+@pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
+def test_the_public_run_decodes_bit_for_bit_as_the_direct_call(name, golden):
+    from measure.decode import feed_prefix, greedy
+    from measure.speculative import SpeculativePair
+
+    direct, public = load_tier(bundled.GOLDEN.parent / name), load_tier(bundled.GOLDEN.parent / name)
+    for session in _sessions(public):
+        session.use_public_run()
+    drafter = load_tier(bundled.LITE, label="drafter")
+    for row in golden.rows[:16]:
+        a, b = greedy(direct, row.input), greedy(public, row.input)
+        assert (a.tokens, a.calls) == (b.tokens, b.calls), row.line
+        ids, prefix = direct.source_ids(row.input), [direct.special.decoder_start, *a.tokens]
+        assert np.array_equal(feed_prefix(direct, ids, prefix, 1)[0], feed_prefix(public, ids, prefix, 1)[0])
+        if name == "small-int4":
+            for k in (1, 4):
+                sa = SpeculativePair(drafter, direct).decode(row.input, k)
+                sb = SpeculativePair(drafter, public).decode(row.input, k)
+                assert (sa.tokens, sa.rounds, sa.calls) == (sb.tokens, sb.rounds, sb.calls), row.line
+    assert {s.call_path for s in _sessions(public)} == {"python"}
+    assert {s.call_path for s in _sessions(direct)} == {"c-level"}
+
+
+def test_a_changed_private_entry_falls_back_to_the_public_run_for_good(golden):
+    """A private entry that refuses the call's arguments (TypeError) is replaced by the public run, once."""
+    from measure.decode import greedy
+
+    plain, changed = load_tier(bundled.LITE), load_tier(bundled.LITE)
+    for session in _sessions(changed):  # a real entry with another signature: one argument too many
+        session._run = functools.partial(session.session._sess.run, session.output_names)
+    for row in golden.rows[:8]:
+        trace = Trace()
+        a, b = greedy(plain, row.input), greedy(changed, row.input, trace=trace)
+        assert (a.tokens, a.calls) == (b.tokens, b.calls) == (b.tokens, trace.calls()), row.line
+    assert {s.call_path for s in _sessions(changed)} == {"python"}
+
+
+def test_bad_feeds_are_refused_on_the_direct_path_and_it_stays():
+    tier = load_tier(bundled.LITE)
+    session = tier.encoder.session
+    with pytest.raises(Exception, match="input_ids"):
+        session.run({}, Trace())
+    assert session.call_path == "c-level"
