@@ -114,6 +114,9 @@ class Trace:
 
     One trace spans a whole decode (both models of a speculative pair), so the
     gaps are the harness's own time: Python between calls, argmax, cache trims.
+    "Inside" is the window just around onnxruntime's C++ run (see the module's
+    docstring); a session's first call, and every call with a hook or feed
+    recording set, also has :meth:`TimedSession._guarded`'s frame inside it.
     The hot path appends one ``(label, start, end)`` per call; the per-call views
     below are derived when read.
     """
