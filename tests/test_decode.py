@@ -136,3 +136,28 @@ def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
             assert drafts == expected and trace.calls() == len(tokens) + len(drafts) - 1
             assert after.length == ref.length
             assert all(np.array_equal(a, b) for a, b in zip(after.self_kv, ref.self_kv, strict=True))
+
+
+@pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
+def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
+    """The speculative loop's kept feeds give the same logits and trimmed caches, bit for bit, as Cache objects."""
+    from measure import bundled
+    from measure.artifacts import load_tier
+    from measure.graphs import Lane
+
+    tier = load_tier(bundled.GOLDEN.parent / name)
+    for row in golden.rows[:6]:
+        start = tier.start(tier.source_ids(row.input), Trace())
+        lane, cache = Lane(tier.decoder, start), start
+        for tokens, keep in (([tier.special.decoder_start, 5, 7], 2), ([9, 11, 13, 4], 4), ([6], 5)):
+            logits = lane.feed(tokens, Trace())
+            expected, cache = tier.feed(cache, tokens, Trace())
+            assert np.array_equal(logits, expected)
+            lane.trim(keep)
+            cache = cache.trim(keep)
+            got = lane.cache()
+            assert got.length == cache.length == lane.length == keep
+            assert all(np.array_equal(a, b) for a, b in zip(got.self_kv, cache.self_kv, strict=True))
+            assert all(a.flags.c_contiguous for a in got.self_kv)
+        with pytest.raises(ValueError, match="cannot trim"):
+            lane.trim(lane.length + 1)
