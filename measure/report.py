@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, pair_timings, tier_timings
+from measure.callcosts import CostModel, cost_model
 from measure.cost import TierCost, tier_costs
 from measure.model import FP32, Record
 from measure.stats import Estimate, paired_ratio
@@ -24,12 +25,14 @@ class Analysis:
     verdicts: tuple[Verdict, ...]
     costs: tuple[TierCost, ...] = ()
     """The cost profile per tier: size, load, memory, first token, latency percentiles, threads."""
+    cost_model: CostModel | None = None
+    """Timed single calls and what they predict per pair; layout findings. None for records without them."""
 
 
 def analyse(record: Record) -> Analysis:
     tiers, pairs = tuple(tier_timings(record)), tuple(pair_timings(record))
     found = tuple(verdicts(record, tiers=tiers, pairs=pairs))
-    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record)))
+    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record)), cost_model(record, pairs))
 
 
 def _estimate(e: Any) -> dict[str, Any] | None:
