@@ -60,6 +60,26 @@ def cost_metrics(c: TierCost) -> dict[str, Any]:
     }
 
 
+def _cost_metrics(m: CostModel | None) -> dict[str, Any]:
+    """The measured cost model as metrics.json states it; nothing for records without it."""
+    if m is None:
+        return {}
+    return {
+        "cost_model": {
+            r.case: {
+                "leviathan": r.prediction.leviathan,
+                "measured_cost": r.prediction.measured_cost,
+                "batch_ratio": r.prediction.batch_ratio,
+                "efficiency": r.efficiency.to_dict(),
+            }
+            for r in m.pairs
+        },
+        "layouts": {
+            f.name: {"merged_over_split": f.ratio.to_dict(), "same_outputs": f.same_outputs} for f in m.layouts
+        },
+    }
+
+
 def metrics(latest: dict[str, Analysis]) -> dict[str, Any]:
     """The headline numbers of each machine's current record, for metrics.json."""
     out: dict[str, Any] = {"machines": {}}
@@ -85,6 +105,7 @@ def metrics(latest: dict[str, Analysis]) -> dict[str, Any]:
                 }
                 for p in a.pairs
             },
+            **_cost_metrics(a.cost_model),
             "framing": {
                 t.tier: {
                     "argmax_agree": t.argmax_agree,

@@ -58,12 +58,23 @@ def _point(tier: Tier, text: str, most: int) -> _Point:
     return _Point(cache, follow)
 
 
-def _sample(tier: Tier, points: list[_Point], n: int) -> float:
-    """Mean seconds inside ``session.run`` of one call of n tokens, over the rows' caches."""
+def _sweep(tier: Tier, points: list[_Point], widths: list[int], shift: int) -> dict[int, float]:
+    """Width -> mean seconds inside ``session.run`` of one call of that many tokens, over the rows' caches.
+
+    Widths are interleaved row by row (their order rotated by ``shift`` and by row), so a burst of load on a
+    shared machine lands on every width alike instead of on the one that happened to run then.
+    """
     trace = Trace()
-    for p in points:
-        tier.feed(p.cache, list(p.follow[:n]), trace)
-    return trace.run_s() / len(points)
+    order: list[int] = []
+    for i, p in enumerate(points):
+        k = (shift + i) % len(widths)
+        for n in widths[k:] + widths[:k]:
+            tier.feed(p.cache, list(p.follow[:n]), trace)
+            order.append(n)
+    total = dict.fromkeys(widths, 0.0)
+    for n, seconds in zip(order, trace.inside_s, strict=True):
+        total[n] += seconds
+    return {n: total[n] / len(points) for n in widths}
 
 
 def _widths(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> dict[str, list[int]]:
@@ -86,8 +97,7 @@ def run_call_costs(
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``wallclock.call_costs``) in place.
 
-    Each repeat times every tier and every width once, the widths rotated so no
-    width always runs first; with ``fresh_sessions`` every repeat after the first
+    Each repeat times every tier and, row by row, every width once; with ``fresh_sessions`` every repeat after the first
     loads new sessions (the caches are plain arrays and carry over).
     """
     tiers, pairs = load()
@@ -115,11 +125,9 @@ def run_call_costs(
             tiers = load()[0]
         if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
             for name, n in widths.items():
-                for width in n:
-                    _sample(tiers[name], points[name], width)
-        for i, (name, n) in enumerate(widths.items()):
-            shift = (rep + i) % len(n)
-            samples = {w: _sample(tiers[name], points[name], w) for w in n[shift:] + n[:shift]}
+                _sweep(tiers[name], points[name][:2], n, 0)
+        for name, n in widths.items():
+            samples = _sweep(tiers[name], points[name], n, rep)
             out["tiers"][name]["call_s"].append([_ns(samples[w]) for w in n])
         out["repeats"] = rep + 1
         progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
