@@ -28,11 +28,11 @@ class BatchCost:
     tier: str
     n: tuple[int, ...]
     call_us: tuple[Estimate, ...]
-    """Microseconds of one call of each n: median over repeats with its interval."""
+    """Microseconds of one call of each n: the median over repeats of each repeat's median over rows."""
     vs_single: tuple[Estimate, ...]
     """A call of each n over a single step, repeats paired (n = 1 gives exactly 1)."""
     line: BatchCostLine | None
-    """cost(n) = fixed_s + per_token_s * n, least squares over every sample; None with a single width."""
+    """cost(n) = fixed_s + per_token_s * n, least squares over every repeat's medians; None with a single width."""
     cache_tokens: float
     """Mean cached positions the calls ran on top of."""
 
@@ -95,14 +95,14 @@ def _median(samples: np.ndarray | None) -> float | None:
 def batch_cost(tier: str, calls: TierCalls) -> BatchCost:
     single = calls.samples(1)
     estimates, ratios = [], []
+    table = calls.per_repeat_s
     for i, _ in enumerate(calls.n):
-        column = calls.call_s[:, i]
+        column = table[:, i]
         estimates.append(summarize(1e6 * column))
         ratios.append(paired_ratio(column, single) if single is not None else Estimate(1.0, 1.0, 1.0))
     line = None
     if len(set(calls.n)) >= 2:
-        reps = calls.call_s.shape[0]
-        line = fit_batch_cost([n for _ in range(reps) for n in calls.n], calls.call_s.ravel().tolist())
+        line = fit_batch_cost([n for _ in range(table.shape[0]) for n in calls.n], table.ravel().tolist())
     mean_cache = float(np.mean(calls.cache_tokens)) if calls.cache_tokens else 0.0
     return BatchCost(tier, calls.n, tuple(estimates), tuple(ratios), line, mean_cache)
 

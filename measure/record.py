@@ -223,8 +223,10 @@ def _check_call_costs(wallclock: dict[str, Any], rows: int, source: str) -> None
             raise MeasureError(f"{source}: field {where}/n: expected each width once, got {t['n']}")
         if len(t["cache_tokens"]) != costs["rows"]:
             raise MeasureError(f"{source}: field {where}/cache_tokens: expected one per timed row ({costs['rows']})")
-        if any(len(rep) != len(t["n"]) for rep in t["call_s"]):
-            raise MeasureError(f"{source}: field {where}/call_s: expected one value per width n per repeat")
+        if any(len(rep) != len(t["n"]) or any(len(w) != costs["rows"] for w in rep) for rep in t["call_s"]):
+            raise MeasureError(
+                f"{source}: field {where}/call_s: expected per repeat one list per width n of {costs['rows']} seconds"
+            )
     for name, pair in (wallclock.get("layouts") or {}).items():
         for side in ("merged", "split"):
             v, where = pair[side], f"wallclock/layouts/{name}/{side}"

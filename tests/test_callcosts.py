@@ -67,8 +67,8 @@ def test_the_suite_records_call_costs_per_verifier_width_and_per_drafter(recorde
     assert tiers["base-int8"]["n"] == [1, 2, 3, 4, 5]  # k = 2, 4: up to max(k) + 1
     assert tiers["small-int4"]["n"] == [1]
     for t in tiers.values():
-        assert len(t["call_s"]) == 3 and all(len(rep) == len(t["n"]) for rep in t["call_s"])
-        assert all(s > 0 for rep in t["call_s"] for s in rep)
+        assert np.asarray(t["call_s"]).shape == (3, len(t["n"]), 4)  # repeats x widths x rows
+        assert np.all(np.asarray(t["call_s"]) > 0)
         assert len(t["cache_tokens"]) == 4 and all(c >= 1 for c in t["cache_tokens"])
 
 
@@ -87,7 +87,7 @@ def test_the_model_reads_the_samples_typed_and_read_only(recorded):
     calls = record.wallclock.call_costs.tiers["base-int8"]
     raw = doc["wallclock"]["call_costs"]["tiers"]["base-int8"]["call_s"]
     assert calls.n == (1, 2, 3, 4, 5)
-    assert calls.samples(3).tolist() == [rep[2] for rep in raw]
+    assert calls.samples(3).tolist() == [float(np.median(rep[2])) for rep in raw]
     assert calls.samples(9) is None
     assert not calls.call_s.flags.writeable
     (layout,) = record.wallclock.layouts
@@ -99,12 +99,13 @@ def test_cost_model_figures_follow_from_the_record(recorded):
     pairs = pair_timings(record)
     model = cost_model(record, pairs)
     assert [r.case for r in model.pairs] == [p.case for p in pairs]
-    raw = doc["wallclock"]["call_costs"]["tiers"]
+    raw = {name: np.asarray(t["call_s"]) for name, t in doc["wallclock"]["call_costs"]["tiers"].items()}
     for row, p in zip(model.pairs, pairs, strict=True):
         case = doc["wallclock"]["cases"][row.case]
-        single = float(np.median([rep[0] for rep in raw["base-int8"]["call_s"]]))
-        batched = float(np.median([rep[row.k] for rep in raw["base-int8"]["call_s"]]))  # n = k + 1 at index k
-        draft = float(np.median([rep[0] for rep in raw["small-int4"]["call_s"]]))
+        # each repeat's median over rows, then the median over repeats; n = k + 1 sits at index k
+        single = float(np.median(np.median(raw["base-int8"][:, 0, :], axis=1)))
+        batched = float(np.median(np.median(raw["base-int8"][:, row.k, :], axis=1)))
+        draft = float(np.median(np.median(raw["small-int4"][:, 0, :], axis=1)))
         rounds = sum(case["rounds"])
         tokens = (sum(case["accepted"]) + rounds) / rounds
         drafts = sum(case["drafter_calls"]) / rounds
@@ -122,7 +123,7 @@ def test_cost_model_figures_follow_from_the_record(recorded):
 def test_batch_cost_line_and_ratios_are_the_samples_own(recorded):
     _, doc, record = recorded
     (tier,) = cost_model(record, pair_timings(record)).tiers
-    raw = np.asarray(doc["wallclock"]["call_costs"]["tiers"]["base-int8"]["call_s"])
+    raw = np.median(np.asarray(doc["wallclock"]["call_costs"]["tiers"]["base-int8"]["call_s"]), axis=2)
     assert tier.tier == "base-int8" and tier.n == (1, 2, 3, 4, 5)
     assert tier.vs_single[0].value == pytest.approx(1.0)
     assert tier.ratio(3) == paired_ratio(raw[:, 2], raw[:, 0])
@@ -162,6 +163,7 @@ def test_a_record_without_the_fields_has_no_cost_model_and_its_page_renders(tmp_
     "break_it, field",
     [
         (lambda d: d["wallclock"]["call_costs"]["tiers"]["base-int8"]["call_s"][0].pop(), "call_s"),
+        (lambda d: d["wallclock"]["call_costs"]["tiers"]["base-int8"]["call_s"][1][0].pop(), "call_s"),
         (lambda d: d["wallclock"]["call_costs"]["tiers"]["base-int8"]["cache_tokens"].pop(), "cache_tokens"),
         (
             lambda d: d["wallclock"]["call_costs"]["tiers"].update(

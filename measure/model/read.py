@@ -133,6 +133,13 @@ def _table(rows: list[list[float]], width: int) -> np.ndarray:
     return _array(rows)
 
 
+def _cube(values: list[list[list[float]]], widths: int, rows: int) -> np.ndarray:
+    """Repeats x widths x rows, read-only; zero repeats give an empty cube of the right shape."""
+    a = np.asarray(values, dtype=float).reshape(len(values), widths, rows)
+    a.flags.writeable = False
+    return a
+
+
 def _call_costs(c: dict[str, Any] | None) -> CallCosts | None:
     if not c:
         return None
@@ -141,7 +148,7 @@ def _call_costs(c: dict[str, Any] | None) -> CallCosts | None:
         repeats=int(c["repeats"]),
         fresh_sessions=c.get("fresh_sessions"),
         tiers={
-            name: TierCalls(_ints(t["n"]), _ints(t["cache_tokens"]), _table(t["call_s"], len(t["n"])))
+            name: TierCalls(_ints(t["n"]), _ints(t["cache_tokens"]), _cube(t["call_s"], len(t["n"]), int(c["rows"])))
             for name, t in c["tiers"].items()
         },
     )

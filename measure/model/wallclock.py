@@ -122,7 +122,7 @@ class Profile:
 
 @dataclass(frozen=True)
 class TierCalls:
-    """One tier's single calls timed on their own: ``call_s`` is repeats x widths, mean seconds of one call."""
+    """One tier's single calls timed on their own: ``call_s`` is repeats x widths x rows, seconds of one call."""
 
     n: tuple[int, ...]
     """Tokens per call, one column of ``call_s`` each."""
@@ -130,9 +130,17 @@ class TierCalls:
     """Per golden row, the cached positions the calls ran on top of."""
     call_s: np.ndarray
 
+    @cached_property
+    def per_repeat_s(self) -> np.ndarray:
+        """Repeats x widths: the median over rows of one call's seconds (a call preempted on a shared
+        machine moves a median over rows far less than a mean)."""
+        a = np.median(self.call_s, axis=2) if self.call_s.size else np.zeros((0, len(self.n)))
+        a.flags.writeable = False
+        return a
+
     def samples(self, n: int) -> np.ndarray | None:
         """The per-repeat seconds of one call of ``n`` tokens; None where that width was not timed."""
-        return self.call_s[:, self.n.index(n)] if n in self.n and self.call_s.size else None
+        return self.per_repeat_s[:, self.n.index(n)] if n in self.n and self.per_repeat_s.size else None
 
 
 @dataclass(frozen=True)

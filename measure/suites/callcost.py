@@ -58,23 +58,25 @@ def _point(tier: Tier, text: str, most: int) -> _Point:
     return _Point(cache, follow)
 
 
-def _sweep(tier: Tier, points: list[_Point], widths: list[int], shift: int) -> dict[int, float]:
-    """Width -> mean seconds inside ``session.run`` of one call of that many tokens, over the rows' caches.
+def _sweep(
+    tiers: dict[str, Tier], points: dict[str, list[_Point]], widths: dict[str, list[int]], shift: int, rows: int
+) -> dict[str, list[list[float]]]:
+    """Tier -> per width, per row: the seconds inside ``session.run`` of one call of that many tokens.
 
-    Widths are interleaved row by row (their order rotated by ``shift`` and by row), so a burst of load on a
-    shared machine lands on every width alike instead of on the one that happened to run then.
+    Row by row, every tier and every width, their orders rotated by ``shift`` and by row, so a burst of load
+    on a shared machine lands on every tier and width alike instead of on whichever happened to run then.
     """
-    trace = Trace()
-    order: list[int] = []
-    for i, p in enumerate(points):
-        k = (shift + i) % len(widths)
-        for n in widths[k:] + widths[:k]:
-            tier.feed(p.cache, list(p.follow[:n]), trace)
-            order.append(n)
-    total = dict.fromkeys(widths, 0.0)
-    for n, seconds in zip(order, trace.inside_s, strict=True):
-        total[n] += seconds
-    return {n: total[n] / len(points) for n in widths}
+    out = {name: [[0.0] * rows for _ in n] for name, n in widths.items()}
+    names = list(widths)
+    for i in range(rows):
+        r = shift + i
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            tier, p, n = tiers[name], points[name][i], widths[name]
+            for j in [*range(r % len(n), len(n)), *range(r % len(n))]:
+                trace = Trace()
+                tier.feed(p.cache, list(p.follow[: n[j]]), trace)
+                out[name][j][i] = _ns(trace.run_s())
+    return out
 
 
 def _widths(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> dict[str, list[int]]:
@@ -97,7 +99,7 @@ def run_call_costs(
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``wallclock.call_costs``) in place.
 
-    Each repeat times every tier and, row by row, every width once; with ``fresh_sessions`` every repeat after the first
+    Each repeat times, row by row, every tier and every width once; with ``fresh_sessions`` every repeat after the first
     loads new sessions (the caches are plain arrays and carry over).
     """
     tiers, pairs = load()
@@ -124,11 +126,9 @@ def run_call_costs(
         if rep and config.fresh_sessions:
             tiers = load()[0]
         if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
-            for name, n in widths.items():
-                _sweep(tiers[name], points[name][:2], n, 0)
-        for name, n in widths.items():
-            samples = _sweep(tiers[name], points[name], n, rep)
-            out["tiers"][name]["call_s"].append([_ns(samples[w]) for w in n])
+            _sweep(tiers, points, widths, 0, min(2, len(rows)))
+        for name, samples in _sweep(tiers, points, widths, rep, len(rows)).items():
+            out["tiers"][name]["call_s"].append(samples)
         out["repeats"] = rep + 1
         progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
         save()
