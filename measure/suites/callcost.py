@@ -63,18 +63,20 @@ def _sweep(
 ) -> dict[str, list[list[float]]]:
     """Tier -> per width, per row: the seconds inside ``session.run`` of one call of that many tokens.
 
-    Row by row, every tier and every width, their orders rotated by ``shift`` and by row, so a burst of load
-    on a shared machine lands on every tier and width alike instead of on whichever happened to run then.
+    Each tier's calls run back to back, as a decode runs them (the demo's models fit in a core's L2 cache, so
+    a call right after another model's runs measurably slower); tiers take turns first across repeats. Widths
+    are interleaved row by row, their order rotated, so a burst of load lands on every width alike.
     """
     out = {name: [[0.0] * rows for _ in n] for name, n in widths.items()}
     names = list(widths)
-    for i in range(rows):
-        r = shift + i
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            tier, p, n = tiers[name], points[name][i], widths[name]
-            for j in [*range(r % len(n), len(n)), *range(r % len(n))]:
+    start = shift % len(names) if names else 0
+    for name in names[start:] + names[:start]:
+        tier, n = tiers[name], widths[name]
+        for i in range(rows):
+            r = (shift + i) % len(n)
+            for j in [*range(r, len(n)), *range(r)]:
                 trace = Trace()
-                tier.feed(p.cache, list(p.follow[: n[j]]), trace)
+                tier.feed(points[name][i].cache, list(points[name][i].follow[: n[j]]), trace)
                 out[name][j][i] = _ns(trace.run_s())
     return out
 
@@ -99,7 +101,7 @@ def run_call_costs(
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``wallclock.call_costs``) in place.
 
-    Each repeat times, row by row, every tier and every width once; with ``fresh_sessions`` every repeat after the first
+    Each repeat times every tier and, row by row, every width once; with ``fresh_sessions`` every repeat after the first
     loads new sessions (the caches are plain arrays and carry over).
     """
     tiers, pairs = load()
