@@ -226,3 +226,20 @@ def test_the_wall_clock_page_shows_the_cost_model_with_stable_anchors(recorded, 
     assert machine["layouts"]["small-fp32"]["same_outputs"] is True
     methods = html(project, "results/methods")
     assert "measured cost model" in methods.lower() and "efficiency" in methods
+
+
+def test_a_run_stopped_before_the_first_repeat_reads_without_a_cost_model(recorded):
+    _, doc, _ = recorded
+    stopped = copy.deepcopy(doc)
+    stopped["complete"] = False
+    stopped["wallclock"]["call_costs"]["repeats"] = 0
+    for t in stopped["wallclock"]["call_costs"]["tiers"].values():
+        t["call_s"] = []
+    for side in ("merged", "split"):
+        stopped["wallclock"]["layouts"]["small-fp32"][side]["wall_s"] = []
+        stopped["wallclock"]["layouts"]["small-fp32"][side]["run_s"] = []
+    validate(stopped, "stopped.json")
+    record = from_document(stopped, "stopped.json")
+    assert record.wallclock.call_costs.tiers["base-int8"].samples(1) is None
+    model = cost_model(record, pair_timings(record))
+    assert model.pairs == () and model.tiers == () and model.layouts == ()

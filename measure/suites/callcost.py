@@ -179,10 +179,10 @@ def run_layouts(
                 for tier in sides.values():
                     greedy(tier, texts[0])
             order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
-            for side in order:
-                results = [greedy(sides[side], t) for t in texts]
-                entry[side]["wall_s"].append([_ns(d.wall_s) for d in results])
-                entry[side]["run_s"].append([_ns(d.run_s) for d in results])
+            results = {side: [greedy(sides[side], t) for t in texts] for side in order}
+            for side, decoded in results.items():  # both at once: a stopped run keeps paired repeats
+                entry[side]["wall_s"].append([_ns(d.wall_s) for d in decoded])
+                entry[side]["run_s"].append([_ns(d.run_s) for d in decoded])
             entry["repeats"] = rep + 1
             progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
             save()
