@@ -243,3 +243,15 @@ def test_a_run_stopped_before_the_first_repeat_reads_without_a_cost_model(record
     assert record.wallclock.call_costs.tiers["base-int8"].samples(1) is None
     model = cost_model(record, pair_timings(record))
     assert model.pairs == () and model.tiers == () and model.layouts == ()
+
+
+def test_show_prints_the_cost_model_and_the_layout_finding(recorded, capsys):
+    from measure.cli import main
+
+    path, _, record = recorded
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    row = cost_model(record, pair_timings(record)).pairs[0]
+    assert "cost model (predicted speedups from timed calls" in out
+    assert f"{row.prediction.measured_cost:>10.2f}" in out.split(row.case)[-1].splitlines()[0]
+    assert "layouts small-fp32: merged costs " in out
