@@ -86,7 +86,7 @@ class WallclockConfig:
     """Intra-op thread counts swept for every greedy tier (e.g. [1, 2]); empty: no sweep."""
     call_costs: bool = True
     """Also time single onnxruntime calls: each verifier's call of n = 1 .. max(k) + 1 tokens, each drafter's step."""
-    call_cost_rows: int = 32
+    call_cost_rows: int = 16
     """Golden rows (the first N) whose mid-decode caches the timed calls run on."""
 
     def __post_init__(self) -> None:
