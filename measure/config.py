@@ -44,6 +44,21 @@ class PairSpec:
 
 
 @dataclass(frozen=True)
+class LayoutSpec:
+    """Two layouts of one model's weights, timed against each other: what the layout alone costs."""
+
+    name: str
+    """How the finding names the model (usually its tier)."""
+    merged: Path
+    """The tier folder with ``decoder_model_merged.onnx`` (one ``If`` graph)."""
+    split: Path
+    """The tier folder with the split decoder (``decoder_model.onnx`` + ``decoder_with_past_model.onnx``)."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "merged": str(self.merged), "split": str(self.split)}
+
+
+@dataclass(frozen=True)
 class WallclockConfig:
     warmup: int = 1
     """Untimed passes over the golden rows per case before timing starts."""
@@ -69,6 +84,10 @@ class WallclockConfig:
     """Golden rows (the first N) each worker decodes before its peak is read, and the thread sweep times."""
     threads: tuple[int, ...] = ()
     """Intra-op thread counts swept for every greedy tier (e.g. [1, 2]); empty: no sweep."""
+    call_costs: bool = True
+    """Also time single onnxruntime calls: each verifier's call of n = 1 .. max(k) + 1 tokens, each drafter's step."""
+    call_cost_rows: int = 16
+    """Golden rows (the first N) whose mid-decode caches the timed calls run on."""
 
     def __post_init__(self) -> None:
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.threads):
@@ -77,6 +96,8 @@ class WallclockConfig:
             raise MeasureError(f"wallclock.threads: expected each count once, got {list(self.threads)}")
         if self.profile_workers < 1 or self.profile_rows < 1 or self.warm_loads < 0:
             raise MeasureError("wallclock.profile_workers and profile_rows: expected >= 1; warm_loads: >= 0")
+        if self.call_cost_rows < 1:
+            raise MeasureError(f"wallclock.call_cost_rows: expected >= 1, got {self.call_cost_rows}")
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,8 @@ class SuiteConfig:
     wallclock: WallclockConfig = field(default_factory=WallclockConfig)
     framing: FramingConfig = field(default_factory=FramingConfig)
     policy: Policy = field(default_factory=Policy)
+    layouts: tuple[LayoutSpec, ...] = ()
+    """Layout variants of one model's weights (``[[layouts]]``), timed per token in the wall-clock suite."""
 
     def tier(self, name: str) -> TierSpec:
         return next(t for t in self.tiers if t.name == name)
@@ -124,7 +147,7 @@ class SuiteConfig:
             "wallclock": asdict(self.wallclock) | {"k": list(wc.k), "threads": list(wc.threads)},
             "framing": asdict(self.framing) | {"k": list(self.framing.k)},
             "policy": asdict(self.policy),
-        }
+        } | ({"layouts": [v.to_dict() for v in self.layouts]} if self.layouts else {})
 
 
 def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
@@ -161,7 +184,7 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML suite config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
-    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy"}
+    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts"}
     for key in data:
         if key not in top:
             raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(top))}")
@@ -170,7 +193,8 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
     if not isinstance(data["golden"], str):
         raise MeasureError(f"{path}: golden: expected a path to a golden rows file (a string), got {data['golden']!r}")
-    for key, kind in (("tiers", list), ("pairs", list), ("session", dict), ("wallclock", dict), ("framing", dict)):
+    sections = (("tiers", list), ("pairs", list), ("layouts", list), ("session", dict), ("wallclock", dict))
+    for key, kind in (*sections, ("framing", dict)):
         if key in data and not isinstance(data[key], kind):
             what = f"an array of tables [[{key}]]" if kind is list else f"a table [{key}]"
             raise MeasureError(f"{path}: {key}: expected {what}, got {data[key]!r}")
@@ -213,6 +237,7 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
             if p.get(key) not in names:
                 raise MeasureError(f"{path}: pairs[{i}].{key} = {p.get(key)!r}: expected one of {', '.join(names)}")
         pairs.append(PairSpec(p["drafter"], p["verifier"]))
+    layouts = _layouts(data.get("layouts", []), base, path)
     session_data = dict(data.get("session", {}))
     if "providers" in session_data and not isinstance(session_data["providers"], list):
         raise MeasureError(f"{path}: session.providers: expected a list of provider names")
@@ -225,9 +250,33 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         wallclock=_section(data.get("wallclock", {}), WallclockConfig, "wallclock", path),
         framing=_section(data.get("framing", {}), FramingConfig, "framing", path),
         policy=_section(data.get("policy", {}), Policy, "policy", path),
+        layouts=layouts,
     )
     _check_ranges(config, path)
     return config
+
+
+def _layouts(entries: list[Any], base: Path, path: Path) -> tuple[LayoutSpec, ...]:
+    out = []
+    for i, v in enumerate(entries):
+        if not isinstance(v, dict):
+            raise MeasureError(f"{path}: layouts[{i}]: expected a table with name, merged and split, got {v!r}")
+        extra = set(v) - {"name", "merged", "split"}
+        if extra:
+            raise MeasureError(f"{path}: unknown key layouts[{i}].{sorted(extra)[0]}; expected name, merged, split")
+        for key in ("name", "merged", "split"):
+            if not isinstance(v.get(key), str) or not v[key]:
+                raise MeasureError(f"{path}: layouts[{i}].{key}: expected a non-empty string")
+        folders = {}
+        for key in ("merged", "split"):
+            folders[key] = (base / v[key]).resolve()
+            if not folders[key].is_dir():
+                raise MeasureError(f"{path}: layouts[{i}].{key} = {v[key]!r}: folder not found at {folders[key]}")
+        out.append(LayoutSpec(v["name"], folders["merged"], folders["split"]))
+    names = [v.name for v in out]
+    if len(set(names)) != len(names):
+        raise MeasureError(f"{path}: layouts names must be unique; got {', '.join(names)}")
+    return tuple(out)
 
 
 def _check_ranges(config: SuiteConfig, path: Path) -> None:

@@ -161,7 +161,8 @@ def costs_from_totals(
     speculative case's ``verifier_run_s``/``verifier_calls`` and ``drafter_run_s``/``drafter_calls``).
 
     Recorded totals include each model's encoder call, so these are upper bounds that
-    shrink as rows grow longer; timing the calls directly (``benchmarks/bench_decode.py``) avoids that.
+    shrink as rows grow longer; timing the calls directly (the wall-clock suite's ``call_costs``, read by
+    :mod:`measure.callcosts`, and ``benchmarks/bench_decode.py``) avoids that.
     """
     for name, calls in (("single", single_calls), ("verifier", verifier_calls), ("drafter", drafter_calls)):
         if calls < 1:

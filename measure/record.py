@@ -151,6 +151,8 @@ def _check_tier_names(doc: dict[str, Any], source: str) -> None:
         key = case["tier"] if case["kind"] == "greedy" else f"{case['pair']}@k{case['k']}"
         if name != key:
             raise MeasureError(f"{source}: field wallclock/cases/{name}: a {case['kind']} case is keyed {key!r}")
+    for name in ((doc.get("wallclock") or {}).get("call_costs") or {}).get("tiers") or {}:
+        need(name, f"wallclock/call_costs/tiers/{name}")
     framing = doc.get("framing") or {}
     for i, leg in enumerate(framing.get("legs") or []):
         for j, tier in enumerate(leg["tiers"]):
@@ -187,6 +189,7 @@ def _check_samples(doc: dict[str, Any], source: str) -> None:
             quality = tier.get("quality") or {}
             if "cer" in quality and len(quality["cer"]) != rows:
                 raise MeasureError(f"{source}: field {where}/quality/cer: expected one per golden row ({rows})")
+    _check_call_costs(wallclock, rows, source)
     for name, case in (wallclock.get("cases") or {}).items():
         if len(case["tokens"]) != rows:
             raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: expected one per golden row ({rows})")
@@ -209,6 +212,32 @@ def _check_samples(doc: dict[str, Any], source: str) -> None:
         for key in ("calls", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls"):
             if key in case and len(case[key]) != rows:
                 raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {rows} counts")
+
+
+def _check_call_costs(wallclock: dict[str, Any], rows: int, source: str) -> None:
+    """The cost model's samples: one column per timed width, one entry per golden row, tiers that exist."""
+    costs = wallclock.get("call_costs") or {}
+    for name, t in (costs.get("tiers") or {}).items():
+        where = f"wallclock/call_costs/tiers/{name}"
+        if len(set(t["n"])) != len(t["n"]):
+            raise MeasureError(f"{source}: field {where}/n: expected each width once, got {t['n']}")
+        if len(t["cache_tokens"]) != costs["rows"]:
+            raise MeasureError(f"{source}: field {where}/cache_tokens: expected one per timed row ({costs['rows']})")
+        if any(len(rep) != len(t["n"]) or any(len(w) != costs["rows"] for w in rep) for rep in t["call_s"]):
+            raise MeasureError(
+                f"{source}: field {where}/call_s: expected per repeat one list per width n of {costs['rows']} seconds"
+            )
+    for name, pair in (wallclock.get("layouts") or {}).items():
+        for side in ("merged", "split"):
+            v, where = pair[side], f"wallclock/layouts/{name}/{side}"
+            for key in ("tokens", "calls"):
+                if len(v[key]) != rows:
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
+            for key in ("wall_s", "run_s"):
+                if any(len(rep) != rows for rep in v[key]):
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one list of {rows} seconds per repeat")
+        if len(pair["merged"]["wall_s"]) != len(pair["split"]["wall_s"]):
+            raise MeasureError(f"{source}: field wallclock/layouts/{name}: expected as many repeats of each layout")
 
 
 def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] | None = None) -> dict[str, Any]:

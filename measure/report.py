@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis import PairTiming, TierTiming, pair_timings, tier_timings
+from measure.callcosts import CostModel, cost_model
 from measure.cost import TierCost, tier_costs
 from measure.model import FP32, Record
 from measure.stats import Estimate, paired_ratio
@@ -24,12 +25,14 @@ class Analysis:
     verdicts: tuple[Verdict, ...]
     costs: tuple[TierCost, ...] = ()
     """The cost profile per tier: size, load, memory, first token, latency percentiles, threads."""
+    cost_model: CostModel | None = None
+    """Timed single calls and what they predict per pair; layout findings. None for records without them."""
 
 
 def analyse(record: Record) -> Analysis:
     tiers, pairs = tuple(tier_timings(record)), tuple(pair_timings(record))
     found = tuple(verdicts(record, tiers=tiers, pairs=pairs))
-    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record)))
+    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record)), cost_model(record, pairs))
 
 
 def _estimate(e: Any) -> dict[str, Any] | None:
@@ -54,6 +57,26 @@ def cost_metrics(c: TierCost) -> dict[str, Any]:
         "load_vs_plain": _estimate(c.load_vs_plain),
         "memory_vs_plain": _estimate(c.memory_vs_plain),
         "first_token_vs_plain": _estimate(c.first_token_vs_plain),
+    }
+
+
+def _cost_metrics(m: CostModel | None) -> dict[str, Any]:
+    """The measured cost model as metrics.json states it; nothing for records without it."""
+    if m is None:
+        return {}
+    return {
+        "cost_model": {
+            r.case: {
+                "leviathan": r.prediction.leviathan,
+                "measured_cost": r.prediction.measured_cost,
+                "batch_ratio": r.prediction.batch_ratio,
+                "efficiency": r.efficiency.to_dict(),
+            }
+            for r in m.pairs
+        },
+        "layouts": {
+            f.name: {"merged_over_split": f.ratio.to_dict(), "same_outputs": f.same_outputs} for f in m.layouts
+        },
     }
 
 
@@ -82,6 +105,7 @@ def metrics(latest: dict[str, Analysis]) -> dict[str, Any]:
                 }
                 for p in a.pairs
             },
+            **_cost_metrics(a.cost_model),
             "framing": {
                 t.tier: {
                     "argmax_agree": t.argmax_agree,

@@ -22,6 +22,7 @@ from measure.record import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
 from measure.session import AfterRun, Slowdown
 from measure.speculative import SpeculativePair
 from measure.suites import Progress, no_progress
+from measure.suites.callcost import run_call_costs, run_layouts
 from measure.suites.framing import run_framing
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import run_wallclock
@@ -125,6 +126,12 @@ def run(
                 return fresh, _pairs(config, fresh)
 
             run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
+            if config.wallclock.call_costs and config.pairs:
+                costs = doc["wallclock"]["call_costs"] = {}
+                run_call_costs(load, texts, config.wallclock, costs, writer.save, progress)
+            if config.layouts:
+                found = doc["wallclock"]["layouts"] = {}
+                run_layouts(config.layouts, config.session, texts, config.wallclock, found, writer.save, progress)
             if config.wallclock.profile or config.wallclock.threads:
                 profile = doc["wallclock"]["profile"] = {}
                 if config.wallclock.profile:

@@ -115,7 +115,8 @@ def test_chart_data_is_embedded_and_plotly_left_to_the_chart_script(built):
     import re
 
     project, _ = built
-    for page, charts in (("results/wallclock", 4), ("results/framing", 1)):
+    # wall-clock: ms/token, growth, speedup, acceptance by position, verifier call cost
+    for page, charts in (("results/wallclock", 5), ("results/framing", 1)):
         text = html(project, page)
         figures = re.findall(r'data-figure="([^"]*)"', text)
         assert len(figures) == charts

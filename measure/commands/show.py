@@ -30,6 +30,31 @@ def _est(e, scale: float = 1.0, digits: int = 2) -> str:
     return "-" if e is None else f"{e.value * scale:.{digits}f}"
 
 
+def _print_cost_model(m, w: int) -> None:
+    """Single calls timed on their own and what they predict; layout findings. Nothing for older records."""
+    if m is None:
+        return
+    if m.tiers:
+        _print(f"\nverifier call of n tokens over a single step (medians over {m.repeats} repeats)")
+        for t in m.tiers:
+            ratios = " ".join(f"{r.value:.2f}" for r in t.vs_single)
+            fit = f", fit {1e6 * t.line.fixed_s:.1f} + {1e6 * t.line.per_token_s:.2f}·n µs" if t.line else ""
+            _print(f"  {t.tier:<{w}}single {t.call_us[0].value:.1f} µs{fit}; n = {t.n[0]}..{t.n[-1]}: x {ratios}")
+    if m.pairs:
+        cw = max([28, *(len(p.case) + 2 for p in m.pairs)])
+        _print("\ncost model (predicted speedups from timed calls; efficiency = observed / measured-cost prediction)")
+        _print(f"  {'case':<{cw}}{'c':>7}{'batch x':>9}{'Leviathan':>11}{'measured':>10}{'observed':>10}  efficiency")
+        for row in m.pairs:
+            p = row.prediction
+            _print(
+                f"  {row.case:<{cw}}{p.cost_ratio:>7.2f}{p.batch_ratio:>9.2f}{p.leviathan:>11.2f}"
+                f"{p.measured_cost:>10.2f}{row.observed.value:>10.2f}  {_ci(row.efficiency)}"
+            )
+    for f in m.layouts:
+        same = "" if f.same_outputs else " (outputs differ)"
+        _print(f"\nlayouts {f.name}: merged costs {_ci(f.ratio)}x split per token{same}")
+
+
 def _print_profile(costs: list, w: int) -> None:
     """Size, load, memory, first token and percentiles per tier; records from before the profile print sizes only."""
     print("\ncost profile (medians; memory: a one-tier worker's peak over an import-only worker's)")
@@ -88,6 +113,7 @@ def _print_framing(r, w: int, pw: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.analysis import pair_timings, tier_timings
+    from measure.callcosts import cost_model
     from measure.cost import has_profile, tier_costs
     from measure.record import load
     from measure.verdicts import verdicts
@@ -126,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 f"  {p.case:<{cw}}{acc:>8}{p.mean_accepted_length:>10.2f}{p.cost_ratio:>7.2f}"
                 f"{p.predicted_speedup:>10.2f}  {_ci(p.observed_speedup)}"
             )
+    _print_cost_model(cost_model(r, pairs), w)
     if r.framing:
         _print_framing(r, w, pw)
     _print("\nverdicts")

@@ -14,12 +14,23 @@ framing leaves unchanged) are properties of the part they sum, written once.
 from measure.model.framing import FP32, Acceptance, Block, Counts, Differing, Framing, FramingTier, Leg, Miss, Quality
 from measure.model.read import from_document
 from measure.model.run import Config, Environment, Git, Golden, Machine, Record, Tier
-from measure.model.wallclock import Case, Profile, ThreadSweep, TierCost, Wallclock
+from measure.model.wallclock import (
+    CallCosts,
+    Case,
+    LayoutPair,
+    LayoutVariant,
+    Profile,
+    ThreadSweep,
+    TierCalls,
+    TierCost,
+    Wallclock,
+)
 
 __all__ = [
     "FP32",
     "Acceptance",
     "Block",
+    "CallCosts",
     "Case",
     "Config",
     "Counts",
@@ -29,6 +40,8 @@ __all__ = [
     "FramingTier",
     "Git",
     "Golden",
+    "LayoutPair",
+    "LayoutVariant",
     "Leg",
     "Machine",
     "Miss",
@@ -37,6 +50,7 @@ __all__ = [
     "Record",
     "ThreadSweep",
     "Tier",
+    "TierCalls",
     "TierCost",
     "Wallclock",
     "from_document",

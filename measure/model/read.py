@@ -30,7 +30,17 @@ from measure.model.run import (
     Tier,
     WallclockSettings,
 )
-from measure.model.wallclock import Case, Profile, ThreadSweep, TierCost, Wallclock
+from measure.model.wallclock import (
+    CallCosts,
+    Case,
+    LayoutPair,
+    LayoutVariant,
+    Profile,
+    ThreadSweep,
+    TierCalls,
+    TierCost,
+    Wallclock,
+)
 from measure.policy import policy_from
 
 
@@ -111,6 +121,54 @@ def _profile(p: dict[str, Any] | None) -> Profile | None:
         },
         thread_counts=_ints(sweep["counts"]) if sweep else (),
         threads=threads,
+    )
+
+
+def _table(rows: list[list[float]], width: int) -> np.ndarray:
+    """Repeats x ``width`` samples; zero repeats (a run stopped before the first) gives an empty table."""
+    if not rows:
+        a = np.zeros((0, width))
+        a.flags.writeable = False
+        return a
+    return _array(rows)
+
+
+def _cube(values: list[list[list[float]]], widths: int, rows: int) -> np.ndarray:
+    """Repeats x widths x rows, read-only; zero repeats give an empty cube of the right shape."""
+    a = np.asarray(values, dtype=float).reshape(len(values), widths, rows)
+    a.flags.writeable = False
+    return a
+
+
+def _call_costs(c: dict[str, Any] | None) -> CallCosts | None:
+    if not c:
+        return None
+    return CallCosts(
+        rows=int(c["rows"]),
+        repeats=int(c["repeats"]),
+        fresh_sessions=c.get("fresh_sessions"),
+        tiers={
+            name: TierCalls(_ints(t["n"]), _ints(t["cache_tokens"]), _cube(t["call_s"], len(t["n"]), int(c["rows"])))
+            for name, t in c["tiers"].items()
+        },
+    )
+
+
+def _layout_variant(v: dict[str, Any]) -> LayoutVariant:
+    return LayoutVariant(
+        v["path"],
+        v["layout"],
+        _ints(v["tokens"]),
+        _ints(v["calls"]),
+        _table(v["wall_s"], len(v["tokens"])),
+        _table(v["run_s"], len(v["tokens"])),
+    )
+
+
+def _layouts(found: dict[str, Any] | None) -> tuple[LayoutPair, ...]:
+    return tuple(
+        LayoutPair(name, bool(x["same_outputs"]), _layout_variant(x["merged"]), _layout_variant(x["split"]))
+        for name, x in (found or {}).items()
     )
 
 
@@ -262,6 +320,8 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
             fresh_sessions=wc.get("fresh_sessions"),
             cases={name: _case(name, c) for name, c in wc.get("cases", {}).items()},
             profile=_profile(wc.get("profile")),
+            call_costs=_call_costs(wc.get("call_costs")),
+            layouts=_layouts(wc.get("layouts")),
         )
     g = doc["golden"]
     return Record(

@@ -121,6 +121,71 @@ class Profile:
 
 
 @dataclass(frozen=True)
+class TierCalls:
+    """One tier's single calls timed on their own: ``call_s`` is repeats x widths x rows, seconds of one call."""
+
+    n: tuple[int, ...]
+    """Tokens per call, one column of ``call_s`` each."""
+    cache_tokens: tuple[int, ...]
+    """Per golden row, the cached positions the calls ran on top of."""
+    call_s: np.ndarray
+
+    @cached_property
+    def per_repeat_s(self) -> np.ndarray:
+        """Repeats x widths: the median over rows of one call's seconds (a call preempted on a shared
+        machine moves a median over rows far less than a mean)."""
+        a = np.median(self.call_s, axis=2) if self.call_s.size else np.zeros((0, len(self.n)))
+        a.flags.writeable = False
+        return a
+
+    def samples(self, n: int) -> np.ndarray | None:
+        """The per-repeat seconds of one call of ``n`` tokens; None where that width was not timed."""
+        return self.per_repeat_s[:, self.n.index(n)] if n in self.n and self.per_repeat_s.size else None
+
+
+@dataclass(frozen=True)
+class CallCosts:
+    """The cost model's raw samples: per tier, calls of each width on top of a mid-row cache."""
+
+    rows: int
+    repeats: int
+    fresh_sessions: bool | None
+    tiers: dict[str, TierCalls]
+
+
+@dataclass(frozen=True)
+class LayoutVariant:
+    """One layout's greedy decode of the golden rows; samples are repeats x rows."""
+
+    path: str
+    layout: str
+    tokens: tuple[int, ...]
+    calls: tuple[int, ...]
+    wall_s: np.ndarray
+    run_s: np.ndarray
+
+    @property
+    def per_repeat_ms_per_token(self) -> np.ndarray:
+        return 1000 * self.wall_s.sum(axis=1) / max(1, sum(self.tokens))
+
+    @property
+    def run_s_per_call(self) -> float:
+        """Seconds inside session.run per call, every repeat together."""
+        calls = sum(self.calls) * self.wall_s.shape[0]
+        return float(self.run_s.sum()) / calls if calls else float("nan")
+
+
+@dataclass(frozen=True)
+class LayoutPair:
+    """One model's merged and split decoder layouts on the same weights, repeats interleaved."""
+
+    name: str
+    same_outputs: bool
+    merged: LayoutVariant
+    split: LayoutVariant
+
+
+@dataclass(frozen=True)
 class Wallclock:
     warmup: int
     repeats: int
@@ -129,6 +194,10 @@ class Wallclock:
     cases: dict[str, Case]
     profile: Profile | None = None
     """Records from before the cost profile, and runs with ``profile = false`` and no sweep, have none."""
+    call_costs: CallCosts | None = None
+    """Records from before the cost model, and runs with ``call_costs = false`` or no pairs, have none."""
+    layouts: tuple[LayoutPair, ...] = ()
+    """Runs with no ``[[layouts]]`` have none."""
 
     def greedy(self) -> list[Case]:
         return [c for c in self.cases.values() if c.kind == "greedy" and c.measured]

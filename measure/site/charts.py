@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from measure.analysis import PairTiming, TierTiming
+from measure.callcosts import BatchCost
 from measure.model import FramingTier, Record
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
@@ -159,6 +160,49 @@ def by_position(pairs: tuple[PairTiming, ...], palette: Palette) -> dict[str, An
         "data": data,
         "layout": _layout(
             xaxis={"title": {"text": "draft position"}}, yaxis={"title": {"text": "acceptance"}, "range": [0, 1.05]}
+        ),
+    }
+
+
+def batch_cost(tiers: tuple[BatchCost, ...], palette: Palette) -> dict[str, Any]:
+    """Each verifier's call cost against the tokens it takes (median, 95% CI), with its fitted line dashed."""
+    data = []
+    for t in tiers:
+        color = palette.of(t.tier)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{t.tier} measured",
+                "x": list(t.n),
+                "y": [round(e.value, 3) for e in t.call_us],
+                "marker": {"color": color, "size": 7},
+                "error_y": _error(
+                    [round(e.hi - e.value, 3) for e in t.call_us],
+                    [round(e.value - e.lo, 3) for e in t.call_us],
+                    color,
+                ),
+                "hovertemplate": "%{fullData.name}: n = %{x}, %{y:.1f} µs<extra></extra>",
+            }
+        )
+        if t.line is not None:
+            ends = [min(t.n), max(t.n)]
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"{t.tier} fit: {1e6 * t.line.fixed_s:.1f} + {1e6 * t.line.per_token_s:.2f}·n µs",
+                    "x": ends,
+                    "y": [round(1e6 * t.line.at(n), 3) for n in ends],
+                    "line": {"color": color, "dash": "dash", "width": 1.5},
+                    "hoverinfo": "skip",
+                }
+            )
+    return {
+        "data": data,
+        "layout": _layout(
+            xaxis={"title": {"text": "tokens per verifier call (n)"}, "dtick": 1},
+            yaxis={"title": {"text": "µs per call (median of repeats)"}, "rangemode": "tozero"},
         ),
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.callcosts import CostModel
 from measure.cost import TierCost, has_profile
 from measure.report import Analysis
 from measure.site import charts
@@ -152,6 +153,128 @@ def _profile(a: Analysis) -> Profile:
 
 
 @dataclass(frozen=True)
+class CostRow:
+    """One pair at one k in the cost-model table."""
+
+    anchor: Md
+    pair: Md
+    k: int
+    acceptance: Md
+    per_round: Md
+    """Tokens committed and drafter calls made per round, as the decode did them."""
+    cost_ratio: Md
+    batch_ratio: Md
+    leviathan: Md
+    measured: Md
+    observed: Md
+    efficiency: Md
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    anchor: Md
+    tier: Md
+    cache: Md
+    single_us: Md
+    fixed_us: Md
+    per_token_us: Md
+    ratios: tuple[Md, ...]
+    """A call of k + 1 tokens over a single step, for each k of :attr:`CostSection.ks`."""
+
+
+@dataclass(frozen=True)
+class LayoutRow:
+    anchor: Md
+    name: Md
+    finding: Md
+    """The sentence: "merged costs X× split per token [lo, hi]"."""
+    merged_ms: Md
+    split_ms: Md
+    call_ratio: Md
+    same_outputs: Md
+
+
+@dataclass(frozen=True)
+class CostSection:
+    """The measured cost model and the layout findings; a record without them gets none of this."""
+
+    rows: tuple[CostRow, ...]
+    batch: tuple[BatchRow, ...]
+    ratio_headers: tuple[Md, ...]
+    """One per k of the cost rows: the batched-call column's heading."""
+    charts: tuple[Chart, ...]
+    call_rows: int
+    repeats: int
+    layouts: tuple[LayoutRow, ...]
+    fitted: bool
+    """Some row's k + 1 call was not timed and is read off the fitted line."""
+
+
+def _us(seconds: float | None, digits: int = 1) -> Md:
+    return fmt(None if seconds is None else 1e6 * seconds, digits)
+
+
+def _cost_section(m: CostModel | None, palette: charts.Palette) -> CostSection | None:
+    if m is None:
+        return None
+    rows = tuple(
+        CostRow(
+            trusted(anchor(row_id("cost", r.case))),
+            md(r.pair),
+            r.k,
+            fmt(r.prediction.acceptance, 4),
+            md(f"{r.prediction.tokens_per_round:.2f} · {r.prediction.draft_calls_per_round:.2f}"),
+            fmt(r.prediction.cost_ratio, 2),
+            md(f"{r.prediction.batch_ratio:.2f}" + ("*" if r.batched_fitted else "")),
+            fmt(r.prediction.leviathan, 2),
+            fmt(r.prediction.measured_cost, 2),
+            stacked(r.observed, 2, "×"),
+            stacked(r.efficiency, 2),
+        )
+        for r in m.pairs
+    )
+    ks = tuple(sorted({r.k for r in m.pairs}))
+    batch = tuple(
+        BatchRow(
+            trusted(anchor(row_id("batch", t.tier))),
+            md(t.tier),
+            fmt(t.cache_tokens, 1),
+            stacked(t.call_us[0], 1),
+            _us(t.line.fixed_s if t.line else None),
+            _us(t.line.per_token_s if t.line else None, 2),
+            tuple(stacked(t.ratio(k + 1), 2, "×") for k in ks),
+        )
+        for t in m.tiers
+    )
+    layouts = tuple(
+        LayoutRow(
+            trusted(anchor(row_id("layout", f.name))),
+            md(f.name),
+            md(f"merged costs {f.ratio.value:.2f}× split per token [{f.ratio.lo:.2f}, {f.ratio.hi:.2f}]"),
+            stacked(f.merged_ms_per_token, 3),
+            stacked(f.split_ms_per_token, 3),
+            fmt(f.call_ratio, 2),
+            md("yes" if f.same_outputs else "no: outputs differ"),
+        )
+        for f in m.layouts
+    )
+    figures = (
+        (
+            chart(
+                "wallclock-batch-cost",
+                "verifier call cost against tokens per call",
+                charts.batch_cost(m.tiers, palette),
+            ),
+        )
+        if m.tiers
+        else ()
+    )
+    headers = tuple(md(f"{k + 1} tokens × single (k = {k})") for k in ks)
+    fitted = any(r.batched_fitted for r in m.pairs)
+    return CostSection(rows, batch, headers, figures, m.rows, m.repeats, layouts, fitted)
+
+
+@dataclass(frozen=True)
 class Wallclock:
     run: RunRef | None
     anchor: Md
@@ -162,6 +285,8 @@ class Wallclock:
     repeats: int
     warmup: int
     profile: Profile | None = None
+    cost: CostSection | None = None
+    """The measured cost model and layout findings; None for records without them."""
 
 
 def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Wallclock:
@@ -226,4 +351,5 @@ def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette)
         wc.repeats_done,
         wc.warmup,
         _profile(a),
+        _cost_section(a.cost_model, palette),
     )
