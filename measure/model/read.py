@@ -26,6 +26,7 @@ from measure.model.run import (
     Git,
     Golden,
     Machine,
+    Pairing,
     Record,
     Tier,
     WallclockSettings,
@@ -250,6 +251,10 @@ def _tier(name: str, t: dict[str, Any]) -> Tier:
     )
 
 
+def _pairing(p: dict[str, Any] | None) -> Pairing | None:
+    return None if not p else Pairing(p["id"], p["side"], p["partner_run_id"], p["order"])
+
+
 def from_document(doc: dict[str, Any], source: str) -> Record:
     """A migrated, schema-valid document as a :class:`Record` (the schema guarantees the required keys)."""
     wc = doc.get("wallclock")
@@ -282,4 +287,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         wallclock=wallclock,
         framing=_framing(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
+        pairing=_pairing(doc.get("pairing")),
     )

@@ -79,6 +79,33 @@ def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
     return facts
 
 
+def _timed_pass(case: Case, texts: list[str], cases_out: dict[str, Any]) -> None:
+    """Decode every row once, timed, and append the pass's samples to the case's entry (made on its first pass)."""
+    results, cpu_s = [], []
+    for text in texts:
+        cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
+        results.append(case.decode(text))
+        cpu_s.append(process_time() - cpu_start)
+    entry = cases_out.get(case.name)
+    if entry is None:
+        entry = cases_out[case.name] = case.facts | _first_pass(case, results)
+        entry |= {"wall_s": [], "run_s": [], "cpu_s": []}
+        if case.facts["kind"] == "speculative":
+            entry |= {"drafter_run_s": [], "verifier_run_s": []}
+        else:
+            entry["first_token_s"] = []
+    elif [len(d.tokens) for d in results] != entry["tokens"]:
+        entry["outputs_stable"] = False
+    entry["wall_s"].append([_ns(d.wall_s) for d in results])
+    entry["run_s"].append([_ns(d.run_s) for d in results])
+    entry["cpu_s"].append([_ns(s) for s in cpu_s])
+    if case.facts["kind"] == "speculative":
+        entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
+        entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
+    else:  # source text in -> first token out, for the profile's first-token latency
+        entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
+
+
 Loader = Callable[[], tuple[dict[str, Tier], dict[str, SpeculativePair]]]
 
 
@@ -130,32 +157,92 @@ def run_wallclock(
             for case in cases:
                 case.decode(texts[0])
         for case in cases:
-            results, cpu_s = [], []
-            for text in texts:
-                cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
-                results.append(case.decode(text))
-                cpu_s.append(process_time() - cpu_start)
-            entry = out["cases"].get(case.name)
-            if entry is None:
-                entry = out["cases"][case.name] = case.facts | _first_pass(case, results)
-                entry |= {"wall_s": [], "run_s": [], "cpu_s": []}
-                if case.facts["kind"] == "speculative":
-                    entry |= {"drafter_run_s": [], "verifier_run_s": []}
-                else:
-                    entry["first_token_s"] = []
-            elif [len(d.tokens) for d in results] != entry["tokens"]:
-                entry["outputs_stable"] = False
-            entry["wall_s"].append([_ns(d.wall_s) for d in results])
-            entry["run_s"].append([_ns(d.run_s) for d in results])
-            entry["cpu_s"].append([_ns(s) for s in cpu_s])
-            if case.facts["kind"] == "speculative":
-                entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
-                entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
-            else:  # source text in -> first token out, for the profile's first-token latency
-                entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
+            _timed_pass(case, texts, out["cases"])
             done += 1
             progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
             save()
         out["repeats_done"] = rep + 1
     save()
     return out
+
+
+SIDES = ("base", "new")
+"""The two sides of a paired job, in the order their records are written."""
+
+
+def base_first(rep: int, index: int) -> bool:
+    """Whether BASE runs just before NEW in repeat ``rep`` for the ``index``-th case.
+
+    Alternating by repeat and by case (A B, B A, ... in one pass; flipped in the
+    next): each case has BASE first in half its repeats, so a drift within a pass
+    or a first-or-second effect cancels out of the mean difference.
+    """
+    return (rep + index) % 2 == 0
+
+
+def run_wallclock_paired(
+    loads: dict[str, Loader],
+    texts: list[str],
+    config: WallclockConfig,
+    outs: dict[str, dict[str, Any]],
+    saves: dict[str, Save],
+    base_first_out: dict[str, dict[str, list[bool]]],
+    progress: Progress = no_progress,
+) -> None:
+    """The suite over two artifact sets at once: BASE and NEW passes of a case adjacent, repeats paired.
+
+    ``loads``, ``outs`` and ``saves`` are keyed by side (:data:`SIDES`); both sides have the same case names
+    (checked by the caller). Every repeat loads fresh sessions on both sides (as ``run_wallclock`` with
+    ``fresh_sessions``), so repeat i of a case on each side is one fresh session each, timed seconds apart.
+    ``base_first_out`` (per side) receives, per case, which side went first in each repeat.
+    """
+    sides = {side: cases_for(*loads[side](), config.k) for side in SIDES}
+    names = [c.name for c in sides["base"]]
+    for side in SIDES:
+        outs[side].update(
+            {
+                "warmup": config.warmup,
+                "warmup_s": config.warmup_s,
+                "repeats": config.repeats,
+                "order": "interleaved",
+                "fresh_sessions": config.fresh_sessions,
+                "repeats_done": 0,
+                "cases": {},
+            }
+        )
+        for name in names:
+            base_first_out[side][name] = []
+
+    def ordered(rep: int) -> list[tuple[int, str, Case]]:
+        by_name = {side: {c.name: c for c in sides[side]} for side in SIDES}
+        order = [(i, side) for i in range(len(names)) for side in (SIDES if base_first(rep, i) else SIDES[::-1])]
+        return [(i, side, by_name[side][names[i]]) for i, side in order]
+
+    total = 2 * len(names) * (config.warmup + config.repeats)
+    done, start, passes = 0, perf_counter(), 0
+    while passes < config.warmup or perf_counter() - start < config.warmup_s:
+        for _, side, case in ordered(passes):
+            for text in texts:
+                case.decode(text)
+            if passes < config.warmup:
+                done += 1
+                progress(f"paired warm-up {side} {case.name}", done, total)
+        passes += 1
+    for side in SIDES:
+        outs[side]["warmup_passes"] = passes
+    for rep in range(config.repeats):
+        if config.fresh_sessions and rep:
+            sides = {side: cases_for(*loads[side](), config.k) for side in SIDES}
+            for side in SIDES:
+                for case in sides[side]:
+                    case.decode(texts[0])
+        for i, side, case in ordered(rep):
+            _timed_pass(case, texts, outs[side]["cases"])
+            base_first_out[side][case.name].append(base_first(rep, i))
+            done += 1
+            progress(f"paired repeat {rep + 1}/{config.repeats} {side} {case.name}", done, total)
+            saves[side]()
+        for side in SIDES:
+            outs[side]["repeats_done"] = rep + 1
+    for side in SIDES:
+        saves[side]()
