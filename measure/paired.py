@@ -4,9 +4,12 @@ A comparison of two separate runs must allow for everything that changed
 between them on a shared machine (a neighbour's load, a frequency step): on
 the 2-core host this was built on, up to 1.7x between runs a minute apart.
 Measured in one job, repeat i of a case on the BASE side and repeat i on the
-NEW side are timed seconds apart, each on fresh sessions, in alternating
-order (:func:`measure.suites.wallclock.base_first`), so a paired test on the
-per-repeat differences cancels what the host did to both.
+NEW side decode the golden rows in turn, row by row (BASE first on half the
+rows: :func:`measure.suites.wallclock.base_first`), each side on its own fresh
+sessions, so a paired test on the per-repeat differences cancels what the host
+did to both. On the loaded 2-core host this was built on, pairing by pass
+(each side's whole pass back to back) halved the per-repeat SD of wall-time
+differences; pairing by row cut it to about a fifth.
 
 Each side is a complete, ordinary wall-clock record (its own tiers' fingerprints,
 its own config) with a ``pairing`` block that names the job and the other side;
@@ -19,6 +22,7 @@ not paired, and take longer than the paired passes.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,7 @@ from measure.errors import MeasureError
 from measure.golden import GoldenRows, head, load_golden
 from measure.record import RecordWriter
 from measure.runner import check_rows, finish_failed, fresh_loader, load_tiers, new_document, speculative_pairs
+from measure.session import AfterRun, Slowdown
 from measure.suites import Progress, no_progress
 from measure.suites.profile import run_memory_and_load
 from measure.suites.wallclock import SIDES, run_wallclock_paired
@@ -69,11 +74,14 @@ def run_paired(
     progress: Progress = no_progress,
     rows: int | None = None,
     profile: bool = False,
+    after_run: Mapping[str, AfterRun] | None = None,
 ) -> tuple[Path, Path]:
     """Measure BASE and NEW together and return their records' paths (base, new), under ``out``.
 
     ``rows``: only the first N golden rows; ``profile``: also each side's cost profile, after the paired
-    passes (not paired). Both records are saved after every pass, so a crash or an interrupt leaves
+    passes (not paired); ``after_run``: test-only session hooks by tier name on the NEW side (a
+    :class:`~measure.session.Slowdown` makes a real, known slowdown; recorded as ``test_slowdown_factor``).
+    Both records are saved after every pass, so a crash or an interrupt leaves
     both on disk, marked incomplete, with every pass measured so far.
     """
     check_matching(base, new)
@@ -85,12 +93,16 @@ def run_paired(
             f"{base.path}: golden rows differ from NEW config {new.path}'s (sha256); "
             "a paired job decodes the same rows on both sides"
         )
-    tiers = {side: load_tiers(configs[side], {}) for side in SIDES}
+    hooks: dict[str, Mapping[str, AfterRun]] = {"base": {}, "new": dict(after_run or {})}
+    tiers = {side: load_tiers(configs[side], hooks[side]) for side in SIDES}
     for side in SIDES:
         check_rows(tiers[side], goldens[side])
     pairs = {side: speculative_pairs(configs[side], tiers[side]) for side in SIDES}
     env = environment(argv=argv)
     docs = {side: new_document(configs[side], ["wallclock"], goldens[side], tiers[side], env) for side in SIDES}
+    slowdowns = {name: hook.factor for name, hook in hooks["new"].items() if isinstance(hook, Slowdown)}
+    if slowdowns:
+        docs["new"]["test_slowdown_factor"] = slowdowns
     job = str(uuid.uuid4())
     base_first: dict[str, dict[str, list[bool]]] = {side: {} for side in SIDES}
     for side, other in zip(SIDES, SIDES[::-1], strict=True):
@@ -109,7 +121,7 @@ def run_paired(
         for side in SIDES:
             writers[side] = RecordWriter(out, docs[side])
             docs[side]["wallclock"] = {}
-        loads = {side: fresh_loader(configs[side], tiers[side], pairs[side], {}) for side in SIDES}
+        loads = {side: fresh_loader(configs[side], tiers[side], pairs[side], hooks[side]) for side in SIDES}
         texts = [r.input for r in goldens["new"].rows]
         outs: dict[str, dict[str, Any]] = {side: docs[side]["wallclock"] for side in SIDES}
         saves = {side: writers[side].save for side in SIDES}

@@ -54,7 +54,7 @@ def test_ab_writes_two_complete_records_paired_by_repeat(tmp_path, capsys, monke
         assert doc["wallclock"]["repeats_done"] == 3
         for i, (name, case) in enumerate(doc["wallclock"]["cases"].items()):
             assert len(case["wall_s"]) == 3 and len(case["wall_s"][0]) == 2
-            assert doc["pairing"]["base_first"][name] == [base_first(r, i) for r in range(3)]
+            assert doc["pairing"]["base_first"][name] == [base_first(r, i, 0) for r in range(3)]
     assert docs[0]["pairing"]["base_first"] == docs[1]["pairing"]["base_first"]
     assert pairing_of(base, new) == pairing_of(new, base) == ONE_JOB
     assert pairing_of(base, new, "first_token_ms") is None  # the cost profile's metrics are not paired
@@ -63,11 +63,13 @@ def test_ab_writes_two_complete_records_paired_by_repeat(tmp_path, capsys, monke
     assert compared == 0 and out.startswith(f"{ONE_JOB}\n") and "A/A drift" not in out
 
 
-def test_the_order_alternates_between_repeats_and_between_neighbouring_cases():
+def test_the_order_alternates_between_rows_cases_and_repeats():
+    assert [base_first(0, 0, k) for k in range(4)] == [True, False, True, False]
     assert [base_first(r, 0) for r in range(4)] == [True, False, True, False]
     assert [base_first(0, i) for i in range(4)] == [True, False, True, False]
-    for i in range(15):  # every case has BASE first in half its repeats (of an even count)
-        assert sum(base_first(r, i) for r in range(8)) == 4
+    for r in range(3):  # in every pass of every case BASE goes first on half the rows (of an even count)
+        for i in range(15):
+            assert sum(base_first(r, i, k) for k in range(64)) == 32
 
 
 def test_an_interrupted_job_leaves_both_records_with_every_pass_measured(tmp_path, monkeypatch):
@@ -76,7 +78,7 @@ def test_an_interrupted_job_leaves_both_records_with_every_pass_measured(tmp_pat
 
     def progress(what: str, done: int, total: int) -> None:
         seen.append(what)
-        if sum("repeat" in w for w in seen) == 3:  # the third timed pass: BASE and NEW of case 1, one of case 2
+        if sum("repeat" in w for w in seen) == 2:  # the second paired pass (both sides of it) is measured
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -86,7 +88,7 @@ def test_an_interrupted_job_leaves_both_records_with_every_pass_measured(tmp_pat
     records = [load(p) for p in paths]
     assert all(not r.complete and r.error == "interrupted" for r in records)
     timed = sorted(sum(len(c.wall_s) for c in r.wallclock.cases.values()) for r in records)
-    assert timed == [1, 2]
+    assert timed == [2, 2]
 
 
 def test_mismatched_tier_or_pair_names_are_one_error_naming_the_config_and_the_name(tmp_path):

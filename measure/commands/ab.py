@@ -1,8 +1,8 @@
 """Measure two artifact sets (BASE and NEW suite configs) in one job, repeats paired; write two records.
 
 Both configs must name the same tiers and speculative pairs. Each repeat times
-every case on both sides, BASE and NEW adjacent and in alternating order, on
-fresh sessions; ``measure compare BASE NEW`` then judges them paired by repeat.
+every case on both sides, on fresh sessions, the two sides decoding each golden
+row back to back in alternating order; ``measure compare BASE NEW`` then judges them paired by repeat.
 Prints the two records' paths (BASE, then NEW), one a line. The records go to
 ``--out`` (default ``results-ab``), never into the published results tree unless
 asked: two artifact sets measured in one job are not a point of the history.

@@ -79,13 +79,19 @@ def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
     return facts
 
 
+def _timed_row(case: Case, text: str) -> tuple[Decoded, float]:
+    cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
+    decoded = case.decode(text)
+    return decoded, process_time() - cpu_start
+
+
 def _timed_pass(case: Case, texts: list[str], cases_out: dict[str, Any]) -> None:
     """Decode every row once, timed, and append the pass's samples to the case's entry (made on its first pass)."""
-    results, cpu_s = [], []
-    for text in texts:
-        cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
-        results.append(case.decode(text))
-        cpu_s.append(process_time() - cpu_start)
+    timed = [_timed_row(case, text) for text in texts]
+    _append_pass(case, [d for d, _ in timed], [s for _, s in timed], cases_out)
+
+
+def _append_pass(case: Case, results: list[Decoded], cpu_s: list[float], cases_out: dict[str, Any]) -> None:
     entry = cases_out.get(case.name)
     if entry is None:
         entry = cases_out[case.name] = case.facts | _first_pass(case, results)
@@ -170,14 +176,15 @@ SIDES = ("base", "new")
 """The two sides of a paired job, in the order their records are written."""
 
 
-def base_first(rep: int, index: int) -> bool:
-    """Whether BASE runs just before NEW in repeat ``rep`` for the ``index``-th case.
+def base_first(rep: int, index: int, row: int = 0) -> bool:
+    """Whether BASE decodes ``row`` just before NEW in repeat ``rep`` for the ``index``-th case.
 
-    Alternating by repeat and by case (A B, B A, ... in one pass; flipped in the
-    next): each case has BASE first in half its repeats, so a drift within a pass
-    or a first-or-second effect cancels out of the mean difference.
+    Alternating by row, by case and by repeat (A B B A ... along the rows;
+    flipped for the next case and the next repeat): each side goes first on
+    half the rows, so a first-or-second effect or a drift within a pass cancels
+    out of the difference.
     """
-    return (rep + index) % 2 == 0
+    return (rep + index + row) % 2 == 0
 
 
 def run_wallclock_paired(
@@ -189,12 +196,15 @@ def run_wallclock_paired(
     base_first_out: dict[str, dict[str, list[bool]]],
     progress: Progress = no_progress,
 ) -> None:
-    """The suite over two artifact sets at once: BASE and NEW passes of a case adjacent, repeats paired.
+    """The suite over two artifact sets at once: BASE and NEW interleaved row by row, repeats paired.
 
     ``loads``, ``outs`` and ``saves`` are keyed by side (:data:`SIDES`); both sides have the same case names
-    (checked by the caller). Every repeat loads fresh sessions on both sides (as ``run_wallclock`` with
-    ``fresh_sessions``), so repeat i of a case on each side is one fresh session each, timed seconds apart.
-    ``base_first_out`` (per side) receives, per case, which side went first in each repeat.
+    (checked by the caller). A case's pass on both sides decodes row 1 on one side then the other, then
+    row 2 the other way round, and so on (:func:`base_first`): the two sides' times of a row are taken
+    milliseconds apart, so what the host does (a neighbour's burst, a frequency step) lands on both, and
+    the per-repeat difference cancels it. Every repeat loads fresh sessions on both sides (as
+    ``run_wallclock`` with ``fresh_sessions``); each side's record holds its own passes in the usual shape.
+    ``base_first_out`` (per side) receives, per case, whether BASE went first on the first row of each repeat.
     """
     sides = {side: cases_for(*loads[side](), config.k) for side in SIDES}
     names = [c.name for c in sides["base"]]
@@ -213,20 +223,28 @@ def run_wallclock_paired(
         for name in names:
             base_first_out[side][name] = []
 
-    def ordered(rep: int) -> list[tuple[int, str, Case]]:
-        by_name = {side: {c.name: c for c in sides[side]} for side in SIDES}
-        order = [(i, side) for i in range(len(names)) for side in (SIDES if base_first(rep, i) else SIDES[::-1])]
-        return [(i, side, by_name[side][names[i]]) for i, side in order]
+    def paired_pass(rep: int, i: int, timed: bool) -> None:
+        by_side = {
+            side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES
+        }  # configs may order apart
+        rows: dict[str, list[tuple[Decoded, float]]] = {side: [] for side in SIDES}
+        for k, text in enumerate(texts):
+            for side in SIDES if base_first(rep, i, k) else SIDES[::-1]:
+                rows[side].append(_timed_row(by_side[side], text))
+        if timed:
+            for side in SIDES:
+                results = [d for d, _ in rows[side]]
+                _append_pass(by_side[side], results, [s for _, s in rows[side]], outs[side]["cases"])
+                base_first_out[side][names[i]].append(base_first(rep, i))
 
-    total = 2 * len(names) * (config.warmup + config.repeats)
+    total = len(names) * (config.warmup + config.repeats)
     done, start, passes = 0, perf_counter(), 0
     while passes < config.warmup or perf_counter() - start < config.warmup_s:
-        for _, side, case in ordered(passes):
-            for text in texts:
-                case.decode(text)
+        for i in range(len(names)):
+            paired_pass(passes, i, timed=False)
             if passes < config.warmup:
                 done += 1
-                progress(f"paired warm-up {side} {case.name}", done, total)
+                progress(f"paired warm-up {names[i]}", done, total)
         passes += 1
     for side in SIDES:
         outs[side]["warmup_passes"] = passes
@@ -236,12 +254,12 @@ def run_wallclock_paired(
             for side in SIDES:
                 for case in sides[side]:
                     case.decode(texts[0])
-        for i, side, case in ordered(rep):
-            _timed_pass(case, texts, outs[side]["cases"])
-            base_first_out[side][case.name].append(base_first(rep, i))
+        for i in range(len(names)):
+            paired_pass(rep, i, timed=True)
             done += 1
-            progress(f"paired repeat {rep + 1}/{config.repeats} {side} {case.name}", done, total)
-            saves[side]()
+            progress(f"paired repeat {rep + 1}/{config.repeats} {names[i]}", done, total)
+            for side in SIDES:
+                saves[side]()
         for side in SIDES:
             outs[side]["repeats_done"] = rep + 1
     for side in SIDES:
