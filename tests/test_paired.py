@@ -56,6 +56,7 @@ def test_ab_writes_two_complete_records_paired_by_repeat(tmp_path, capsys, monke
             assert len(case["wall_s"]) == 3 and len(case["wall_s"][0]) == 2
             assert doc["pairing"]["base_first"][name] == [base_first(r, i, 0) for r in range(3)]
     assert docs[0]["pairing"]["base_first"] == docs[1]["pairing"]["base_first"]
+    assert base.pairing.base_first == {n: tuple(f) for n, f in docs[0]["pairing"]["base_first"].items()}
     assert pairing_of(base, new) == pairing_of(new, base) == ONE_JOB
     assert pairing_of(base, new, "first_token_ms") is None  # the cost profile's metrics are not paired
     compared = main(["compare", str(base_path), str(new_path)])
@@ -191,3 +192,15 @@ def test_the_paired_fixtures_are_small_real_and_valid():
     docs = [load_record(p) for p in PAIRED]
     assert docs[0]["pairing"]["id"] == docs[1]["pairing"]["id"]
     assert all(np.all(np.asarray(c["wall_s"]) > 0) for d in docs for c in d["wallclock"]["cases"].values())
+
+
+def test_the_two_sides_of_a_job_are_never_an_aa_pair_of_the_calibration():
+    from measure.calibration import build_key
+
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in PAIRED]
+    for d in docs:
+        d["environment"]["git"] = {"commit": "a" * 40, "dirty": False}  # a pinned build, as in CI
+    base, new = (from_document(d, "r") for d in docs)
+    assert build_key(base) is not None and build_key(base) != build_key(new)
+    plain = [from_document({k: v for k, v in d.items() if k != "pairing"}, "r") for d in docs]
+    assert build_key(plain[0]) == build_key(plain[1])  # without the block the same build measured twice

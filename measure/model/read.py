@@ -252,7 +252,10 @@ def _tier(name: str, t: dict[str, Any]) -> Tier:
 
 
 def _pairing(p: dict[str, Any] | None) -> Pairing | None:
-    return None if not p else Pairing(p["id"], p["side"], p["partner_run_id"], p["order"])
+    if not p:
+        return None
+    first = {case: tuple(bool(b) for b in flags) for case, flags in (p.get("base_first") or {}).items()}
+    return Pairing(p["id"], p["side"], p["partner_run_id"], p["order"], first)
 
 
 def from_document(doc: dict[str, Any], source: str) -> Record:

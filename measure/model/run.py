@@ -128,7 +128,9 @@ class Pairing:
     """base or new."""
     partner_run_id: str
     order: str
-    """alternating: which side ran first flips between repeats and between neighbouring cases."""
+    """alternating: which side decodes a row first flips from row to row, case to case and repeat to repeat."""
+    base_first: dict[str, tuple[bool, ...]]
+    """Per case, per repeat: whether BASE decoded the first row just before NEW."""
 
 
 @dataclass(frozen=True)

@@ -250,8 +250,9 @@ def run_wallclock_paired(
         outs[side]["warmup_passes"] = passes
     for rep in range(config.repeats):
         if config.fresh_sessions and rep:
-            sides = {side: cases_for(*loads[side](), config.k) for side in SIDES}
-            for side in SIDES:
+            order = SIDES if rep % 2 == 0 else SIDES[::-1]  # which side's sessions are made first, too, alternates
+            sides = {side: cases_for(*loads[side](), config.k) for side in order}
+            for side in order:
                 for case in sides[side]:
                     case.decode(texts[0])
         for i in range(len(names)):
