@@ -203,9 +203,10 @@ def pairing_of(base: Record, new: Record, metric: str = "wall") -> str | None:
     """How BASE and NEW are paired by repeat (:data:`ONE_JOB`, :data:`SAME_RUN`), or None: two separate runs.
 
     * One job: the two records of one ``measure ab`` job (one pairing id, one side each). Repeat i of a
-      case was measured on both sides within seconds, on fresh sessions, in alternating order, so what the
-      host did to that repeat (a neighbour's load, a frequency step) hit both; the per-repeat difference
-      cancels it. Only the suite's per-repeat metrics (wall, cpu) are paired; the cost profile's are not.
+      case was measured on both sides at once, each on its own fresh sessions, the two decoding each row
+      back to back in alternating order, so what the host did meanwhile (a neighbour's load, a frequency
+      step) hit both; the per-repeat difference cancels it, while each side's session-to-session variance
+      stays in it. Only the suite's per-repeat metrics (wall, cpu) are paired; the cost profile's are not.
     * The same run: one record compared with itself (same machine and run id, every case's samples
       identical). Its two sides are one set of measurements, not two independent draws, so Welch's test,
       which assumes independence, would read the record's own repeat-to-repeat spread as doubt about a

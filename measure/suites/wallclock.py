@@ -4,6 +4,9 @@ A *case* is one tier's greedy decode or one speculative pair at one k. Each
 timed pass decodes every golden row; passes go A B C A B C ... so drift on a
 shared machine hits every case alike. Nothing is summarised here: medians,
 intervals and ratios are derived later from the raw samples.
+
+:func:`run_wallclock_paired` is the same suite over two artifact sets at once
+(``measure ab``): the two sides of a case decode each row back to back.
 """
 
 from __future__ import annotations
@@ -224,9 +227,8 @@ def run_wallclock_paired(
             base_first_out[side][name] = []
 
     def paired_pass(rep: int, i: int, timed: bool) -> None:
-        by_side = {
-            side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES
-        }  # configs may order apart
+        # by name: the two configs may list their tiers in different orders
+        by_side = {side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES}
         rows: dict[str, list[tuple[Decoded, float]]] = {side: [] for side in SIDES}
         for k, text in enumerate(texts):
             for side in SIDES if base_first(rep, i, k) else SIDES[::-1]:
