@@ -21,12 +21,25 @@
   sides' residuals are two cases of one recorded repeat (what that repeat's
   host state did to both); compared with ``compare(..., paired=True)``.
 
+``paired`` reads a real paired A/A job (``measure ab`` of one config against
+itself: ``tests/data/paired-aa-*.json`` unless ``--pair`` names two records) and
+prints, per metric: that job's own calls, paired and unpaired (Welch on the same
+samples), with each case's per-repeat log SD of the paired differences beside
+the unpaired one; then, simulated from that job's noise (each case's own
+per-repeat paired differences, centred, and each side's own residuals: each
+case's SD times draws from all cases' values in units of their SD), the A/A
+false-call and "same" rates and, per tier, the smallest slowdown called with
+80% power, paired (one job) and unpaired (two runs with the same noise).
+
 ``real`` runs the wall-clock suite of the demo tiers on this machine: A, then
 alternately A again and A with small-int4 made 30% slower, compares each later
-run with the first, and prints the calls in both metrics (wall and CPU).
+run with the first, and prints the calls in both metrics (wall and CPU). With
+``--paired``, each round is two paired jobs instead: A against A, and A against
+A with small-int4 made ``--slowdown`` slower (10% by default).
 
 Run: ``python benchmarks/bench_compare.py [simulate] [--pairs 400] [--repeats 7] [--cases 15]``
-or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N]``.
+or ``python benchmarks/bench_compare.py paired [--pair BASE NEW] [--pairs 200] [--repeats 7]``
+or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N] [--paired]``.
 """
 
 from __future__ import annotations
@@ -39,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from measure import bundled
-from measure.comparison import CaseSamples, Drift, compare, compare_records
+from measure.comparison import CaseSamples, Drift, compare, compare_records, pairing_of
 from measure.config import load_config
 from measure.model import Record
 from measure.policy import Policy
@@ -50,6 +63,8 @@ from measure.stats import summarize
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 EFFECTS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
+PAIRED_EFFECTS = (0.05, 0.06, 0.07, 0.08, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
+"""Finer near the band: paired, a change just past +5% is already called."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +187,102 @@ def simulate(args: argparse.Namespace) -> None:
         print(f"  detectable change at 80% power: {_detectable(powers)}")
 
 
+@dataclass(frozen=True)
+class PairedNoise:
+    """A real paired A/A job's noise per case: each side's centred log residuals and the centred differences."""
+
+    cases: tuple[str, ...]
+    kinds: tuple[str, ...]
+    levels: np.ndarray
+    base: np.ndarray
+    new: np.ndarray
+    diff: np.ndarray
+    """repeats x cases: log new - log base per repeat, less its mean, rescaled by sqrt(n / (n - 1))."""
+
+
+def _centred(logs: np.ndarray) -> np.ndarray:
+    return (logs - logs.mean(axis=0)) * np.sqrt(logs.shape[0] / (logs.shape[0] - 1))
+
+
+def paired_noise(base: Record, new: Record, metric: str) -> PairedNoise:
+    from measure.comparison import samples_of
+
+    b, n = samples_of(base, metric), samples_of(new, metric)
+    names = [c for c in b if c in n and len(b[c].ms_per_token) == len(n[c].ms_per_token) >= 2]
+    x = np.log(np.array([b[c].ms_per_token for c in names])).T
+    y = np.log(np.array([n[c].ms_per_token for c in names])).T
+    return PairedNoise(
+        tuple(names), tuple(b[c].kind for c in names), np.exp(x.mean(axis=0)), _centred(x), _centred(y), _centred(y - x)
+    )
+
+
+def _shape(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's SD, and the pool of all cases' values in units of their case's SD.
+
+    Drawing seven values from a case's own seven (with replacement) repeats some, which shrinks the
+    sample SD and makes any t-test look surer than it is; drawing from the pooled shape, scaled by the
+    case's own SD, keeps each tier's noise level without that artefact (as ``simulate`` pools residuals).
+    """
+    sd = values.std(axis=0, ddof=1)
+    return sd, (values / np.where(sd > 0, sd, 1.0)).ravel()
+
+
+def _paired_sim(
+    noise: PairedNoise, rng: np.random.Generator, repeats: int, paired: bool, scale: dict[int, float]
+) -> list:
+    base, new = {}, {}
+    (sd_b, z_b), (sd_n, z_n), (sd_d, z_d) = _shape(noise.base), _shape(noise.new), _shape(noise.diff)
+    for j, name in enumerate(noise.cases):
+        b_log = sd_b[j] * rng.choice(z_b, repeats)
+        n_log = b_log + sd_d[j] * rng.choice(z_d, repeats) if paired else sd_n[j] * rng.choice(z_n, repeats)
+        b = noise.levels[j] * np.exp(b_log)
+        m = noise.levels[j] * np.exp(n_log) * scale.get(j, 1.0)
+        base[name] = CaseSamples(noise.kinds[j], tuple(b), summarize(b))
+        new[name] = CaseSamples(noise.kinds[j], tuple(m), summarize(m))
+    return compare(base, new, Policy(), paired=paired)
+
+
+def paired(args: argparse.Namespace) -> None:
+    paths = args.pair or sorted(DATA.glob("paired-aa-*.json"))
+    base, new = (load(Path(p)) for p in paths)
+    print(f"{paths[0]} and {paths[1]}: {pairing_of(base, new) or 'not paired'}")
+    rng = np.random.default_rng(args.seed)
+    for metric in args.metric or ["wall", "cpu"]:
+        noise = paired_noise(base, new, metric)
+        print(f"\n{metric}: the job itself ({len(noise.cases)} cases, band ±5%)")
+        for label, flag in (("paired", True), ("unpaired (Welch)", False)):
+            calls = [c.outcome for c in compare_records(base, new, metric=metric, paired=flag)]
+            false = sum(o in ("slower", "faster") for o in calls)
+            print(f"  {label}: same {calls.count('same')}/{len(calls)}, false slower/faster {false}")
+        print(f"  {'case':<28}{'sd paired diff':>15}{'sd unpaired diff':>18}")
+        for j, name in enumerate(noise.cases):
+            sd_d = float(np.std(noise.diff[:, j], ddof=1))
+            sd_u = float(np.sqrt(np.var(noise.base[:, j], ddof=1) + np.var(noise.new[:, j], ddof=1)))
+            print(f"  {name:<28}{sd_d:>15.1%}{sd_u:>18.1%}")
+        print(f"  simulated, {args.repeats} repeats, {args.pairs} jobs each:")
+        for label, flag in (("paired", True), ("unpaired", False)):
+            outcomes = [c.outcome for _ in range(args.pairs) for c in _paired_sim(noise, rng, args.repeats, flag, {})]
+            print(
+                f"  A/A {label}: false slower {outcomes.count('slower') / len(outcomes):.2%}, "
+                f"false faster {outcomes.count('faster') / len(outcomes):.2%}, "
+                f"same {outcomes.count('same') / len(outcomes):.1%}"
+            )
+        print(f"  {'tier':<28}{'detectable paired':>18}{'unpaired':>12}")
+        for j, name in enumerate(noise.cases):
+            if noise.kinds[j] != "greedy" and not args.all_cases:
+                continue
+            found = []
+            for flag in (True, False):
+                powers = []
+                for effect in args.effects:
+                    runs = [_paired_sim(noise, rng, args.repeats, flag, {j: 1 + effect}) for _ in range(args.pairs)]
+                    powers.append((effect, sum(r[j].outcome == "slower" for r in runs) / args.pairs))
+                    if powers[-1][1] >= 0.95:
+                        break
+                found.append(_detectable(powers))
+            print(f"  {name:<28}{found[0]:>18}{found[1]:>12}")
+
+
 CONFIG = """
 golden = "rows.jsonl"
 [session]
@@ -207,6 +318,9 @@ def real(args: argparse.Namespace) -> None:
         path = folder / "suite.toml"
         path.write_text(CONFIG.format(demo=bundled.DEMO_DIR.as_posix(), repeats=args.repeats), encoding="utf-8")
         config = load_config(path)
+        if args.paired:
+            real_paired(config, folder, args)
+            return
         first = load(run(config, ["wallclock"], folder / "results", argv=["bench"]))
         print(f"{'comparison':<16}{'metric':<7}{'case':<28}{'new/base':>9}  {'95% CI':<16}{'p change':>9}  outcome")
         for i in range(args.rounds):
@@ -219,6 +333,25 @@ def real(args: argparse.Namespace) -> None:
                             f"{label + f' #{i + 1}':<16}{metric:<7}{c.case:<28}{c.ratio.value:>9.3f}  {ci:<16}"
                             f"{c.p_change:>9.4f}  {c.outcome}"
                         )
+
+
+def real_paired(config, folder: Path, args: argparse.Namespace) -> None:
+    """Paired jobs (``measure ab``): the config against itself, then against itself with small-int4 slowed."""
+    from measure.paired import run_paired
+
+    slowed = f"slowed {args.slowdown:.0%}"
+    print(f"{'job':<16}{'metric':<7}{'case':<28}{'new/base':>9}  {'95% CI':<16}{'p change':>9}  outcome")
+    for i in range(args.rounds):
+        for label, hooks in (("A/A", None), (slowed, {"small-int4": Slowdown(args.slowdown)})):
+            paths = run_paired(config, config, folder / "ab", argv=["bench"], after_run=hooks)
+            base, new = (load(p) for p in paths)
+            for metric in ("wall", "cpu"):
+                for c in compare_records(base, new, metric=metric):
+                    ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
+                    print(
+                        f"{label + f' #{i + 1}':<16}{metric:<7}{c.case:<28}{c.ratio.value:>9.3f}  {ci:<16}"
+                        f"{c.p_change:>9.4f}  {c.outcome}"
+                    )
 
 
 def main() -> None:
@@ -237,13 +370,25 @@ def main() -> None:
     sim.add_argument("--paired", action="store_true", help="BASE and NEW in one job, repeats paired")
     sim.add_argument("--effects", type=float, nargs="+", default=list(EFFECTS))
     sim.add_argument("--seed", type=int, default=17)
+    pa = sub.add_parser("paired", help="a real paired A/A job's calls, and simulations from its noise")
+    pa.add_argument("--pair", nargs=2, type=Path, metavar=("BASE", "NEW"), help="the job's two records")
+    pa.add_argument("--metric", action="append", choices=["wall", "cpu"])
+    pa.add_argument("--pairs", type=int, default=200)
+    pa.add_argument("--repeats", type=int, default=7)
+    pa.add_argument("--effects", type=float, nargs="+", default=list(PAIRED_EFFECTS))
+    pa.add_argument("--all-cases", action="store_true", help="detectable change of speculative cases too")
+    pa.add_argument("--seed", type=int, default=17)
     rl = sub.add_parser("real", help="real A/A runs and a real 30%% slowdown on this machine")
     rl.add_argument("--rows", type=int, default=32)
     rl.add_argument("--repeats", type=int, default=9)
     rl.add_argument("--rounds", type=int, default=2, help="A/A and slowed runs each (default 2)")
+    rl.add_argument("--paired", action="store_true", help="paired jobs (measure ab) instead of separate runs")
+    rl.add_argument("--slowdown", type=float, default=0.1, help="with --paired: small-int4's slowdown (default 0.1)")
     args = ap.parse_args()
     if args.mode == "real":
         real(args)
+    elif args.mode == "paired":
+        paired(args)
     else:
         if args.mode is None:
             args = sim.parse_args([])

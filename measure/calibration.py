@@ -151,6 +151,8 @@ def build_key(record: Record) -> str | None:
         },
         "pairs": config.get("pairs"),
     }
+    if record.pairing is not None:  # a paired job's two sides (measure ab) are one job, not two runs of a build
+        what["pairing"] = [record.pairing.id, record.pairing.side]
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 

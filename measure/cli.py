@@ -23,6 +23,7 @@ VERBS = {
     "info": "print a tier's fingerprint: files, sizes, sha256, precision, layers",
     "quantize": "write a quantized tier (dynamic int8 or int4 MatMulNBits)",
     "run": "run the wall-clock and framing-parity suites; write a JSON run record",
+    "ab": "measure two artifact sets in one job, repeats paired; write a record for each (BASE, NEW)",
     "show": "summarise a run record: timings, pairs, framing, verdicts",
     "validate": "check run records against the JSON Schema",
     "env": "print the environment fingerprint a run would record",

@@ -20,6 +20,12 @@ the log scale, where a slowdown is a shift:
 
 The band is the policy's ``compare_tolerance`` (a wider one may be given); the
 calibration's drift widens the interval, not the band.
+
+Two records paired by repeat (:func:`pairing_of`: the two sides of one
+``measure ab`` job, or one run compared with itself) are judged on the
+per-repeat differences instead: ``d`` is their mean and ``se`` their standard
+error (a paired t with ``n - 1`` degrees of freedom, no drift: both sides saw
+the same host at the same time).
 """
 
 from __future__ import annotations
@@ -31,11 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from measure.cost import metric_samples
+from measure.errors import MeasureError
 from measure.model import Record
 from measure.policy import Policy
 from measure.stats import Estimate, holm, summarize, t_quantile, t_sf
 
 OUTCOMES = ("faster", "slower", "same", "inconclusive")
+ONE_JOB = "paired by repeat (one job)"
+SAME_RUN = "paired by construction (the same run on both sides)"
 METRICS = ("wall", "cpu")
 """Per-repeat samples a comparison may read: wall-clock seconds, or process CPU seconds (records that have them)."""
 
@@ -186,6 +195,36 @@ def compare(
     return out
 
 
+def _samples(record: Record, metric: str) -> dict[str, CaseSamples]:
+    return samples_of(record, metric) if metric in METRICS else cost_samples_of(record, metric)
+
+
+def pairing_of(base: Record, new: Record, metric: str = "wall") -> str | None:
+    """How BASE and NEW are paired by repeat (:data:`ONE_JOB`, :data:`SAME_RUN`), or None: two separate runs.
+
+    * One job: the two records of one ``measure ab`` job (one pairing id, one side each). Repeat i of a
+      case was measured on both sides at once, each on its own fresh sessions, the two decoding each row
+      back to back in alternating order, so what the host did meanwhile (a neighbour's load, a frequency
+      step) hit both; the per-repeat difference cancels it, while each side's session-to-session variance
+      stays in it. Only the suite's per-repeat metrics (wall, cpu) are paired; the cost profile's are not.
+    * The same run: one record compared with itself (same machine and run id, every case's samples
+      identical). Its two sides are one set of measurements, not two independent draws, so Welch's test,
+      which assumes independence, would read the record's own repeat-to-repeat spread as doubt about a
+      difference that is exactly zero, and call a noisy case inconclusive. Paired, every repeat's difference
+      is 0: d = 0, se = 0, the interval is [1, 1] and every case is "same", the only sound answer to
+      "did this measurement change from itself". A record edited after the fact (other samples under the
+      same run id) is not the same run and is compared as two runs.
+    """
+    one, other = base.pairing, new.pairing
+    if one is not None and other is not None and one.id == other.id and one.side != other.side and metric in METRICS:
+        return ONE_JOB
+    if base.run_id == new.run_id and base.machine_id == new.machine_id:
+        ours, theirs = _samples(base, metric), _samples(new, metric)
+        if {n: s.ms_per_token for n, s in ours.items()} == {n: s.ms_per_token for n, s in theirs.items()}:
+            return SAME_RUN
+    return None
+
+
 def compare_records(
     base: Record,
     new: Record,
@@ -193,14 +232,24 @@ def compare_records(
     tolerance: float | None = None,
     drift: Drift | None = None,
     metric: str = "wall",
+    paired: bool | None = None,
 ) -> list[Comparison]:
     """:func:`compare` of two loaded records in one metric under NEW's policy.
 
     ``wall`` and ``cpu`` are ms/token per repeat (an A/A ``drift`` applies to them); any other metric is one of
-    the cost profile's (:data:`measure.cost.METRICS`), per tier.
+    the cost profile's (:data:`measure.cost.METRICS`), per tier. ``paired``: None decides by
+    :func:`pairing_of`; the two sides of one job must then have as many repeats of every case they share.
     """
-    if metric in METRICS:
-        base_s, new_s = samples_of(base, metric), samples_of(new, metric)
-    else:
-        base_s, new_s, drift = cost_samples_of(base, metric), cost_samples_of(new, metric), None
-    return compare(base_s, new_s, policy or new.config.policy, tolerance, drift)
+    base_s, new_s = _samples(base, metric), _samples(new, metric)
+    if metric not in METRICS:
+        drift = None
+    mode = pairing_of(base, new, metric) if paired is None else (ONE_JOB if paired else None)
+    if mode == ONE_JOB:
+        for name, case in new_s.items():
+            old = base_s.get(name)
+            if old is not None and len(old.ms_per_token) != len(case.ms_per_token):
+                raise MeasureError(
+                    f"{new.source}: case {name}: {len(case.ms_per_token)} repeats with {metric} samples, "
+                    f"{base.source} has {len(old.ms_per_token)}; the two sides of a paired job need one each per repeat"
+                )
+    return compare(base_s, new_s, policy or new.config.policy, tolerance, drift, paired=mode is not None)

@@ -62,3 +62,18 @@ def load_golden(path: Path | str) -> GoldenRows:
     if not rows:
         raise MeasureError(f"{path}: no golden rows; expected one JSON object a line")
     return GoldenRows(path=path, sha256=hashlib.sha256(data).hexdigest(), rows=tuple(rows))
+
+
+def head(golden: GoldenRows, rows: int) -> GoldenRows:
+    """The first ``rows`` rows, hashed as a file holding exactly their lines would be.
+
+    So a run over a subset records a sha256 that says which rows it decoded, and
+    two runs over the same subset of one file are comparable.
+    """
+    if rows < 1:
+        raise MeasureError(f"{golden.path}: rows: expected at least 1, got {rows}")
+    if rows >= len(golden):
+        return golden
+    kept = golden.rows[:rows]
+    lines = golden.path.read_bytes().decode("utf-8").splitlines(keepends=True)[: kept[-1].line]  # as numbered
+    return GoldenRows(path=golden.path, sha256=hashlib.sha256("".join(lines).encode()).hexdigest(), rows=kept)

@@ -25,6 +25,9 @@ JSON format history (``schema_version``, kept apart from the tool version):
   Also ``wallclock.cases[].cpu_s`` (process CPU seconds of each row's decode, all
   threads, shaped like ``wall_s``: repeats x rows), the samples of
   ``measure compare --metric cpu``.
+  Also ``pairing`` (``measure ab``: one side of a paired job, BASE and NEW
+  measured together with repeats paired; ``id`` shared by both records,
+  ``side``, ``partner_run_id``, ``order`` and per case ``base_first``).
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

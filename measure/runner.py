@@ -25,10 +25,10 @@ from measure.suites import Progress, no_progress
 from measure.suites.callcost import run_call_costs, run_layouts
 from measure.suites.framing import run_framing
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
-from measure.suites.wallclock import run_wallclock
+from measure.suites.wallclock import Loader, run_wallclock
 
 
-def _check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
+def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
     for row in golden.rows:
         for tier in tiers.values():
             try:
@@ -37,14 +37,14 @@ def _check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
                 raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
 
 
-def _load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
+def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
     return {
         t.name: load_tier(t.path, config.session, label=t.name, after_run=hooks.get(t.name), name=t.name)
         for t in config.tiers
     }
 
 
-def _pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
+def speculative_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
     pairs = {}
     for spec in config.pairs:
         drafter = tiers[spec.drafter]
@@ -86,29 +86,11 @@ def run(
         if suite not in SUITES:
             raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
     golden = load_golden(config.golden)
-    tiers = _load_tiers(config, hooks)
-    _check_rows(tiers, golden)
-    pairs = _pairs(config, tiers)
+    tiers = load_tiers(config, hooks)
+    check_rows(tiers, golden)
+    pairs = speculative_pairs(config, tiers)
     env = environment(argv=argv)
-    doc: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "measure", "version": __version__},
-        "run_id": new_run_id(),
-        "machine_id": env["machine_id"],
-        "started_at": now_iso(),
-        "finished_at": None,
-        "complete": False,
-        "suites": list(suites),
-        "environment": env,
-        "config": config.to_dict(),
-        "golden": {"path": str(golden.path), "sha256": golden.sha256, "rows": len(golden)},
-        "tiers": {
-            name: {"role": config.tier(name).role, "path": str(tier.path), "fingerprint": tier.fingerprint().to_dict()}
-            for name, tier in tiers.items()
-        },
-        "wallclock": None,
-        "framing": None,
-    }
+    doc = new_document(config, suites, golden, tiers, env)
     slowdowns = {name: hook.factor for name, hook in hooks.items() if isinstance(hook, Slowdown)}
     if slowdowns:
         doc["test_slowdown_factor"] = slowdowns
@@ -117,14 +99,7 @@ def run(
         if "wallclock" in suites:
             doc["wallclock"] = {}
             texts = [r.input for r in golden.rows]
-            loaded = [(tiers, pairs)]  # the first repeat uses the sessions loaded (and fingerprinted) above
-
-            def load() -> tuple[dict[str, Tier], dict[str, SpeculativePair]]:
-                if loaded:
-                    return loaded.pop()
-                fresh = _load_tiers(config, hooks)
-                return fresh, _pairs(config, fresh)
-
+            load = fresh_loader(config, tiers, pairs, hooks)
             run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
             if config.wallclock.call_costs and config.pairs:
                 costs = doc["wallclock"]["call_costs"] = {}
@@ -145,18 +120,58 @@ def run(
             framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
             run_framing(*framing, runtime_version=env["onnxruntime"])
     except KeyboardInterrupt:
-        _finish_failed(writer, "interrupted")
+        finish_failed(writer, "interrupted")
         raise
     except MeasureError as exc:
-        _finish_failed(writer, str(exc))
+        finish_failed(writer, str(exc))
         raise
     except Exception as exc:
-        _finish_failed(writer, f"{type(exc).__name__}: {exc}")
+        finish_failed(writer, f"{type(exc).__name__}: {exc}")
         raise
     return writer.finish()
 
 
-def _finish_failed(writer: RecordWriter, error: str) -> None:
+def fresh_loader(
+    config: SuiteConfig, tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], hooks: Mapping[str, AfterRun]
+) -> Loader:
+    """The wall-clock suite's loader: the sessions loaded (and fingerprinted) first, then fresh ones each call."""
+    loaded = [(tiers, pairs)]
+
+    def load() -> tuple[dict[str, Tier], dict[str, SpeculativePair]]:
+        if loaded:
+            return loaded.pop()
+        fresh = load_tiers(config, hooks)
+        return fresh, speculative_pairs(config, fresh)
+
+    return load
+
+
+def new_document(
+    config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, Tier], env: dict[str, Any]
+) -> dict[str, Any]:
+    """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "measure", "version": __version__},
+        "run_id": new_run_id(),
+        "machine_id": env["machine_id"],
+        "started_at": now_iso(),
+        "finished_at": None,
+        "complete": False,
+        "suites": list(suites),
+        "environment": env,
+        "config": config.to_dict(),
+        "golden": {"path": str(golden.path), "sha256": golden.sha256, "rows": len(golden)},
+        "tiers": {
+            name: {"role": config.tier(name).role, "path": str(tier.path), "fingerprint": tier.fingerprint().to_dict()}
+            for name, tier in tiers.items()
+        },
+        "wallclock": None,
+        "framing": None,
+    }
+
+
+def finish_failed(writer: RecordWriter, error: str) -> None:
     """Record why the run stopped; when even that cannot be written (a full disk), the file keeps the last
     record that was, valid and marked unfinished, and the original error is the one reported."""
     with contextlib.suppress(MeasureError):

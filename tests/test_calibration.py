@@ -148,7 +148,9 @@ def test_the_calibration_is_recorded_and_compare_uses_it(aa_runs, tmp_path):
     # A large recorded drift (as a noisy runner would calibrate) is what compare then adds to its intervals.
     doc = json.loads(path.read_text(encoding="utf-8")) | {"drift_sd": 0.25}
     path.write_text(json.dumps(doc), encoding="utf-8")
-    newest = results / cal.machine_id / f"{aa_runs[1]['run_id']}.json"
+    # NEW: the newest run measured again (another run id), so compare does not pair it with itself.
+    newest = tmp_path / "again.json"
+    newest.write_text(json.dumps(aa_runs[1] | {"run_id": "20991231T000000Z-000001"}), encoding="utf-8")
     done = subprocess.run(
         [
             *(sys.executable, "-m", "measure", "compare", str(results), str(newest)),

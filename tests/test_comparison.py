@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.comparison import CaseSamples, Drift, compare_records
+from measure.comparison import SAME_RUN, CaseSamples, Drift, compare_records, pairing_of
 from measure.comparison import compare as compare_samples
 from measure.model import from_document
 from measure.policy import Policy
@@ -26,13 +26,30 @@ def _doc():
     return json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
 
 
-def compare(base: dict, new: dict, policy: Policy | None = None, tolerance: float | None = None, drift=None):
-    return compare_records(from_document(base, "base"), from_document(new, "new"), policy, tolerance, drift)
+def compare(
+    base: dict, new: dict, policy: Policy | None = None, tolerance: float | None = None, drift=None, paired=None
+):
+    return compare_records(
+        from_document(base, "base"), from_document(new, "new"), policy, tolerance, drift, paired=paired
+    )
 
 
-def test_a_record_against_itself_is_never_a_change_and_same_where_its_noise_allows():
+def test_a_record_against_itself_is_paired_by_construction_and_every_case_is_same():
     doc = _doc()
-    found = compare(doc, doc, Policy())
+    base, new = from_document(doc, "base"), from_document(copy.deepcopy(doc), "new")
+    assert pairing_of(base, new) == pairing_of(base, new, "cpu") == SAME_RUN
+    found = compare_records(base, new, Policy())
+    assert found and {c.outcome for c in found} == {"same"}
+    assert all(c.ratio.value == c.ratio.lo == c.ratio.hi == 1.0 and c.p_change == 1.0 for c in found)
+    # Edited after the fact (other samples under the same run id), it is two runs again.
+    edited = copy.deepcopy(doc)
+    edited["wallclock"]["cases"]["base-int8"]["wall_s"][0][0] *= 1.01
+    assert pairing_of(base, from_document(edited, "edited")) is None
+
+
+def test_unpaired_a_record_against_itself_is_never_a_change_and_same_where_its_noise_allows():
+    doc = _doc()
+    found = compare(doc, doc, Policy(), paired=False)
     assert found and all(c.ratio.value == 1.0 and c.ratio.lo < 1 < c.ratio.hi for c in found)
     assert all(c.p_change == 1.0 for c in found)
     # "same" needs the 95% interval inside +/-5%: t(8) * sd * sqrt(2/5) < log(1.05), i.e. sd below 3.3% at 5 repeats.
@@ -42,7 +59,7 @@ def test_a_record_against_itself_is_never_a_change_and_same_where_its_noise_allo
     assert set(outcomes.values()) == {"same"}
     assert all(c.ratio.level == 0.95 for c in found)
     # Under a wider band every case is "same": the interval, not a separate rule, decides it.
-    assert {c.outcome for c in compare(doc, doc, Policy(compare_tolerance=0.1))} == {"same"}
+    assert {c.outcome for c in compare(doc, doc, Policy(compare_tolerance=0.1), paired=False)} == {"same"}
 
 
 def test_a_scaled_case_is_slower_there_and_nowhere_else():

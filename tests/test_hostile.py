@@ -370,6 +370,18 @@ def _renamed_tier_run(tmp: Path) -> list[str]:
     return ["--config", str(path), "--results", str(tmp / "results")]
 
 
+def _ab_same(tmp: Path) -> list[str]:
+    path = config_text(tmp, quick)
+    return [str(path), str(path), "--out", str(tmp / "results")]
+
+
+def _ab_renamed_tier(tmp: Path) -> list[str]:
+    base = config_text(tmp, quick)
+    new = tmp / "new.toml"
+    new.write_text(base.read_text(encoding="utf-8").replace('"small-int4"', '"small-int4x"'), encoding="utf-8")
+    return [str(base), str(new), "--out", str(tmp / "results")]
+
+
 def _golden(data: bytes | None) -> Build:
     def build(tmp: Path) -> list[str]:
         path = config_text(tmp, quick)
@@ -700,6 +712,9 @@ CASES: dict[str, Case] = {
     "compare a missing record": Case(
         "compare", lambda tmp: [str(tmp / "a.json"), str(DATA / "record-v2.json")], "error", ("a.json",)
     ),
+    "ab with a tier only NEW has": Case("ab", _ab_renamed_tier, "error", ("new.toml", "'small-int4x'", "suite.toml")),
+    "ab --rows 0": Case("ab", lambda tmp: [*_ab_same(tmp), "--rows", "0"], "error", ("--rows 0",)),
+    "ab --repeats 1": Case("ab", lambda tmp: [*_ab_same(tmp), "--repeats", "1"], "error", ("--repeats 1",)),
     "run --results is a file": Case("run", _results_file, "error", ("res.txt",)),
     "run where the machine folder is a file": Case("run", _machine_folder_file, "error", ("a file is in the way",)),
     # ---- the suite config

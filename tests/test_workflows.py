@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -190,3 +191,47 @@ def test_the_readme_caller_is_one_the_reusable_workflow_accepts():
     assert publish["uses"] == compare["uses"] == USES
     assert _check_call(publish)["publish"] is True and "publish" not in _check_call(compare)
     assert INPUTS["publish"]["default"] is False  # so the compare job compares
+
+
+def test_pull_requests_that_change_tier_artifacts_are_measured_paired_against_the_merge_base():
+    steps = REUSABLE["jobs"]["measure"]["steps"]
+    tiers = next(s for s in steps if s.get("id") == "tiers")
+    paired = next(s for s in steps if "measure ab" in s.get("run", ""))
+    assert tiers["if"] == "${{ !inputs.publish && !cancelled() }}"
+    assert paired["if"] == "${{ !inputs.publish && !cancelled() && steps.tiers.outputs.changed == 'true' }}"
+    assert steps.index(tiers) < steps.index(paired)
+    assert tiers["env"]["BASE_COMMIT"] == "${{ steps.base.outputs.commit }}"  # the merge base found before
+    run = tiers["run"]
+    assert (
+        'git diff --quiet "$BASE_COMMIT" HEAD --' in run
+        and 'git worktree add --detach base-tiers "$BASE_COMMIT"' in run
+    )
+    lines = " ".join(paired["run"].split())
+    assert '.venv/bin/measure ab "base-tiers/$CONFIG" "$CONFIG" --out results-ab' in lines
+    compare = lines[lines.index(".venv/bin/measure compare") :]
+    assert '--markdown "$GITHUB_STEP_SUMMARY"' in compare and "--fail-on slower" in compare
+    assert "history/results" not in lines and "results/" not in lines  # never into the published tree
+
+
+def test_the_tier_step_lists_the_config_and_its_tier_folders_relative_to_the_root(tmp_path):
+    """The step's Python, run here on the demo config and on one outside the repository."""
+    run = REUSABLE["jobs"]["measure"]["steps"]
+    script = next(s for s in run if s.get("id") == "tiers")["run"].split("<<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
+    from measure import bundled
+
+    def listed(config) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-", str(config)], input=script, capture_output=True, text=True, cwd=ROOT, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    paths = listed(bundled.CONFIG)
+    assert paths[0] == "measure/demo/demo.toml"
+    assert paths[1:] == [
+        f"measure/demo/{t}"
+        for t in ("base-fp32", "base-int8", "base-int8-static", "small-int4", "small-int8", "small-fp32")
+    ]
+    from tests_support import write_config
+
+    assert listed(write_config(tmp_path)) == []  # a config outside the repository: nothing to diff, no paired job

@@ -5,6 +5,8 @@ faster when Welch's p-value, Holm-adjusted, is below the policy's alpha and the
 ratio is past the band; same when the ratio's interval (level 1 - alpha) lies
 inside the band (see :mod:`measure.comparison`). The policy is NEW's; a
 results-tree BASE brings its machine's A/A drift into every interval.
+The two records of one ``measure ab`` job, or a record compared with itself,
+are paired by repeat (a paired t on the per-repeat differences), and say so.
 ``--markdown FILE`` also writes the verdict table as Markdown (for a CI job summary).
 """
 
@@ -104,7 +106,7 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.comparison import compare_records
+    from measure.comparison import compare_records, pairing_of
     from measure.errors import MeasureError
     from measure.record import load
     from measure.terminal import clean
@@ -126,10 +128,17 @@ def run(args: argparse.Namespace) -> int:
     args.base, args.new = base_path, new_path
     if base.golden.sha256 != new.golden.sha256:
         raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
-    drift, source = _calibrated(base_path, new.machine_id, args.metric)
+    paired = pairing_of(base, new, args.metric)
+    if paired is not None:  # both sides saw the same host at the same time: no run-to-run drift between them
+        print(paired)
+        drift, source = None, paired
+    else:
+        drift, source = _calibrated(base_path, new.machine_id, args.metric)
     if args.tolerance is not None:
         source = f"band: wider of --tolerance and the policy; {source}"
-    rows = compare_records(base, new, tolerance=args.tolerance, drift=drift, metric=args.metric)
+    rows = compare_records(
+        base, new, tolerance=args.tolerance, drift=drift, metric=args.metric, paired=paired is not None
+    )
     if not rows:
         what = "wall-clock case" if args.metric == "wall" else "case with CPU samples (cpu_s) and two repeats"
         raise MeasureError(f"{args.new}: no {what} in common with {args.base}")

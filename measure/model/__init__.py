@@ -13,7 +13,7 @@ framing leaves unchanged) are properties of the part they sum, written once.
 
 from measure.model.framing import FP32, Acceptance, Block, Counts, Differing, Framing, FramingTier, Leg, Miss, Quality
 from measure.model.read import from_document
-from measure.model.run import Config, Environment, Git, Golden, Machine, Record, Tier
+from measure.model.run import Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
 from measure.model.wallclock import (
     CallCosts,
     Case,
@@ -45,6 +45,7 @@ __all__ = [
     "Leg",
     "Machine",
     "Miss",
+    "Pairing",
     "Profile",
     "Quality",
     "Record",

@@ -26,6 +26,7 @@ from measure.model.run import (
     Git,
     Golden,
     Machine,
+    Pairing,
     Record,
     Tier,
     WallclockSettings,
@@ -308,6 +309,13 @@ def _tier(name: str, t: dict[str, Any]) -> Tier:
     )
 
 
+def _pairing(p: dict[str, Any] | None) -> Pairing | None:
+    if not p:
+        return None
+    first = {case: tuple(bool(b) for b in flags) for case, flags in (p.get("base_first") or {}).items()}
+    return Pairing(p["id"], p["side"], p["partner_run_id"], p["order"], first)
+
+
 def from_document(doc: dict[str, Any], source: str) -> Record:
     """A migrated, schema-valid document as a :class:`Record` (the schema guarantees the required keys)."""
     wc = doc.get("wallclock")
@@ -342,4 +350,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         wallclock=wallclock,
         framing=_framing(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
+        pairing=_pairing(doc.get("pairing")),
     )

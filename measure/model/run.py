@@ -119,6 +119,21 @@ class Golden:
 
 
 @dataclass(frozen=True)
+class Pairing:
+    """One side of a paired job (``measure ab``): BASE and NEW measured together, repeat i beside repeat i."""
+
+    id: str
+    """Shared by the job's two records."""
+    side: str
+    """base or new."""
+    partner_run_id: str
+    order: str
+    """alternating: which side decodes a row first flips from row to row, case to case and repeat to repeat."""
+    base_first: dict[str, tuple[bool, ...]]
+    """Per case, per repeat: whether BASE decoded the first row just before NEW."""
+
+
+@dataclass(frozen=True)
 class Record:
     """One run record, read-only. ``source`` is the file it came from (for messages)."""
 
@@ -139,6 +154,8 @@ class Record:
     wallclock: Wallclock | None
     framing: Framing | None
     test_slowdown_factor: dict[str, float] | None
+    pairing: Pairing | None = None
+    """Set when the record is one side of a paired job (records of ``measure run`` have none)."""
 
     @property
     def date(self) -> str:

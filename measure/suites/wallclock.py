@@ -4,6 +4,9 @@ A *case* is one tier's greedy decode or one speculative pair at one k. Each
 timed pass decodes every golden row; passes go A B C A B C ... so drift on a
 shared machine hits every case alike. Nothing is summarised here: medians,
 intervals and ratios are derived later from the raw samples.
+
+:func:`run_wallclock_paired` is the same suite over two artifact sets at once
+(``measure ab``): the two sides of a case decode each row back to back.
 """
 
 from __future__ import annotations
@@ -79,6 +82,39 @@ def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
     return facts
 
 
+def _timed_row(case: Case, text: str) -> tuple[Decoded, float]:
+    cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
+    decoded = case.decode(text)
+    return decoded, process_time() - cpu_start
+
+
+def _timed_pass(case: Case, texts: list[str], cases_out: dict[str, Any]) -> None:
+    """Decode every row once, timed, and append the pass's samples to the case's entry (made on its first pass)."""
+    timed = [_timed_row(case, text) for text in texts]
+    _append_pass(case, [d for d, _ in timed], [s for _, s in timed], cases_out)
+
+
+def _append_pass(case: Case, results: list[Decoded], cpu_s: list[float], cases_out: dict[str, Any]) -> None:
+    entry = cases_out.get(case.name)
+    if entry is None:
+        entry = cases_out[case.name] = case.facts | _first_pass(case, results)
+        entry |= {"wall_s": [], "run_s": [], "cpu_s": []}
+        if case.facts["kind"] == "speculative":
+            entry |= {"drafter_run_s": [], "verifier_run_s": []}
+        else:
+            entry["first_token_s"] = []
+    elif [len(d.tokens) for d in results] != entry["tokens"]:
+        entry["outputs_stable"] = False
+    entry["wall_s"].append([_ns(d.wall_s) for d in results])
+    entry["run_s"].append([_ns(d.run_s) for d in results])
+    entry["cpu_s"].append([_ns(s) for s in cpu_s])
+    if case.facts["kind"] == "speculative":
+        entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
+        entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
+    else:  # source text in -> first token out, for the profile's first-token latency
+        entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
+
+
 Loader = Callable[[], tuple[dict[str, Tier], dict[str, SpeculativePair]]]
 
 
@@ -130,32 +166,104 @@ def run_wallclock(
             for case in cases:
                 case.decode(texts[0])
         for case in cases:
-            results, cpu_s = [], []
-            for text in texts:
-                cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
-                results.append(case.decode(text))
-                cpu_s.append(process_time() - cpu_start)
-            entry = out["cases"].get(case.name)
-            if entry is None:
-                entry = out["cases"][case.name] = case.facts | _first_pass(case, results)
-                entry |= {"wall_s": [], "run_s": [], "cpu_s": []}
-                if case.facts["kind"] == "speculative":
-                    entry |= {"drafter_run_s": [], "verifier_run_s": []}
-                else:
-                    entry["first_token_s"] = []
-            elif [len(d.tokens) for d in results] != entry["tokens"]:
-                entry["outputs_stable"] = False
-            entry["wall_s"].append([_ns(d.wall_s) for d in results])
-            entry["run_s"].append([_ns(d.run_s) for d in results])
-            entry["cpu_s"].append([_ns(s) for s in cpu_s])
-            if case.facts["kind"] == "speculative":
-                entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
-                entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
-            else:  # source text in -> first token out, for the profile's first-token latency
-                entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
+            _timed_pass(case, texts, out["cases"])
             done += 1
             progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
             save()
         out["repeats_done"] = rep + 1
     save()
     return out
+
+
+SIDES = ("base", "new")
+"""The two sides of a paired job, in the order their records are written."""
+
+
+def base_first(rep: int, index: int, row: int = 0) -> bool:
+    """Whether BASE decodes ``row`` just before NEW in repeat ``rep`` for the ``index``-th case.
+
+    Alternating by row, by case and by repeat (A B B A ... along the rows;
+    flipped for the next case and the next repeat): each side goes first on
+    half the rows, so a first-or-second effect or a drift within a pass cancels
+    out of the difference.
+    """
+    return (rep + index + row) % 2 == 0
+
+
+def run_wallclock_paired(
+    loads: dict[str, Loader],
+    texts: list[str],
+    config: WallclockConfig,
+    outs: dict[str, dict[str, Any]],
+    saves: dict[str, Save],
+    base_first_out: dict[str, dict[str, list[bool]]],
+    progress: Progress = no_progress,
+) -> None:
+    """The suite over two artifact sets at once: BASE and NEW interleaved row by row, repeats paired.
+
+    ``loads``, ``outs`` and ``saves`` are keyed by side (:data:`SIDES`); both sides have the same case names
+    (checked by the caller). A case's pass on both sides decodes row 1 on one side then the other, then
+    row 2 the other way round, and so on (:func:`base_first`): the two sides' times of a row are taken
+    milliseconds apart, so what the host does (a neighbour's burst, a frequency step) lands on both, and
+    the per-repeat difference cancels it. Every repeat loads fresh sessions on both sides (as
+    ``run_wallclock`` with ``fresh_sessions``); each side's record holds its own passes in the usual shape.
+    ``base_first_out`` (per side) receives, per case, whether BASE went first on the first row of each repeat.
+    """
+    sides = {side: cases_for(*loads[side](), config.k) for side in SIDES}
+    names = [c.name for c in sides["base"]]
+    for side in SIDES:
+        outs[side].update(
+            {
+                "warmup": config.warmup,
+                "warmup_s": config.warmup_s,
+                "repeats": config.repeats,
+                "order": "interleaved",
+                "fresh_sessions": config.fresh_sessions,
+                "repeats_done": 0,
+                "cases": {},
+            }
+        )
+        for name in names:
+            base_first_out[side][name] = []
+
+    def paired_pass(rep: int, i: int, timed: bool) -> None:
+        # by name: the two configs may list their tiers in different orders
+        by_side = {side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES}
+        rows: dict[str, list[tuple[Decoded, float]]] = {side: [] for side in SIDES}
+        for k, text in enumerate(texts):
+            for side in SIDES if base_first(rep, i, k) else SIDES[::-1]:
+                rows[side].append(_timed_row(by_side[side], text))
+        if timed:
+            for side in SIDES:
+                results = [d for d, _ in rows[side]]
+                _append_pass(by_side[side], results, [s for _, s in rows[side]], outs[side]["cases"])
+                base_first_out[side][names[i]].append(base_first(rep, i))
+
+    total = len(names) * (config.warmup + config.repeats)
+    done, start, passes = 0, perf_counter(), 0
+    while passes < config.warmup or perf_counter() - start < config.warmup_s:
+        for i in range(len(names)):
+            paired_pass(passes, i, timed=False)
+            if passes < config.warmup:
+                done += 1
+                progress(f"paired warm-up {names[i]}", done, total)
+        passes += 1
+    for side in SIDES:
+        outs[side]["warmup_passes"] = passes
+    for rep in range(config.repeats):
+        if config.fresh_sessions and rep:
+            order = SIDES if rep % 2 == 0 else SIDES[::-1]  # which side's sessions are made first, too, alternates
+            sides = {side: cases_for(*loads[side](), config.k) for side in order}
+            for side in order:
+                for case in sides[side]:
+                    case.decode(texts[0])
+        for i in range(len(names)):
+            paired_pass(rep, i, timed=True)
+            done += 1
+            progress(f"paired repeat {rep + 1}/{config.repeats} {names[i]}", done, total)
+            for side in SIDES:
+                saves[side]()
+        for side in SIDES:
+            outs[side]["repeats_done"] = rep + 1
+    for side in SIDES:
+        saves[side]()
