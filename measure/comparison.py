@@ -18,8 +18,10 @@ the log scale, where a slowdown is a shift:
   ``alpha / 2`` each (``p_same`` is the larger of their p-values);
 * **inconclusive**: neither.
 
-The band is the policy's ``compare_tolerance`` (a wider one may be given); the
-calibration's drift widens the interval, not the band.
+The band is the policy's ``compare_tolerance`` (a wider one may be given), or
+its ``instructions_tolerance`` for callgrind's instruction count, whose runs
+agree to a few parts in ten thousand; the calibration's drift widens the
+interval, not the band.
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ import numpy as np
 
 from measure.cost import metric_samples
 from measure.model import Record
-from measure.policy import Policy
+from measure.policy import Policy, tolerance_of
 from measure.stats import Estimate, holm, summarize, t_quantile, t_sf
 
 OUTCOMES = ("faster", "slower", "same", "inconclusive")
 METRICS = ("wall", "cpu")
 """Per-repeat samples a comparison may read: wall-clock seconds, or process CPU seconds (records that have them)."""
+INSTRUCTIONS = "instructions"
+"""Per-run samples of callgrind instructions per token, per greedy tier (records that have them), with its own band."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,20 @@ def cost_samples_of(record: Record, metric: str) -> dict[str, CaseSamples]:
     return {
         name: CaseSamples("greedy", tuple(float(x) for x in values), summarize(values))
         for name, values in metric_samples(record, metric).items()
+    }
+
+
+def instruction_samples_of(record: Record) -> dict[str, CaseSamples]:
+    """Instructions per output token, one sample per callgrind run, per greedy tier (empty without counts).
+
+    The samples travel in ``ms_per_token`` as the cost metrics' do; lower is better.
+    """
+    if record.instructions is None:
+        return {}
+    return {
+        name: CaseSamples("greedy", tuple(float(x) for x in t.per_token), summarize(t.per_token))
+        for name, t in record.instructions.tiers.items()
+        if t.per_token.size and np.all(t.per_token > 0)
     }
 
 
@@ -147,15 +165,17 @@ def compare(
     tolerance: float | None = None,
     drift: Drift | None = None,
     paired: bool = False,
+    metric: str = "wall",
 ) -> list[Comparison]:
     """Every case the two runs share with two or more repeats each, decided together (Holm over all of them).
 
     ``policy`` is NEW's; ``tolerance``: a band used when wider than the policy's; ``drift``: the machine's
     A/A drift, added to each comparison's variance. ``paired``: BASE and NEW were measured in one job with
     repeat i of each taken together; the test is then on the per-repeat differences (a paired t, no drift:
-    both sides saw the same host), and a case with unequal repeat counts is skipped.
+    both sides saw the same host), and a case with unequal repeat counts is skipped. ``metric``: whose band
+    applies (:func:`measure.policy.tolerance_of`: the instruction count has its own).
     """
-    tol = max(policy.compare_tolerance, tolerance or 0.0)
+    tol = max(tolerance_of(policy, metric), tolerance or 0.0)
     alpha = policy.compare_alpha
     measured = []
     for name, case in new.items():
@@ -196,11 +216,16 @@ def compare_records(
 ) -> list[Comparison]:
     """:func:`compare` of two loaded records in one metric under NEW's policy.
 
-    ``wall`` and ``cpu`` are ms/token per repeat (an A/A ``drift`` applies to them); any other metric is one of
-    the cost profile's (:data:`measure.cost.METRICS`), per tier.
+    ``wall`` and ``cpu`` are ms/token per repeat and ``instructions`` callgrind instructions per token per run
+    (an A/A ``drift`` applies to these three; the instruction count is judged in its own band, the policy's
+    ``instructions_tolerance``, and only between records that counted the same rows with the same valgrind);
+    any other metric is one of the cost profile's (:data:`measure.cost.METRICS`), per tier.
     """
     if metric in METRICS:
         base_s, new_s = samples_of(base, metric), samples_of(new, metric)
+    elif metric == INSTRUCTIONS:
+        same = base.instructions and new.instructions and base.instructions.key() == new.instructions.key()
+        base_s, new_s = (instruction_samples_of(base), instruction_samples_of(new)) if same else ({}, {})
     else:
         base_s, new_s, drift = cost_samples_of(base, metric), cost_samples_of(new, metric), None
-    return compare(base_s, new_s, policy or new.config.policy, tolerance, drift)
+    return compare(base_s, new_s, policy or new.config.policy, tolerance, drift, metric=metric)

@@ -25,6 +25,12 @@ JSON format history (``schema_version``, kept apart from the tool version):
   Also ``wallclock.cases[].cpu_s`` (process CPU seconds of each row's decode, all
   threads, shaped like ``wall_s``: repeats x rows), the samples of
   ``measure compare --metric cpu``.
+  Also the top-level ``instructions`` (``measure run --instructions``):
+  callgrind's instruction count (Ir) of each greedy tier's decode region over
+  the first ``rows`` golden rows, one child process under valgrind per run
+  (``tiers.<name>.instructions``, one count per run, and the ``tokens`` those
+  decodes produced), with the ``valgrind`` version; the samples of ``measure
+  compare --metric instructions``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -158,6 +164,8 @@ def _check_tier_names(doc: dict[str, Any], source: str) -> None:
     for i, acc in enumerate(framing.get("acceptance") or []):
         for key in ("drafter", "verifier"):
             need(acc[key], f"framing/acceptance/{i}/{key}")
+    for name in (doc.get("instructions") or {}).get("tiers") or {}:
+        need(name, f"instructions/tiers/{name}")
 
 
 def _check_samples(doc: dict[str, Any], source: str) -> None:
@@ -173,6 +181,15 @@ def _check_samples(doc: dict[str, Any], source: str) -> None:
             f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
         )
     rows = doc["golden"]["rows"]
+    counted = doc.get("instructions")
+    if counted and counted["rows"] > rows:
+        raise MeasureError(f"{source}: field instructions/rows: expected at most the golden rows ({rows})")
+    for name, tier in ((counted or {}).get("tiers") or {}).items():
+        if doc["complete"] and len(tier["instructions"]) != counted["runs"]:
+            raise MeasureError(
+                f"{source}: field instructions/tiers/{name}/instructions: a complete record has "
+                f"{counted['runs']} runs, got {len(tier['instructions'])}"
+            )
     for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
         for j, tier in enumerate(leg["tiers"]):
             where = f"framing/legs/{i}/tiers/{j}"
