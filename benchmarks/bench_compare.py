@@ -39,7 +39,7 @@ repeats the simulation with the noise that many times larger.
 
 Run: ``python benchmarks/bench_compare.py [simulate] [--pairs 400] [--repeats 7] [--cases 15]``
 or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N]``
-or ``python benchmarks/bench_compare.py instructions [--tiers base-int8 small-int4] [--rows 8] [--runs 2]``.
+or ``python benchmarks/bench_compare.py instructions [--tiers base-int8 small-int4] [--rows 8] [--runs 3]``.
 """
 
 from __future__ import annotations
@@ -298,6 +298,7 @@ def instructions(args: argparse.Namespace) -> None:
         spread = [float((v.max() - v.min()) / v.min()) for v in (a[name], b[name])]
         ratio = float(np.median(b[name]) / np.median(a[name]))
         print(f"{name:<20}{np.median(a[name]):>16,.0f}{spread[0]:>10.4%}{spread[1]:>10.4%}{ratio:>10.5f}")
+        print(f"{'':<20}A: {', '.join(f'{v:,.0f}' for v in a[name])}; B: {', '.join(f'{v:,.0f}' for v in b[name])}")
     sd_run = float(np.sqrt(np.mean(np.square(within))))
     # between stages: E[D^2] = 2 sd_record^2 + 2 sd_run^2 / runs (method of moments, never below zero)
     excess = float(np.mean(np.square(between))) - 2 * sd_run**2 / args.runs
@@ -336,7 +337,7 @@ def main() -> None:
     ins = sub.add_parser("instructions", help="the instruction metric: real A/A spread, then simulated calls")
     ins.add_argument("--tiers", nargs="+", default=["base-int8", "small-int4", "base-fp32"])
     ins.add_argument("--rows", type=int, default=8)
-    ins.add_argument("--runs", type=int, default=2, help="callgrind runs per tier per stage (a record's runs)")
+    ins.add_argument("--runs", type=int, default=3, help="callgrind runs per tier per stage (a record's runs)")
     ins.add_argument("--pairs", type=int, default=400)
     ins.add_argument("--inflate", type=float, nargs="*", default=[10.0, 30.0], help="also simulate noisier runs")
     ins.add_argument("--seed", type=int, default=17)
