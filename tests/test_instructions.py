@@ -341,3 +341,18 @@ def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts
     # the count, not a comparison of tiers: that is what the metric must never be used for.)
     assert tiers["base-int8"].per_token.min() > 1.2 * tiers["small-int4"].per_token.max()
     assert {c.outcome for c in compare_records(r, r, metric="instructions")} <= {"same", "inconclusive"}
+
+
+def test_run_instructions_turns_the_count_on_and_a_missing_valgrind_is_one_line(
+    mini_config, tmp_path, monkeypatch, capsys
+):
+    from measure.cli import main
+
+    path = mini_config(rows=2, repeats=2)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no valgrind anywhere on PATH
+    results = tmp_path / "results"
+    args = ["run", "--config", str(path), "--suite", "wallclock", "--results", str(results)]
+    assert main([*args, "--instructions"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("measure run: error: valgrind not found (valgrind on PATH): install it")
+    assert not results.exists()  # refused before anything was timed
