@@ -110,6 +110,16 @@ def test_the_section_is_stored_and_read_typed_with_read_only_samples(tmp_path):
     assert load(DATA / "record-v2.json").instructions is None  # records without the section read as before
 
 
+def test_show_prints_each_tiers_count_and_no_ratio_between_tiers(tmp_path, capsys):
+    from measure.cli import main
+
+    (path,) = _write(tmp_path, _doc())
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "instructions per token (callgrind, valgrind-3.19.0, first 2 rows; one tier over time only)" in out
+    assert "small-int4       1,134,691   0.0281%     3" in out
+
+
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
