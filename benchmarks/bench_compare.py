@@ -37,9 +37,22 @@ run with the first, and prints the calls in both metrics (wall and CPU). With
 ``--paired``, each round is two paired jobs instead: A against A, and A against
 A with small-int4 made ``--slowdown`` slower (10% by default).
 
+``instructions`` measures the instruction metric for real, then simulates it:
+two separate stages of callgrind counts (as two records' ``measure run
+--instructions`` would make them: ``--runs`` child processes per tier, each
+tier over the first ``--rows`` golden rows) for ``--tiers``; it prints each
+tier's spread within a stage and between the two stages, then draws record
+pairs from that noise (normal on the log scale: the pooled sd between runs,
+plus a per-record shift of the pooled sd between stages) and runs
+:func:`measure.comparison.compare` on them at the policy's
+``instructions_tolerance``: A/A false calls and "same" at that band and at
+±5%, and the power to call a 3% and a 5% slowdown of one tier; ``--inflate``
+repeats the simulation with the noise that many times larger.
+
 Run: ``python benchmarks/bench_compare.py [simulate] [--pairs 400] [--repeats 7] [--cases 15]``
 or ``python benchmarks/bench_compare.py paired [--pair BASE NEW] [--pairs 200] [--repeats 7]``
-or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N] [--paired]``.
+or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N] [--paired]``
+or ``python benchmarks/bench_compare.py instructions [--tiers base-int8 small-int4] [--rows 8] [--runs 3]``.
 """
 
 from __future__ import annotations
@@ -354,6 +367,86 @@ def real_paired(config, folder: Path, args: argparse.Namespace) -> None:
                     )
 
 
+def _stage(tiers: list[str], rows: int, runs: int) -> dict[str, np.ndarray]:
+    """One record's worth of counts: per tier, instructions per token of ``runs`` separate callgrind runs."""
+    from measure.instructions import count
+
+    out = {}
+    for name in tiers:
+        found = [count(bundled.DEMO_DIR / name, bundled.GOLDEN, rows) for _ in range(runs)]
+        out[name] = np.array([c.per_token for c in found])
+    return out
+
+
+def _simulated(
+    levels: dict[str, float], sd_run: float, sd_record: float, args: argparse.Namespace, rng: np.random.Generator
+) -> None:
+    """A/A calls and power of ``compare(..., metric="instructions")`` on record pairs drawn from this noise."""
+    policy = Policy()
+    names = list(levels)
+
+    def record(scale: dict[str, float]) -> dict[str, CaseSamples]:
+        out = {}
+        for name in names:
+            shift = rng.normal(0, sd_record) if sd_record else 0.0
+            per_token = levels[name] * np.exp(rng.normal(0, sd_run, args.runs) + shift) * scale.get(name, 1.0)
+            out[name] = CaseSamples("greedy", tuple(per_token), summarize(per_token))
+        return out
+
+    for band in (None, 0.05):
+        counts = {o: 0 for o in ("slower", "faster", "same", "inconclusive")}
+        for _ in range(args.pairs):
+            for c in compare(record({}), record({}), policy, tolerance=band, metric="instructions"):
+                counts[c.outcome] += 1
+        total = sum(counts.values())
+        tol = max(policy.instructions_tolerance, band or 0.0)
+        print(
+            f"    A/A at ±{tol:.0%} over {args.pairs} pairs x {len(names)} tiers: false slower "
+            f"{counts['slower'] / total:.2%}, false faster {counts['faster'] / total:.2%}, "
+            f"same {counts['same'] / total:.1%}, inconclusive {counts['inconclusive'] / total:.1%}"
+        )
+    target = names[0]
+    for effect in (0.02, 0.03, 0.05):
+        hit = sum(
+            next(
+                c
+                for c in compare(record({}), record({target: 1 + effect}), policy, metric="instructions")
+                if c.case == target
+            ).outcome
+            == "slower"
+            for _ in range(args.pairs)
+        )
+        print(f"    +{effect:.0%} on {target}: called slower in {hit / args.pairs:.0%} of {args.pairs} pairs")
+
+
+def instructions(args: argparse.Namespace) -> None:
+    print(f"callgrind instructions per token, {len(args.tiers)} tiers, first {args.rows} rows, {args.runs} runs")
+    a, b = _stage(args.tiers, args.rows, args.runs), _stage(args.tiers, args.rows, args.runs)
+    within, between = [], []
+    print(f"{'tier':<20}{'per token (A)':>16}{'spread A':>10}{'spread B':>10}{'B/A':>10}")
+    for name in args.tiers:
+        x, y = np.log(a[name]), np.log(b[name])
+        within += [*(x - x.mean()) * np.sqrt(x.size / (x.size - 1)), *(y - y.mean()) * np.sqrt(y.size / (y.size - 1))]
+        between.append(float(y.mean() - x.mean()))
+        spread = [float((v.max() - v.min()) / v.min()) for v in (a[name], b[name])]
+        ratio = float(np.median(b[name]) / np.median(a[name]))
+        print(f"{name:<20}{np.median(a[name]):>16,.0f}{spread[0]:>10.4%}{spread[1]:>10.4%}{ratio:>10.5f}")
+        print(f"{'':<20}A: {', '.join(f'{v:,.0f}' for v in a[name])}; B: {', '.join(f'{v:,.0f}' for v in b[name])}")
+    sd_run = float(np.sqrt(np.mean(np.square(within))))
+    # between stages: E[D^2] = 2 sd_record^2 + 2 sd_run^2 / runs (method of moments, never below zero)
+    excess = float(np.mean(np.square(between))) - 2 * sd_run**2 / args.runs
+    sd_record = float(np.sqrt(max(0.0, excess) / 2))
+    worst = max(abs(np.exp(d) - 1) for d in between)
+    print(f"sd between runs {sd_run:.4%}; drift between stages {sd_record:.4%}; worst A/A ratio off by {worst:.4%}")
+    rng = np.random.default_rng(args.seed)
+    levels = {name: float(np.median(a[name])) for name in args.tiers}
+    for factor in (1.0, *args.inflate):
+        print(
+            f"  simulated, noise x{factor:g} (sd {sd_run * factor:.4%} per run, {sd_record * factor:.4%} per record):"
+        )
+        _simulated(levels, sd_run * factor, sd_record * factor, args, rng)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="mode")
@@ -384,8 +477,17 @@ def main() -> None:
     rl.add_argument("--rounds", type=int, default=2, help="A/A and slowed runs each (default 2)")
     rl.add_argument("--paired", action="store_true", help="paired jobs (measure ab) instead of separate runs")
     rl.add_argument("--slowdown", type=float, default=0.1, help="with --paired: small-int4's slowdown (default 0.1)")
+    ins = sub.add_parser("instructions", help="the instruction metric: real A/A spread, then simulated calls")
+    ins.add_argument("--tiers", nargs="+", default=["base-int8", "small-int4", "base-fp32"])
+    ins.add_argument("--rows", type=int, default=8)
+    ins.add_argument("--runs", type=int, default=3, help="callgrind runs per tier per stage (a record's runs)")
+    ins.add_argument("--pairs", type=int, default=400)
+    ins.add_argument("--inflate", type=float, nargs="*", default=[10.0, 30.0], help="also simulate noisier runs")
+    ins.add_argument("--seed", type=int, default=17)
     args = ap.parse_args()
-    if args.mode == "real":
+    if args.mode == "instructions":
+        instructions(args)
+    elif args.mode == "real":
         real(args)
     elif args.mode == "paired":
         paired(args)

@@ -16,7 +16,9 @@ method-of-moments estimate pooled over every pair and case (never below zero).
 The cases of one run share its drift (a busy host slows them all), so the
 drift has as many degrees of freedom as there are pairs, and a calibration of
 fewer than :data:`STRONG_PAIRS` pairs is marked weak. CPU ms/token gets a
-drift of its own from the pairs that recorded CPU samples. Compare adds
+drift of its own from the pairs that recorded CPU samples, and callgrind
+instructions per token one from the pairs that counted them (same valgrind,
+same rows on both sides). Compare adds
 ``2 drift^2`` to each comparison's variance: the drift widens the interval
 and lowers the power, it does not move the band.
 
@@ -77,6 +79,10 @@ class Calibration:
     """The same for CPU ms/token; None when no pair has CPU samples on both sides."""
     cpu_pairs: int = 0
     """A/A pairs with CPU samples on both sides (records from before CPU time have none)."""
+    instructions_drift_sd: float | None = None
+    """The same for callgrind instructions per token; None when no pair counted instructions on both sides."""
+    instructions_pairs: int = 0
+    """A/A pairs with instruction counts of the same valgrind and rows on both sides."""
     version: int = CALIBRATION_VERSION
 
     @property
@@ -85,12 +91,14 @@ class Calibration:
         return None if self.drift_sd is None or not self.pairs else Drift(self.drift_sd, float(len(self.pairs)))
 
     def drift_of(self, metric: str) -> Drift | None:
-        """The drift of one metric (wall or cpu), as :attr:`drift` gives it for wall."""
+        """The drift of one metric (wall, cpu or instructions), as :attr:`drift` gives it for wall."""
         if metric == "wall":
             return self.drift
-        if self.cpu_drift_sd is None or not self.cpu_pairs:
-            return None
-        return Drift(self.cpu_drift_sd, float(self.cpu_pairs))
+        if metric == "instructions":
+            sd, pairs = self.instructions_drift_sd, self.instructions_pairs
+        else:
+            sd, pairs = self.cpu_drift_sd, self.cpu_pairs
+        return None if sd is None or not pairs else Drift(sd, float(pairs))
 
     @property
     def weak(self) -> bool:
@@ -115,6 +123,8 @@ class Calibration:
             "drift_sd": self.drift_sd,
             "cpu_drift_sd": self.cpu_drift_sd,
             "cpu_pairs": self.cpu_pairs,
+            "instructions_drift_sd": self.instructions_drift_sd,
+            "instructions_pairs": self.instructions_pairs,
             "weak": self.weak,
             "values": self.values,
             "worst": None if self.worst is None else dict(zip(("run_id", "case", "ratio"), self.worst, strict=True)),
@@ -131,6 +141,10 @@ class AARun(Dated, Protocol):
     def samples(self) -> Mapping[str, CaseSamples]: ...
     @property
     def cpu_samples(self) -> Mapping[str, CaseSamples]: ...
+    @property
+    def instruction_samples(self) -> Mapping[str, CaseSamples]: ...
+    @property
+    def instructions_key(self) -> str | None: ...
 
 
 def build_key(record: Record) -> str | None:
@@ -183,7 +197,7 @@ def calibrate(runs: Iterable[AARun], machine_id: str, quantile: float = QUANTILE
     if not 0 < quantile <= 1:
         raise MeasureError(f"quantile: expected a number in (0, 1], got {quantile}")
     mine = in_time_order(r for r in runs if r.machine_id == machine_id and r.complete and r.samples)
-    pairs, excess, cpu_excess, cpu_pairs = [], [], [], 0
+    pairs, excess, cpu_excess, cpu_pairs, ins_excess, ins_pairs = [], [], [], 0, [], 0
     for base, new in pairwise(mine):
         key = new.build_key
         if key is not None and key == base.build_key:
@@ -194,10 +208,22 @@ def calibrate(runs: Iterable[AARun], machine_id: str, quantile: float = QUANTILE
                 cpu = _excess(base.cpu_samples, new.cpu_samples)
                 cpu_excess += cpu
                 cpu_pairs += bool(cpu)
+                if base.instructions_key is not None and base.instructions_key == new.instructions_key:
+                    ins = _excess(base.instruction_samples, new.instruction_samples)
+                    ins_excess += ins
+                    ins_pairs += bool(ins)
     drifts = [abs(r - 1) for p in pairs for _, r in p.ratios]
     tolerance = float(np.quantile(drifts, quantile, method="higher")) if drifts else None
     return Calibration(
-        machine_id, quantile, tuple(pairs), tolerance, _drift_sd(excess), _drift_sd(cpu_excess), cpu_pairs
+        machine_id,
+        quantile,
+        tuple(pairs),
+        tolerance,
+        _drift_sd(excess),
+        _drift_sd(cpu_excess),
+        cpu_pairs,
+        _drift_sd(ins_excess),
+        ins_pairs,
     )
 
 
@@ -252,8 +278,21 @@ def from_dict(doc: Any, path: Path) -> Calibration:
         raise MeasureError(f"{path}: field 'cpu_drift_sd': expected a number >= 0 or null, got {cpu_sd!r}")
     if not isinstance(cpu_pairs, int) or isinstance(cpu_pairs, bool) or cpu_pairs < 0:
         raise MeasureError(f"{path}: field 'cpu_pairs': expected an integer >= 0, got {cpu_pairs!r}")
+    ins_sd, ins_pairs = doc.get("instructions_drift_sd"), doc.get("instructions_pairs", 0)
+    if ins_sd is not None and (not isinstance(ins_sd, int | float) or isinstance(ins_sd, bool) or ins_sd < 0):
+        raise MeasureError(f"{path}: field 'instructions_drift_sd': expected a number >= 0 or null, got {ins_sd!r}")
+    if not isinstance(ins_pairs, int) or isinstance(ins_pairs, bool) or ins_pairs < 0:
+        raise MeasureError(f"{path}: field 'instructions_pairs': expected an integer >= 0, got {ins_pairs!r}")
     return Calibration(
-        machine, quantile, tuple(pairs), tol, drift, None if cpu_sd is None else float(cpu_sd), cpu_pairs
+        machine,
+        quantile,
+        tuple(pairs),
+        tol,
+        drift,
+        None if cpu_sd is None else float(cpu_sd),
+        cpu_pairs,
+        None if ins_sd is None else float(ins_sd),
+        ins_pairs,
     )
 
 

@@ -18,8 +18,10 @@ the log scale, where a slowdown is a shift:
   ``alpha / 2`` each (``p_same`` is the larger of their p-values);
 * **inconclusive**: neither.
 
-The band is the policy's ``compare_tolerance`` (a wider one may be given); the
-calibration's drift widens the interval, not the band.
+The band is the policy's ``compare_tolerance`` (a wider one may be given), or
+its ``instructions_tolerance`` for callgrind's instruction count, whose runs
+agree to a few parts in ten thousand; the calibration's drift widens the
+interval, not the band.
 
 Two records paired by repeat (:func:`pairing_of`: the two sides of one
 ``measure ab`` job, or one run compared with itself) are judged on the
@@ -39,7 +41,7 @@ import numpy as np
 from measure.cost import metric_samples
 from measure.errors import MeasureError
 from measure.model import Record
-from measure.policy import Policy
+from measure.policy import Policy, tolerance_of
 from measure.stats import Estimate, holm, summarize, t_quantile, t_sf
 
 OUTCOMES = ("faster", "slower", "same", "inconclusive")
@@ -47,6 +49,8 @@ ONE_JOB = "paired by repeat (one job)"
 SAME_RUN = "paired by construction (the same run on both sides)"
 METRICS = ("wall", "cpu")
 """Per-repeat samples a comparison may read: wall-clock seconds, or process CPU seconds (records that have them)."""
+INSTRUCTIONS = "instructions"
+"""Per-run samples of callgrind instructions per token, per greedy tier (records that have them), with its own band."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,20 @@ def cost_samples_of(record: Record, metric: str) -> dict[str, CaseSamples]:
     return {
         name: CaseSamples("greedy", tuple(float(x) for x in values), summarize(values))
         for name, values in metric_samples(record, metric).items()
+    }
+
+
+def instruction_samples_of(record: Record) -> dict[str, CaseSamples]:
+    """Instructions per output token, one sample per callgrind run, per greedy tier (empty without counts).
+
+    The samples travel in ``ms_per_token`` as the cost metrics' do; lower is better.
+    """
+    if record.instructions is None:
+        return {}
+    return {
+        name: CaseSamples("greedy", tuple(float(x) for x in t.per_token), summarize(t.per_token))
+        for name, t in record.instructions.tiers.items()
+        if t.per_token.size and np.all(t.per_token > 0)
     }
 
 
@@ -156,15 +174,17 @@ def compare(
     tolerance: float | None = None,
     drift: Drift | None = None,
     paired: bool = False,
+    metric: str = "wall",
 ) -> list[Comparison]:
     """Every case the two runs share with two or more repeats each, decided together (Holm over all of them).
 
     ``policy`` is NEW's; ``tolerance``: a band used when wider than the policy's; ``drift``: the machine's
     A/A drift, added to each comparison's variance. ``paired``: BASE and NEW were measured in one job with
     repeat i of each taken together; the test is then on the per-repeat differences (a paired t, no drift:
-    both sides saw the same host), and a case with unequal repeat counts is skipped.
+    both sides saw the same host), and a case with unequal repeat counts is skipped. ``metric``: whose band
+    applies (:func:`measure.policy.tolerance_of`: the instruction count has its own).
     """
-    tol = max(policy.compare_tolerance, tolerance or 0.0)
+    tol = max(tolerance_of(policy, metric), tolerance or 0.0)
     alpha = policy.compare_alpha
     measured = []
     for name, case in new.items():
@@ -196,7 +216,9 @@ def compare(
 
 
 def _samples(record: Record, metric: str) -> dict[str, CaseSamples]:
-    return samples_of(record, metric) if metric in METRICS else cost_samples_of(record, metric)
+    if metric in METRICS:
+        return samples_of(record, metric)
+    return instruction_samples_of(record) if metric == INSTRUCTIONS else cost_samples_of(record, metric)
 
 
 def pairing_of(base: Record, new: Record, metric: str = "wall") -> str | None:
@@ -236,12 +258,18 @@ def compare_records(
 ) -> list[Comparison]:
     """:func:`compare` of two loaded records in one metric under NEW's policy.
 
-    ``wall`` and ``cpu`` are ms/token per repeat (an A/A ``drift`` applies to them); any other metric is one of
-    the cost profile's (:data:`measure.cost.METRICS`), per tier. ``paired``: None decides by
-    :func:`pairing_of`; the two sides of one job must then have as many repeats of every case they share.
+    ``wall`` and ``cpu`` are ms/token per repeat and ``instructions`` callgrind instructions per token per run
+    (an A/A ``drift`` applies to these three; the instruction count is judged in its own band, the policy's
+    ``instructions_tolerance``, and only between records that counted the same rows with the same valgrind);
+    any other metric is one of the cost profile's (:data:`measure.cost.METRICS`), per tier. ``paired``: None
+    decides by :func:`pairing_of`; the two sides of one job must then have as many repeats of every case they share.
     """
-    base_s, new_s = _samples(base, metric), _samples(new, metric)
-    if metric not in METRICS:
+    if metric == INSTRUCTIONS:
+        same = base.instructions and new.instructions and base.instructions.key() == new.instructions.key()
+        base_s, new_s = (_samples(base, metric), _samples(new, metric)) if same else ({}, {})
+    else:
+        base_s, new_s = _samples(base, metric), _samples(new, metric)
+    if metric not in (*METRICS, INSTRUCTIONS):
         drift = None
     mode = pairing_of(base, new, metric) if paired is None else (ONE_JOB if paired else None)
     if mode == ONE_JOB:
@@ -252,4 +280,5 @@ def compare_records(
                     f"{new.source}: case {name}: {len(case.ms_per_token)} repeats with {metric} samples, "
                     f"{base.source} has {len(old.ms_per_token)}; the two sides of a paired job need one each per repeat"
                 )
-    return compare(base_s, new_s, policy or new.config.policy, tolerance, drift, paired=mode is not None)
+    policy = policy or new.config.policy
+    return compare(base_s, new_s, policy, tolerance, drift, paired=mode is not None, metric=metric)

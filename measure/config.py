@@ -115,6 +115,26 @@ class FramingConfig:
 
 
 @dataclass(frozen=True)
+class InstructionsConfig:
+    enabled: bool = False
+    """Count instructions per token under callgrind after the other suites (about 30x slower than native)."""
+    rows: int = 8
+    """The first N golden rows each run decodes under callgrind."""
+    runs: int = 3
+    """Child processes per tier, each counted on its own: the samples compare reads (two at least). Most runs
+    agree to 0.01%, but now and then one counts about 1% more; with three, one such run still leaves a 3%
+    slowdown called with 80% power (benchmarks/bench_compare.py instructions), with two it does not."""
+    valgrind: str = "valgrind"
+    """The valgrind executable, looked up on PATH."""
+
+    def __post_init__(self) -> None:
+        if self.rows < 1:
+            raise MeasureError(f"instructions.rows: expected >= 1, got {self.rows}")
+        if self.runs < 2:
+            raise MeasureError(f"instructions.runs: expected >= 2 (compare needs two per tier), got {self.runs}")
+
+
+@dataclass(frozen=True)
 class SuiteConfig:
     path: Path
     """The config file (or the bundled demo's)."""
@@ -127,6 +147,7 @@ class SuiteConfig:
     policy: Policy = field(default_factory=Policy)
     layouts: tuple[LayoutSpec, ...] = ()
     """Layout variants of one model's weights (``[[layouts]]``), timed per token in the wall-clock suite."""
+    instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
 
     def tier(self, name: str) -> TierSpec:
         return next(t for t in self.tiers if t.name == name)
@@ -147,6 +168,7 @@ class SuiteConfig:
             "wallclock": asdict(self.wallclock) | {"k": list(wc.k), "threads": list(wc.threads)},
             "framing": asdict(self.framing) | {"k": list(self.framing.k)},
             "policy": asdict(self.policy),
+            "instructions": asdict(self.instructions),
         } | ({"layouts": [v.to_dict() for v in self.layouts]} if self.layouts else {})
 
 
@@ -184,7 +206,7 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML suite config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
-    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts"}
+    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts", "instructions"}
     for key in data:
         if key not in top:
             raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(top))}")
@@ -193,8 +215,8 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
     if not isinstance(data["golden"], str):
         raise MeasureError(f"{path}: golden: expected a path to a golden rows file (a string), got {data['golden']!r}")
-    sections = (("tiers", list), ("pairs", list), ("layouts", list), ("session", dict), ("wallclock", dict))
-    for key, kind in (*sections, ("framing", dict)):
+    tables = ("session", "wallclock", "framing", "instructions")
+    for key, kind in (("tiers", list), ("pairs", list), ("layouts", list), *((k, dict) for k in tables)):
         if key in data and not isinstance(data[key], kind):
             what = f"an array of tables [[{key}]]" if kind is list else f"a table [{key}]"
             raise MeasureError(f"{path}: {key}: expected {what}, got {data[key]!r}")
@@ -251,6 +273,7 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         framing=_section(data.get("framing", {}), FramingConfig, "framing", path),
         policy=_section(data.get("policy", {}), Policy, "policy", path),
         layouts=layouts,
+        instructions=_section(data.get("instructions", {}), InstructionsConfig, "instructions", path),
     )
     _check_ranges(config, path)
     return config

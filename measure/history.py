@@ -5,17 +5,22 @@ raw record, so a history of 10,000 records costs 10,000 cache reads):
 
 * the ms/token series of each greedy tier, broken where consecutive records
   stop being comparable (other golden rows), with the reason;
+* the instructions-per-token series of each greedy tier, for records that
+  counted them under callgrind (broken, too, where the valgrind version or
+  the rows counted change);
 * the changes the calibrated gate calls between consecutive comparable
   records, judged by :func:`measure.comparison.compare` with the drift the
   machine's *recorded* ``calibration.json`` states, exactly as ``measure
-  compare`` judges a pull request;
+  compare`` judges a pull request: in wall-clock ms/token, and in
+  instructions per token in that metric's own band; each change names the
+  metric that called it;
 * for each verdict, spans of consecutive records that gave it one outcome.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from measure.calibration import Calibration
@@ -30,6 +35,14 @@ from measure.verdicts import Verdict
 class Point:
     run: Summary
     ms_per_token: Estimate
+
+
+@dataclass(frozen=True)
+class CountPoint:
+    """One record's callgrind instructions per token of one tier (median over its runs)."""
+
+    run: Summary
+    per_token: Estimate
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Change:
     base: Summary
     new: Summary
     comparison: Comparison
+    metric: str = "wall"
+    """The metric that called it: wall (ms/token) or instructions (per token, under callgrind)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,8 @@ class Band:
 
     tolerance: float
     calibration: Calibration | None
+    instructions_tolerance: float = Policy().instructions_tolerance
+    """The instruction count's own band (the policy's ``instructions_tolerance``)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,11 @@ class MachineHistory:
     changes: tuple[Change, ...]
     """Oldest first."""
     band: Band
+    instruction_series: dict[str, tuple[CountPoint, ...]] = field(default_factory=dict)
+    """Greedy tier -> its median instructions per token per record that counted them, oldest first."""
+    instruction_breaks: tuple[Break, ...] = ()
+    """Consecutive counted records whose counts are not comparable (another valgrind or rows)."""
+    instructions_compared: int = 0
 
 
 def comparable(base: Summary, new: Summary) -> str | None:
@@ -87,12 +109,15 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
     runs = [r for r in runs if r.samples]
     policy = runs[-1].policy if runs else Policy()
     drift = calibration.drift if calibration is not None else None
-    band = Band(policy.compare_tolerance, calibration)
+    band = Band(policy.compare_tolerance, calibration, policy.instructions_tolerance)
     series: dict[str, list[Point]] = defaultdict(list)
+    counts: dict[str, list[CountPoint]] = defaultdict(list)
     for r in runs:
         for case, c in sorted(r.samples.items()):
             if c.kind == "greedy":
                 series[case].append(Point(r, c.estimate))
+        for case, c in sorted(r.instruction_samples.items()):
+            counts[case].append(CountPoint(r, c.estimate))
     breaks, changes, compared = [], [], 0
     for base, new in pairwise(runs):
         reason = comparable(base, new)
@@ -102,6 +127,19 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
         found = cache.comparisons(base, new, None, drift)
         compared += 1
         changes += [Change(base, new, c) for c in found if c.outcome in ("faster", "slower")]
+    counted, count_breaks, count_compared = [r for r in runs if r.instruction_samples], [], 0
+    count_drift = calibration.drift_of("instructions") if calibration is not None else None
+    for base, new in pairwise(counted):
+        reason = comparable(base, new)
+        if reason is None and base.instructions_key != new.instructions_key:
+            reason = f"instructions counted otherwise ({base.instructions_key} -> {new.instructions_key})"
+        if reason is not None:
+            count_breaks.append(Break(base, new, reason))
+            continue
+        found = cache.comparisons(base, new, None, count_drift, "instructions")
+        count_compared += 1
+        changes += [Change(base, new, c, "instructions") for c in found if c.outcome in ("faster", "slower")]
+    changes.sort(key=lambda c: (c.new.started_at, c.new.run_id))
     return MachineHistory(
         machine,
         tuple(runs),
@@ -110,6 +148,9 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
         compared,
         tuple(changes),
         band,
+        {case: tuple(points) for case, points in counts.items()},
+        tuple(count_breaks),
+        count_compared,
     )
 
 

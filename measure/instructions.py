@@ -24,6 +24,7 @@ tier's count on the same machine and onnxruntime build, over time.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -79,26 +80,60 @@ def callgrind_total(text: str, source: str) -> int:
     raise MeasureError(f"{source}: no 'totals:' or 'summary:' line (not a callgrind output file)")
 
 
-def decode_region(tier_dir: Path, texts: list[str]) -> dict[str, int]:
+def decode_region(tier_dir: Path, texts: list[str], session: dict[str, Any] | None = None) -> dict[str, int]:
     """Run in the child under valgrind: load, warm up, then count only the greedy decodes of ``texts``."""
     from measure.artifacts import load_tier
     from measure.decode import greedy
+    from measure.session_options import SessionConfig
 
     h = hooks()
-    tier = load_tier(tier_dir)
+    options = SessionConfig(**{**session, "providers": tuple(session["providers"])}) if session else None
+    tier = load_tier(tier_dir, options)
     for text in texts:  # warm-up pass: first-call allocations and per-shape set-up are not the steady cost
         greedy(tier, text)
+    # Every run enters the region with the same empty young generations, so the collector runs at the same points
+    # inside it (its cost still counted); otherwise what start-up left behind (a stale .pyc recompiled, say)
+    # moves a collection into or out of the region.
+    gc.collect()
     h.callgrind_start_instrumentation()
     decoded = [greedy(tier, t) for t in texts]
     h.callgrind_stop_instrumentation()
     return {"tokens": sum(len(d.tokens) for d in decoded), "rows": len(decoded)}
 
 
-def count(tier_dir: Path, golden: Path, rows: int, valgrind: str | None = None) -> Count:
-    """One tier's instruction count over the first ``rows`` golden rows, in a child process under callgrind."""
-    binary = valgrind or shutil.which("valgrind")
+def valgrind_binary(valgrind: str | None = None) -> str:
+    """The valgrind executable (a name on PATH or a path), or an error that says how to install it."""
+    binary = shutil.which(valgrind or "valgrind")
     if binary is None:
-        raise MeasureError("valgrind not found: install it (apt-get install valgrind) or pass --valgrind PATH")
+        raise MeasureError(
+            f"valgrind not found ({valgrind or 'valgrind'} on PATH): install it (apt-get install valgrind) "
+            "or name it with --valgrind PATH / instructions.valgrind"
+        )
+    return binary
+
+
+def valgrind_version(binary: str) -> str:
+    """``valgrind --version`` (e.g. valgrind-3.19.0): counts are compared only between the same version."""
+    done = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+    version = done.stdout.strip()
+    if done.returncode != 0 or not version:
+        raise MeasureError(f"{binary}: 'valgrind --version' failed (exit {done.returncode})")
+    return version
+
+
+def count(
+    tier_dir: Path,
+    golden: Path,
+    rows: int,
+    valgrind: str | None = None,
+    session: dict[str, Any] | None = None,
+) -> Count:
+    """One tier's instruction count over the first ``rows`` golden rows, in a child process under callgrind.
+
+    ``session``: the run's session options (a :class:`~measure.session_options.SessionConfig` as a dict), so
+    the graph counted is the graph timed; the default is one thread, as the demo runs.
+    """
+    binary = valgrind_binary(valgrind)
     hooks()  # fail here, with the extra's name, rather than inside valgrind
     with tempfile.TemporaryDirectory(prefix="measure-callgrind-") as tmp:
         out = Path(tmp) / "callgrind.out"
@@ -106,8 +141,11 @@ def count(tier_dir: Path, golden: Path, rows: int, valgrind: str | None = None) 
             *(binary, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"),
             *(sys.executable, "-m", "measure", "instructions", str(tier_dir)),
             *("--golden", str(golden), "--rows", str(rows), "--inner"),
+            *(("--session", json.dumps(session)) if session else ()),
         ]
-        env = os.environ | {"PYTHONHASHSEED": "0"}
+        # A fixed hash seed, and no OpenBLAS thread pool (numpy only takes argmaxes here): one thread fewer
+        # for valgrind, which runs threads one at a time, to schedule.
+        env = os.environ | {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]

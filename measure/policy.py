@@ -26,8 +26,19 @@ class Policy:
     """compare: a ratio within 1 +/- this is 'same'; an A/A calibration may only widen it."""
     compare_alpha: float = 0.05
     """compare: chance of any false faster/slower call among all metrics compared (Holm-corrected)."""
+    instructions_tolerance: float = 0.02
+    """compare --metric instructions: a ratio of instructions per token within 1 +/- this is 'same'.
+
+    Most separate runs of one build agree to 0.01%, but an odd run lands up to about 1% away: 2% keeps such a
+    run inside the band and a 3% slowdown of one tier past it (with three runs a record, a 3% slowdown is
+    called in 96-100% of simulated pairs: ``benchmarks/bench_compare.py instructions``)."""
     lite_ratio_max: float = 1.0
     """The lite tier is smaller / lighter / faster to load when its ratio to plain (95% interval) is below this."""
+
+
+def tolerance_of(policy: Policy, metric: str) -> float:
+    """The band of one compare metric: the instruction count has its own, every timed metric shares one."""
+    return policy.instructions_tolerance if metric == "instructions" else policy.compare_tolerance
 
 
 def policy_from(data: dict[str, Any] | None) -> Policy:

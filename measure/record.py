@@ -28,6 +28,12 @@ JSON format history (``schema_version``, kept apart from the tool version):
   Also ``pairing`` (``measure ab``: one side of a paired job, BASE and NEW
   measured together with repeats paired; ``id`` shared by both records,
   ``side``, ``partner_run_id``, ``order`` and per case ``base_first``).
+  Also the top-level ``instructions`` (``measure run --instructions``):
+  callgrind's instruction count (Ir) of each greedy tier's decode region over
+  the first ``rows`` golden rows, one child process under valgrind per run
+  (``tiers.<name>.instructions``, one count per run, and the ``tokens`` those
+  decodes produced), with the ``valgrind`` version; the samples of ``measure
+  compare --metric instructions``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -163,6 +169,8 @@ def _check_tier_names(doc: dict[str, Any], source: str) -> None:
     for i, acc in enumerate(framing.get("acceptance") or []):
         for key in ("drafter", "verifier"):
             need(acc[key], f"framing/acceptance/{i}/{key}")
+    for name in (doc.get("instructions") or {}).get("tiers") or {}:
+        need(name, f"instructions/tiers/{name}")
 
 
 def _check_samples(doc: dict[str, Any], source: str) -> None:
@@ -178,6 +186,15 @@ def _check_samples(doc: dict[str, Any], source: str) -> None:
             f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
         )
     rows = doc["golden"]["rows"]
+    counted = doc.get("instructions")
+    if counted and counted["rows"] > rows:
+        raise MeasureError(f"{source}: field instructions/rows: expected at most the golden rows ({rows})")
+    for name, tier in ((counted or {}).get("tiers") or {}).items():
+        if doc["complete"] and len(tier["instructions"]) != counted["runs"]:
+            raise MeasureError(
+                f"{source}: field instructions/tiers/{name}/instructions: a complete record has "
+                f"{counted['runs']} runs, got {len(tier['instructions'])}"
+            )
     for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
         for j, tier in enumerate(leg["tiers"]):
             where = f"framing/legs/{i}/tiers/{j}"

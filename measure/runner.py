@@ -1,5 +1,9 @@
 """``measure run`` end to end: config -> tiers -> record on disk -> suites, saving after every case.
 
+With ``[instructions] enabled`` (or ``measure run --instructions``) the
+callgrind counts come last; valgrind and the extra are checked before
+anything is timed.
+
 Bad golden rows are refused before anything is timed; an error or an
 interrupt mid-run leaves the record on disk marked incomplete with what was
 measured so far.
@@ -24,6 +28,7 @@ from measure.speculative import SpeculativePair
 from measure.suites import Progress, no_progress
 from measure.suites.callcost import run_call_costs, run_layouts
 from measure.suites.framing import run_framing
+from measure.suites.instructions import check_instructions, run_instructions
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import Loader, run_wallclock
 
@@ -86,6 +91,7 @@ def run(
         if suite not in SUITES:
             raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
     golden = load_golden(config.golden)
+    valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     tiers = load_tiers(config, hooks)
     check_rows(tiers, golden)
     pairs = speculative_pairs(config, tiers)
@@ -119,6 +125,9 @@ def run(
             selves = _self_pairs(config, tiers)
             framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
             run_framing(*framing, runtime_version=env["onnxruntime"])
+        if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
+            doc["instructions"] = {}
+            run_instructions(config, golden, valgrind, doc["instructions"], writer.save, progress)
     except KeyboardInterrupt:
         finish_failed(writer, "interrupted")
         raise

@@ -23,7 +23,7 @@ import orjson
 
 from measure.analysis import Bootstrap, bootstrap_of, pair_timings, tier_timings
 from measure.calibration import build_key
-from measure.comparison import CaseSamples, Comparison, Drift, compare, samples_of
+from measure.comparison import CaseSamples, Comparison, Drift, compare, instruction_samples_of, samples_of
 from measure.errors import MeasureError
 from measure.model import Git, Record, from_document
 from measure.policy import Policy, policy_from
@@ -33,7 +33,7 @@ from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 from measure.writing import write_bytes
 
-ANALYSIS_VERSION = 4
+ANALYSIS_VERSION = 5
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 
@@ -58,6 +58,14 @@ class Summary:
     cpu_samples: dict[str, CaseSamples]
     """The same in CPU ms/token, for the cases recorded with CPU samples (none in older records)."""
     verdicts: tuple[Verdict, ...]
+    instruction_samples: dict[str, CaseSamples]
+    """Callgrind instructions per token per run, per greedy tier (records made with ``--instructions``)."""
+    instructions_key: str | None
+    """What two records' counts must share to be compared (tool, valgrind version, rows); None without counts."""
+
+    def samples_of(self, metric: str) -> dict[str, CaseSamples]:
+        """The samples History compares in one metric: wall, cpu or instructions."""
+        return {"wall": self.samples, "cpu": self.cpu_samples, "instructions": self.instruction_samples}[metric]
 
     @property
     def date(self) -> str:
@@ -84,6 +92,8 @@ class Summary:
             "samples": {n: _samples_to_list(c) for n, c in self.samples.items()},
             "cpu_samples": {n: _samples_to_list(c) for n, c in self.cpu_samples.items()},
             "verdicts": [v.to_dict() for v in self.verdicts],
+            "instruction_samples": {n: _samples_to_list(c) for n, c in self.instruction_samples.items()},
+            "instructions_key": self.instructions_key,
         }
 
     @classmethod
@@ -109,6 +119,8 @@ class Summary:
             samples={n: _samples_from_list(x) for n, x in d["samples"].items()},
             cpu_samples={n: _samples_from_list(x) for n, x in d["cpu_samples"].items()},
             verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
+            instruction_samples={n: _samples_from_list(x) for n, x in d["instruction_samples"].items()},
+            instructions_key=d["instructions_key"],
         )
 
 
@@ -143,6 +155,8 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         samples=samples_of(record),
         cpu_samples=samples_of(record, "cpu"),
         verdicts=tuple(found),
+        instruction_samples=instruction_samples_of(record),
+        instructions_key=None if record.instructions is None else "/".join(map(str, record.instructions.key())),
     )
 
 
@@ -150,9 +164,11 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def comparison_key(base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None) -> str:
+def comparison_key(
+    base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None, metric: str = "wall"
+) -> str:
     spread = None if drift is None else [drift.sd, drift.df]
-    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, spread, vars(new.policy)]
+    what = [ANALYSIS_VERSION, base.sha256, new.sha256, tolerance, spread, vars(new.policy), metric]
     return hashlib.sha256(orjson.dumps(what, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -226,17 +242,17 @@ class Cache:
         self._write("summaries", summary.sha256, summary.to_dict())
 
     def comparisons(
-        self, base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None
+        self, base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None, metric: str = "wall"
     ) -> list[Comparison]:
-        """``compare`` of two consecutive records, from the cache when the same pair was judged before."""
-        key = comparison_key(base, new, tolerance, drift)
+        """``compare`` of two consecutive records in one metric, from the cache when the pair was judged before."""
+        key = comparison_key(base, new, tolerance, drift, metric)
         found = self._read("comparisons", key)
         if isinstance(found, list):
             try:
                 return [_comparison_from_list(x) for x in found]
             except (TypeError, ValueError):
                 pass
-        result = compare(base.samples, new.samples, new.policy, tolerance, drift)
+        result = compare(base.samples_of(metric), new.samples_of(metric), new.policy, tolerance, drift, metric=metric)
         self._write("comparisons", key, [_comparison_to_list(c) for c in result])
         return result
 

@@ -42,6 +42,8 @@ class Run:
     commit: str | None = "c" * 40
     samples: dict[str, CaseSamples] = field(init=False)
     cpu_samples: dict[str, CaseSamples] = field(default_factory=dict)
+    instruction_samples: dict[str, CaseSamples] = field(default_factory=dict)
+    instructions_key: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples", {n: _case(m) for n, m in self.medians.items()})

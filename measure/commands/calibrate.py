@@ -45,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             run_id, case, ratio = cal.worst or ("-", "-", 1.0)
             cpu = "" if cal.cpu_drift_sd is None else f"CPU drift {cal.cpu_drift_sd:.1%} from {cal.cpu_pairs} pair(s); "
+            if cal.instructions_drift_sd is not None:
+                sd, n = cal.instructions_drift_sd, cal.instructions_pairs
+                cpu += f"instructions drift {sd:.3%} from {n} pair(s); "
             print(
                 f"{cal.machine_id}: {len(cal.pairs)} A/A pair(s), {cal.values} case ratios; "
                 f"drift {cal.drift_sd or 0:.1%} (sd of log ms/token beyond each run's own noise)"

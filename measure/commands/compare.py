@@ -1,6 +1,7 @@
 """Compare two run records case by case: faster / slower / same / inconclusive, Holm-corrected over all cases.
 
-Per case, log ms/token per repeat (wall or CPU time, ``--metric``): slower or
+Per case, log ms/token per repeat (wall or CPU time, ``--metric``; or callgrind
+instructions per token per run, in the policy's own ``instructions_tolerance``): slower or
 faster when Welch's p-value, Holm-adjusted, is below the policy's alpha and the
 ratio is past the band; same when the ratio's interval (level 1 - alpha) lies
 inside the band (see :mod:`measure.comparison`). The policy is NEW's; a
@@ -16,8 +17,19 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-METRICS = ["wall", "cpu", "first_token_ms", "row_p90_ms", "row_p99_ms", "load_cold_ms", "load_warm_ms", "memory_bytes"]
-"""wall and cpu: ms/token per repeat; the rest: measure.cost.METRICS (kept here so parsing imports nothing)."""
+METRICS = [
+    "wall",
+    "cpu",
+    "instructions",
+    "first_token_ms",
+    "row_p90_ms",
+    "row_p99_ms",
+    "load_cold_ms",
+    "load_warm_ms",
+    "memory_bytes",
+]
+"""wall and cpu: ms/token per repeat; instructions: callgrind instructions/token per run; the rest:
+measure.cost.METRICS (kept here so parsing imports nothing)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,6 +64,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=METRICS,
         default="wall",
         help="wall: ms/token of wall-clock time (default); cpu: of process CPU time (records with CPU samples); "
+        "instructions: callgrind instructions per token per run (records made with --instructions; its own band, "
+        "the policy's instructions_tolerance; a proxy for one tier over time, never for comparing tiers); "
         "or a cost-profile metric per tier: first_token_ms, row_p90_ms, row_p99_ms, load_cold_ms, load_warm_ms, "
         "memory_bytes (lower is better for every one)",
     )
@@ -140,7 +154,11 @@ def run(args: argparse.Namespace) -> int:
         base, new, tolerance=args.tolerance, drift=drift, metric=args.metric, paired=paired is not None
     )
     if not rows:
-        what = "wall-clock case" if args.metric == "wall" else "case with CPU samples (cpu_s) and two repeats"
+        what = {
+            "wall": "wall-clock case",
+            "cpu": "case with CPU samples (cpu_s) and two repeats",
+            "instructions": "tier with instruction counts (two runs, the same valgrind version and rows)",
+        }.get(args.metric, f"tier with {args.metric} samples")
         raise MeasureError(f"{args.new}: no {what} in common with {args.base}")
     level = rows[0].ratio.level or 0.95
     print(f"{'case':<30}{'new/base ' + args.metric:>20}  {f'{level:.0%} CI':<18}{'p(change)':>10}  outcome")

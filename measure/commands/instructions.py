@@ -19,6 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--valgrind", default=None, help="the valgrind binary (default: valgrind on PATH)")
     p.add_argument("--json", type=Path, default=None, help="also write the counts as JSON to this file")
     p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--session", default=None, help=argparse.SUPPRESS)  # the child's session options, as JSON
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     golden = args.golden or bundled.GOLDEN
     texts = [r.input for r in load_golden(golden).rows[: args.rows]]
     if args.inner:  # the child under valgrind: one tier, facts on the last line of stdout
-        print(json.dumps(decode_region(args.tiers[0], texts)))
+        session = json.loads(args.session) if args.session else None
+        print(json.dumps(decode_region(args.tiers[0], texts, session)))
         return 0
     found = []
     print(f"{'tier':<24}{'instructions':>16}{'tokens':>8}{'per token':>14}")

@@ -1,5 +1,7 @@
 """Run the wall-clock and framing-parity suites and write a versioned JSON run record.
 
+``--instructions`` adds callgrind instruction counts per tier after the suites.
+
 Progress bars on a terminal, plain lines in CI; prints the record's path.
 """
 
@@ -21,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run only this suite (repeatable; default both)",
     )
     p.add_argument("--results", type=Path, default=Path("results"), help="results tree (default ./results)")
+    p.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count instructions per token under callgrind after the suites (the config's [instructions] "
+        "table, enabled; about 30x slower than a native decode; needs valgrind and measure[instructions])",
+    )
 
 
 def _progress():
@@ -48,10 +56,14 @@ def _progress():
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from measure.config import SUITES, load_config
     from measure.runner import run as run_suites
 
     config = load_config(args.config)
+    if args.instructions:
+        config = replace(config, instructions=replace(config.instructions, enabled=True))
     suites = list(dict.fromkeys(args.suites or SUITES))
     bar, update = _progress()
     if bar is not None:

@@ -111,6 +111,18 @@ def _print_framing(r, w: int, pw: int) -> None:
         )
 
 
+def _print_instructions(ins, w: int) -> None:
+    """Callgrind's counts per tier: a proxy for one tier over time, so no ratio between tiers is printed."""
+    _print(f"\ninstructions per token (callgrind, {ins.valgrind}, first {ins.rows} rows; one tier over time only)")
+    _print(f"  {'tier':<{w}}{'median':>14}{'spread':>10}{'runs':>6}")
+    import numpy as np
+
+    for name, t in ins.tiers.items():
+        median = float(np.median(t.per_token))
+        spread = float(np.ptp(t.per_token)) / median
+        _print(f"  {name:<{w}}{median:>14,.0f}{spread:>10.4%}{t.runs:>6}")
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.analysis import pair_timings, tier_timings
     from measure.callcosts import cost_model
@@ -155,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
     _print_cost_model(cost_model(r, pairs), w)
     if r.framing:
         _print_framing(r, w, pw)
+    if r.instructions:
+        _print_instructions(r.instructions, w)
     _print("\nverdicts")
     for v in verdicts(r):
         _print(f"  [{v.outcome:<12}] {v.question} {v.subject}: {v.answer}")

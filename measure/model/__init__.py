@@ -12,6 +12,7 @@ framing leaves unchanged) are properties of the part they sum, written once.
 """
 
 from measure.model.framing import FP32, Acceptance, Block, Counts, Differing, Framing, FramingTier, Leg, Miss, Quality
+from measure.model.instructions import Instructions, InstructionTier
 from measure.model.read import from_document
 from measure.model.run import Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
 from measure.model.wallclock import (
@@ -40,6 +41,8 @@ __all__ = [
     "FramingTier",
     "Git",
     "Golden",
+    "InstructionTier",
+    "Instructions",
     "LayoutPair",
     "LayoutVariant",
     "Leg",

@@ -18,6 +18,7 @@ from measure.model.framing import (
     Miss,
     Quality,
 )
+from measure.model.instructions import Instructions, instruction_tier
 from measure.model.run import (
     Config,
     Environment,
@@ -316,6 +317,18 @@ def _pairing(p: dict[str, Any] | None) -> Pairing | None:
     return Pairing(p["id"], p["side"], p["partner_run_id"], p["order"], first)
 
 
+def _instructions(d: dict[str, Any] | None) -> Instructions | None:
+    if not d:
+        return None
+    return Instructions(
+        tool=d["tool"],
+        valgrind=d["valgrind"],
+        rows=int(d["rows"]),
+        runs=int(d["runs"]),
+        tiers={n: instruction_tier(n, int(t["tokens"]), _ints(t["instructions"])) for n, t in d["tiers"].items()},
+    )
+
+
 def from_document(doc: dict[str, Any], source: str) -> Record:
     """A migrated, schema-valid document as a :class:`Record` (the schema guarantees the required keys)."""
     wc = doc.get("wallclock")
@@ -351,4 +364,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         framing=_framing(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
+        instructions=_instructions(doc.get("instructions")),
     )

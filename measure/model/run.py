@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.model.framing import Framing, FramingTier, Leg
+from measure.model.instructions import Instructions
 from measure.model.wallclock import Wallclock
 from measure.policy import Policy
 
@@ -156,6 +157,8 @@ class Record:
     test_slowdown_factor: dict[str, float] | None
     pairing: Pairing | None = None
     """Set when the record is one side of a paired job (records of ``measure run`` have none)."""
+    instructions: Instructions | None = None
+    """Callgrind instruction counts per greedy tier (``measure run --instructions``); None in most records."""
 
     @property
     def date(self) -> str:

@@ -255,9 +255,16 @@ class TimePoint:
 
 
 def over_time(
-    series: dict[str, list[TimePoint]], changes: list[tuple[str, TimePoint, str]], palette: Palette
+    series: dict[str, list[TimePoint]],
+    changes: list[tuple[str, TimePoint, str]],
+    palette: Palette,
+    y_title: str = "median ms per output token",
+    hover: str = "%{y:.3f} ms/token",
 ) -> dict[str, Any]:
-    """One line per greedy case with its intervals; each called change marked; a click opens the run."""
+    """One line per greedy case with its intervals; each called change marked; a click opens the run.
+
+    ``y_title`` and ``hover`` name the metric (ms/token by default; History also draws instructions per token).
+    """
     data = []
     for case, points in series.items():
         color = palette.of(case)
@@ -278,7 +285,7 @@ def over_time(
                 "text": [p.label for p in points],
                 "customdata": [p.link for p in points],
                 "connectgaps": False,
-                "hovertemplate": "%{fullData.name}: %{y:.3f} ms/token<br>%{text}<extra></extra>",
+                "hovertemplate": f"%{{fullData.name}}: {hover}<br>%{{text}}<extra></extra>",
             }
         )
     if changes:
@@ -298,7 +305,7 @@ def over_time(
     return {
         "data": data,
         "layout": _layout(
-            yaxis={"title": {"text": "median ms per output token"}, "rangemode": "tozero"},
+            yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
             xaxis={"title": {"text": "run started (UTC)"}, "type": "date"},
         ),
     }

@@ -1,4 +1,4 @@
-"""History: ms/token over time per machine, the changes the calibrated gate called, verdicts over time.
+"""History: ms/token (and instructions per token) over time per machine, the changes called, verdicts over time.
 
 Bounded however long the history: the chart draws the newest
 :data:`CHART_RUNS` records of a machine one by one and older ones as one
@@ -53,15 +53,17 @@ class MachineVerdicts:
 
 @dataclass(frozen=True)
 class Change:
-    """A wall-clock case that a record measured faster or slower than the record before it."""
+    """A case that a record measured faster or slower than the record before it, and the metric that called it."""
 
     case: Md
     outcome: Md
     ratio: Md
-    """NEW / BASE ms/token with its 95% interval."""
+    """NEW / BASE of the metric (ms/token or instructions/token) with its 95% interval."""
     base: RunRef
     new: RunRef
     commit: Md
+    metric: Md
+    """wall (ms/token) or instructions (per token, under callgrind)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,32 @@ class MetricHistory:
 
 
 @dataclass(frozen=True)
+class CountRow:
+    """One tier's newest instruction count: instructions per token (median over runs) and the runs' spread."""
+
+    tier: Md
+    per_token: Md
+    spread: Md
+    """(max - min) / median over the newest record's runs."""
+    runs: int
+    records: int
+
+
+@dataclass(frozen=True)
+class InstructionHistory:
+    """One machine's instructions per token over the records that counted them, judged in their own band."""
+
+    chart: Chart
+    records: int
+    compared: int
+    tolerance: Md
+    drift: Md
+    """The recorded A/A drift of the count, or that none is recorded."""
+    rows: tuple[CountRow, ...]
+    gaps: tuple[Gap, ...]
+
+
+@dataclass(frozen=True)
 class MachineLine:
     """One machine on the History index: what its page holds, in a line."""
 
@@ -111,6 +139,8 @@ class HistoryMachine:
 
     metric: MetricHistory
     verdicts: MachineVerdicts | None
+    instructions: InstructionHistory | None = None
+    """None when no record of the machine counted instructions."""
 
 
 @dataclass(frozen=True)
@@ -125,43 +155,59 @@ def _when(started_at: str) -> str:
     return started_at.replace("T", " ").removesuffix("Z")  # Plotly's date axis: UTC, no zone suffix
 
 
-def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> Chart:
-    """Newest records one by one, older ones as monthly medians; a gap wherever comparability breaks."""
-    broken = {b.after.run_id for b in h.breaks}
-    recent = {r.run_id for r in h.runs[-CHART_RUNS:]}
+def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: str = "wall") -> Chart:
+    """Newest records one by one, older ones as monthly medians; a gap wherever comparability breaks.
+
+    ``metric``: wall draws ms/token; instructions draws instructions per token of the records that counted them.
+    """
+    counted = metric == "instructions"
+    breaks = h.instruction_breaks if counted else h.breaks
+    broken = {b.after.run_id for b in breaks}
+    runs = [r for r in h.runs if r.instruction_samples] if counted else h.runs
+    recent = {r.run_id for r in runs[-CHART_RUNS:]}
     series: dict[str, list[charts.TimePoint]] = {}
     at: dict[tuple[str, str], charts.TimePoint] = {}
-    for case, points in h.series.items():
+    source = (
+        {case: [(p.run, p.per_token) for p in points] for case, points in h.instruction_series.items()}
+        if counted
+        else {case: [(p.run, p.ms_per_token) for p in points] for case, points in h.series.items()}
+    )
+    for case, points in source.items():
         out: list[charts.TimePoint] = []
         months: dict[str, list[float]] = defaultdict(list)
-        for p in points:
-            if p.run.run_id not in recent:
-                months[p.run.started_at[:7]].append(p.ms_per_token.value)
+        for run, e in points:
+            if run.run_id not in recent:
+                months[run.started_at[:7]].append(e.value)
         for month, values in months.items():
             v = float(np.median(values))
             out.append(charts.TimePoint(f"{month}-15", v, v, v, f"{len(values)} records in {month} (median)", ""))
-        for p in points:
-            if p.run.run_id not in recent:
+        for run, e in points:
+            if run.run_id not in recent:
                 continue
-            if p.run.run_id in broken and out:
-                out.append(charts.TimePoint(_when(p.run.started_at), None, 0.0, 0.0, "not comparable", ""))
-            e = p.ms_per_token
-            link = "../../" + str(links.ref(p.run).link).removesuffix(".md") + "/"  # from results/history/<m>/
+            if run.run_id in broken and out:
+                out.append(charts.TimePoint(_when(run.started_at), None, 0.0, 0.0, "not comparable", ""))
+            link = "../../" + str(links.ref(run).link).removesuffix(".md") + "/"  # from results/history/<m>/
             point = charts.TimePoint(
-                _when(p.run.started_at), e.value, e.lo, e.hi, f"{p.run.run_id}, commit {p.run.short_commit}", link
+                _when(run.started_at), e.value, e.lo, e.hi, f"{run.run_id}, commit {run.short_commit}", link
             )
             out.append(point)
-            at[(case, p.run.run_id)] = point
+            at[(case, run.run_id)] = point
         series[case] = out
     marks = [
         (c.comparison.case, at[(c.comparison.case, c.new.run_id)], c.comparison.outcome)
         for c in h.changes
-        if (c.comparison.case, c.new.run_id) in at
+        if c.metric == metric and (c.comparison.case, c.new.run_id) in at
     ]
-    figure = charts.over_time(series, marks, palette)
+    if counted:
+        y_title, hover = "median instructions per output token (callgrind)", "%{y:,.0f} instructions/token"
+        figure = charts.over_time(series, marks, palette, y_title, hover)
+    else:
+        figure = charts.over_time(series, marks, palette)
     if len({p.when for points in series.values() for p in points}) == 1:  # one record: a day either side
         day = next(iter(series.values()))[0].when[:10]
         figure["layout"]["xaxis"]["range"] = [f"{day} 00:00", f"{day} 23:59"]
+    if counted:
+        return chart(f"instructions-{h.machine}", f"instructions per token over time on {h.machine}", figure)
     return chart(f"history-{h.machine}", f"ms per token over time on {h.machine}", figure)
 
 
@@ -187,13 +233,48 @@ def _changes(h: MachineHistory, links: RunLinks, prefix: str) -> list[Change]:
         Change(
             md(c.comparison.case),
             md(c.comparison.outcome),
-            fmt_ci(c.comparison.ratio),
+            fmt_ci(c.comparison.ratio, 4 if c.metric == "instructions" else 3),
             links.ref(c.base, prefix),
             links.ref(c.new, prefix),
             md(c.new.short_commit),
+            md(c.metric),
         )
         for c in reversed(h.changes)
     ]
+
+
+def instruction_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> InstructionHistory | None:
+    """The instruction count's own series and band; None when no record of the machine counted instructions."""
+    if not h.instruction_series:
+        return None
+    cal = h.band.calibration
+    drift = None if cal is None else cal.drift_of("instructions")
+    rows = []
+    for case, points in sorted(h.instruction_series.items()):
+        newest = points[-1].run.instruction_samples[case].ms_per_token
+        median = float(np.median(newest))
+        rows.append(
+            CountRow(
+                md(case),
+                md(f"{median:,.0f}"),
+                md(f"{(max(newest) - min(newest)) / median:.4%}"),
+                len(newest),
+                len(points),
+            )
+        )
+    return InstructionHistory(
+        _chart(h, links, palette, "instructions"),
+        len({p.run.run_id for points in h.instruction_series.values() for p in points}),
+        h.instructions_compared,
+        md(f"±{h.band.instructions_tolerance:.1%}"),
+        md(
+            "no A/A drift of the count recorded for this machine"
+            if drift is None
+            else f"A/A drift {drift.sd:.3%} (sd of log instructions/token) from {int(drift.df)} pair(s)"
+        ),
+        tuple(rows),
+        tuple(Gap(md(b.after.started_at[:10]), md(b.reason)) for b in reversed(h.instruction_breaks))[:CHANGES],
+    )
 
 
 def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> MetricHistory:
@@ -259,7 +340,9 @@ def history_page(
     pages, lines, newest = {}, [], []
     for h in histories:
         name = machine_slug(h.machine)
-        pages[name] = HistoryMachine(metric_history(h, links, palette), tables.get(h.machine))
+        pages[name] = HistoryMachine(
+            metric_history(h, links, palette), tables.get(h.machine), instruction_history(h, links, palette)
+        )
         worse = sum(s.worsened for s in by_machine.get(h.machine, ()))
         link = md(f"history/{name}.md")
         lines.append(

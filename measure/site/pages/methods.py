@@ -34,6 +34,9 @@ def methods_page(a: Analysis | None, links: RunLinks) -> Methods:
             for i, leg in enumerate(r.legs)
         ),
     ]
+    ins = r.instructions
+    if ins is not None:
+        settings.append(("instruction counts", f"callgrind ({ins.valgrind}), first {ins.rows} rows, {ins.runs} runs"))
     return Methods(
         links.ref(r),
         tuple(Setting(md(k), md(v)) for k, v in settings),
