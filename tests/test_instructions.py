@@ -1,7 +1,7 @@
 """Instruction counts under callgrind: the decode region only, parsed from callgrind's own totals; stored in the
 record, compared in their own band, calibrated, and drawn on History.
 
-``tests/data/instructions-v2.json`` is a real ``instructions`` section: three callgrind runs of each of
+``tests/data/instructions-section.json`` is a real ``instructions`` section: three callgrind runs of each of
 record-v2.json's tiers over the first 2 golden rows (valgrind 3.19.0), as ``measure run --instructions``
 writes it."""
 
@@ -25,7 +25,7 @@ from measure.instructions import HOOKS, callgrind_total, count
 from measure.record import load, load_record, write_atomic
 
 DATA = Path(__file__).resolve().parent / "data"
-COUNTS = json.loads((DATA / "instructions-v2.json").read_text(encoding="utf-8"))
+COUNTS = json.loads((DATA / "instructions-section.json").read_text(encoding="utf-8"))
 
 CALLGRIND_OUT = """# callgrind format
 version: 1
