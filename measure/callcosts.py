@@ -59,6 +59,21 @@ class CostModelRow:
     """Verifier greedy wall time / speculative wall time, repeats paired (as :class:`~measure.analysis.PairTiming`)."""
     efficiency: Estimate
     """observed / measured-cost prediction; the interval carries the observed speedup's uncertainty only."""
+    inside: Estimate | None = None
+    """The speedup inside onnxruntime's run alone: the verifier's greedy run time / the speculative decode's
+    (both models' calls, encoders included), repeats paired; what the decode would give with no harness at all."""
+
+    @property
+    def in_loop(self) -> float | None:
+        """inside / measured-cost prediction: how the calls fared in the loop against alone (encoders, the two
+        models taking turns in the core's cache); the machine's share of a low efficiency, not measure's."""
+        return None if self.inside is None else self.inside.value / self.prediction.measured_cost
+
+    @property
+    def harness(self) -> float | None:
+        """observed / inside: what measure's loop (the time outside onnxruntime) costs speculative against greedy;
+        1 when both decodes spend the same share outside. efficiency = in_loop x harness."""
+        return None if self.inside is None else self.observed.value / self.inside.value
 
 
 @dataclass(frozen=True)
@@ -107,8 +122,21 @@ def batch_cost(tier: str, calls: TierCalls) -> BatchCost:
     return BatchCost(tier, calls.n, tuple(estimates), tuple(ratios), line, mean_cache)
 
 
+def _inside(greedy: Case | None, case: Case) -> Estimate | None:
+    """The verifier's greedy run time over the speculative decode's, repeats paired (both decode the same rows)."""
+    if greedy is None or greedy.run_s.shape[0] != case.run_s.shape[0] or case.run_s.shape[0] == 0:
+        return None
+    base, spec = greedy.run_s.sum(axis=1), case.run_s.sum(axis=1)
+    return paired_ratio(base, spec) if np.all(base > 0) and np.all(spec > 0) else None
+
+
 def _pair_row(
-    p: PairTiming, case: Case, verifier: TierCalls, drafter: TierCalls, line: BatchCostLine | None
+    p: PairTiming,
+    case: Case,
+    verifier: TierCalls,
+    drafter: TierCalls,
+    line: BatchCostLine | None,
+    greedy: Case | None = None,
 ) -> CostModelRow | None:
     """Tokens and drafter calls per round are what the decode really did (short rows end in cut rounds);
     the tokens committed per round are the single steps a greedy decode takes for them."""
@@ -144,6 +172,7 @@ def _pair_row(
         prediction=prediction,
         observed=o,
         efficiency=Estimate(o.value / m, o.lo / m, o.hi / m, level=o.level),
+        inside=_inside(greedy, case),
     )
 
 
@@ -181,7 +210,7 @@ def cost_model(record: Record, pairs: Sequence[PairTiming]) -> CostModel | None:
         if verifier is None or drafter is None or case is None:
             continue
         line = tiers[p.verifier].line if p.verifier in tiers else None
-        row = _pair_row(p, case, verifier, drafter, line)
+        row = _pair_row(p, case, verifier, drafter, line, wc.cases.get(p.verifier))
         if row is not None:
             rows.append(row)
     return CostModel(cc.rows, cc.repeats, tuple(tiers.values()), tuple(rows), layouts)

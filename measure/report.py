@@ -71,6 +71,9 @@ def _cost_metrics(m: CostModel | None) -> dict[str, Any]:
                 "measured_cost": r.prediction.measured_cost,
                 "batch_ratio": r.prediction.batch_ratio,
                 "efficiency": r.efficiency.to_dict(),
+                "inside_onnxruntime": None if r.inside is None else r.inside.to_dict(),
+                "calls_in_loop_over_alone": r.in_loop,
+                "harness": r.harness,
             }
             for r in m.pairs
         },

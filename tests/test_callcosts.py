@@ -118,6 +118,12 @@ def test_cost_model_figures_follow_from_the_record(recorded):
         assert row.observed == p.observed_speedup
         assert row.efficiency.value == p.observed_speedup.value / pred.measured_cost
         assert pred.efficiency == row.efficiency.value
+        # the shortfall split: inside onnxruntime, greedy verifier's run time over the speculative decode's
+        greedy_run = np.asarray(doc["wallclock"]["cases"]["base-int8"]["run_s"]).sum(axis=1)
+        assert row.inside == paired_ratio(greedy_run, np.asarray(case["run_s"]).sum(axis=1))
+        assert row.harness == row.observed.value / row.inside.value
+        assert row.in_loop == row.inside.value / pred.measured_cost
+        assert row.in_loop * row.harness == pytest.approx(row.efficiency.value, rel=1e-12)
 
 
 def test_batch_cost_line_and_ratios_are_the_samples_own(recorded):
@@ -216,6 +222,9 @@ def test_the_wall_clock_page_shows_the_cost_model_with_stable_anchors(recorded, 
     for case in ("small-int4->base-int8@k2", "small-int4->base-int8@k4"):
         assert f'id="{row_id("cost", case)}"' in page
     assert f'id="{row_id("batch", "base-int8")}"' in page
+    assert 'id="where-the-prediction-went"' in page and "measure&#39;s own loop keeps" in page
+    for case in ("small-int4->base-int8@k2", "small-int4->base-int8@k4"):
+        assert f'id="{row_id("spent", case)}"' in page
     assert f'id="{row_id("layout", "small-fp32")}"' in page
     assert re.search(r"merged costs \d\.\d\d× split per token &#91;\d\.\d\d, \d\.\d\d&#93;", page)
     assert 'id="wallclock-batch-cost"' in page
@@ -223,6 +232,8 @@ def test_the_wall_clock_page_shows_the_cost_model_with_stable_anchors(recorded, 
     metrics = json.loads((project.parent / "site" / "metrics.json").read_text(encoding="utf-8"))
     (machine,) = metrics["machines"].values()
     assert set(machine["cost_model"]) == {"small-int4->base-int8@k2", "small-int4->base-int8@k4"}
+    for figures in machine["cost_model"].values():
+        assert figures["harness"] * figures["calls_in_loop_over_alone"] == pytest.approx(figures["efficiency"]["value"])
     assert machine["layouts"]["small-fp32"]["same_outputs"] is True
     methods = html(project, "results/methods")
     assert "measured cost model" in methods.lower() and "efficiency" in methods

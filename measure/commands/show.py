@@ -43,12 +43,16 @@ def _print_cost_model(m, w: int) -> None:
     if m.pairs:
         cw = max([28, *(len(p.case) + 2 for p in m.pairs)])
         _print("\ncost model (predicted speedups from timed calls; efficiency = observed / measured-cost prediction)")
-        _print(f"  {'case':<{cw}}{'c':>7}{'batch x':>9}{'Leviathan':>11}{'measured':>10}{'observed':>10}  efficiency")
+        _print("  inside: speedup within onnxruntime; in loop = inside / measured; harness = observed / inside")
+        head = f"{'c':>7}{'batch x':>9}{'Leviathan':>11}{'measured':>10}{'inside':>8}{'in loop':>9}{'harness':>9}"
+        _print(f"  {'case':<{cw}}{head}{'observed':>10}  efficiency")
         for row in m.pairs:
             p = row.prediction
+            inside = "-" if row.inside is None else f"{row.inside.value:.2f}"
+            parts = "".join(f"{'-' if v is None else f'{v:.2f}':>9}" for v in (row.in_loop, row.harness))
             _print(
                 f"  {row.case:<{cw}}{p.cost_ratio:>7.2f}{p.batch_ratio:>9.2f}{p.leviathan:>11.2f}"
-                f"{p.measured_cost:>10.2f}{row.observed.value:>10.2f}  {_ci(row.efficiency)}"
+                f"{p.measured_cost:>10.2f}{inside:>8}{parts}{row.observed.value:>10.2f}  {_ci(row.efficiency)}"
             )
     for f in m.layouts:
         same = "" if f.same_outputs else " (outputs differ)"

@@ -168,6 +168,13 @@ class CostRow:
     measured: Md
     observed: Md
     efficiency: Md
+    spent_anchor: Md
+    inside: Md
+    """The speedup inside onnxruntime's run alone, with its interval."""
+    in_loop: Md
+    """inside / measured-cost prediction: the machine's share (calls slower in the loop than alone)."""
+    harness: Md
+    """observed / inside: measure's share (the time outside onnxruntime, speculative against greedy)."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +215,8 @@ class CostSection:
     layouts: tuple[LayoutRow, ...]
     fitted: bool
     """Some row's k + 1 call was not timed and is read off the fitted line."""
+    split: Md
+    """One sentence: measure's share of the shortfall (harness) against the machine's (calls in the loop ÷ alone)."""
 
 
 def _us(seconds: float | None, digits: int = 1) -> Md:
@@ -230,6 +239,10 @@ def _cost_section(m: CostModel | None, palette: charts.Palette) -> CostSection |
             fmt(r.prediction.measured_cost, 2),
             stacked(r.observed, 2, "×"),
             stacked(r.efficiency, 2),
+            trusted(anchor(row_id("spent", r.case))),
+            stacked(r.inside, 2, "×"),
+            fmt(r.in_loop, 2),
+            fmt(r.harness, 2),
         )
         for r in m.pairs
     )
@@ -271,7 +284,20 @@ def _cost_section(m: CostModel | None, palette: charts.Palette) -> CostSection |
     )
     headers = tuple(md(f"{k + 1} tokens × single (k = {k})") for k in ks)
     fitted = any(r.batched_fitted for r in m.pairs)
-    return CostSection(rows, batch, headers, figures, m.rows, m.repeats, layouts, fitted)
+    return CostSection(rows, batch, headers, figures, m.rows, m.repeats, layouts, fitted, _split(m))
+
+
+def _split(m: CostModel) -> Md:
+    """The answer above the table: how far measure's loop and the machine each fall short, over every pair and k."""
+    harness = [r.harness for r in m.pairs if r.harness is not None]
+    in_loop = [r.in_loop for r in m.pairs if r.in_loop is not None]
+    if not harness or not in_loop:
+        return md("")
+    return md(
+        f"Here measure's own loop keeps {min(harness):.2f}–{max(harness):.2f} of the speedup the calls made inside "
+        f"onnxruntime (harness); the calls themselves delivered {min(in_loop):.2f}–{max(in_loop):.2f} of what they "
+        "predict when timed alone (calls in the loop ÷ alone)."
+    )
 
 
 @dataclass(frozen=True)
