@@ -96,6 +96,19 @@ def test_a_change_of_timed_region_breaks_the_series_with_its_reason(tmp_path):
     assert not [c for c in h.changes if c.new.run_id == docs[2]["run_id"]]  # the 10% step is not called faster
 
 
+def test_compare_notes_a_change_of_timed_region(tmp_path, capsys):
+    base = load_record(DATA / "record-v2.json")
+    new = _record(base, 1, "b")
+    new["wallclock"]["timed"] = "ids"
+    paths = [tmp_path / "base.json", tmp_path / "new.json"]
+    for path, d in zip(paths, (base, new), strict=True):
+        write_atomic(path, d)
+    assert main(["compare", *map(str, paths)]) == 0
+    assert "timed regions differ (base text, new ids): tokenizing moved out of" in capsys.readouterr().out
+    assert main(["compare", str(paths[0]), str(paths[0])]) == 0
+    assert "timed regions differ" not in capsys.readouterr().out
+
+
 def test_a_verdict_that_got_worse_is_marked(tree):
     loaded = load_results(tree, Cache(None))
     found = {(s.topic, s.subject): s for s in verdict_series(loaded.summaries)}
