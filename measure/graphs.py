@@ -200,6 +200,18 @@ class Decoder:
             "ids_dtype": np.dtype(self.ids_dtype).name,
         }
 
+    def _logits_last(self, session: TimedSession) -> list[str]:
+        """``session``'s outputs with the logits moved last (see :attr:`Lane.names`), made once per session."""
+        made = getattr(self, "_last", None)
+        if made is None:
+            made = self._last = {}
+        names = session.output_names
+        found = made.get(id(session))
+        if found is None or found[0] is not names:  # made anew if a caller replaced the list
+            logits, *presents = names
+            found = made[id(session)] = (names, [*presents, logits])
+        return found[1]
+
     def _ids(self, tokens: list[int]) -> np.ndarray:
         if len(tokens) == 1:
             return self._one[tokens[0]]
@@ -299,8 +311,7 @@ class Lane:
 
     def _settle(self, cache: Cache) -> None:
         self.session, self.feeds, self.past = self.decoder._steady(cache)
-        logits, *presents = self.session.output_names
-        self.names = [*presents, logits]
+        self.names = self.decoder._logits_last(self.session)
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the lane: logits ``(len(tokens), vocab)``."""
@@ -410,9 +421,18 @@ class SimpleDecoder(Decoder):
         self.shape = self._shape(session, "past_key_0", "logits", layers, meta)
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
-        zero = self._zeros()
-        fixed = {"encoder_hidden_states": hidden} | ({"encoder_attention_mask": mask} if self.with_mask else {})
-        return Cache((zero,) * (2 * self.shape.layers), fixed, 0)
+        fixed = {"encoder_hidden_states": hidden}
+        if self.with_mask:
+            fixed["encoder_attention_mask"] = mask
+        return Cache(self._empty_kv(), fixed, 0)
+
+    def _empty_kv(self) -> tuple[np.ndarray, ...]:
+        """The empty cache's self part and its feeds, made once: every decode starts from them."""
+        kv = getattr(self, "_kv0", None)
+        if kv is None:
+            kv = self._kv0 = (self._zeros(),) * (2 * self.shape.layers)
+            self._feeds0 = dict(zip(self.past_names, kv, strict=True))
+        return kv
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
@@ -422,7 +442,10 @@ class SimpleDecoder(Decoder):
         return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
 
     def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
-        feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
+        if cache.self_kv is self._empty_kv():  # a decode's start: copy the ready feeds (the same arrays)
+            feeds = self._feeds0.copy()
+        else:
+            feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
         feeds.update(cache.cross)
         return self.session, feeds, self.past_names
 
