@@ -6,6 +6,9 @@ cases (A B C A B C ...) so machine drift hits all alike:
 * ms per output token (median over repeats of total wall / total tokens);
 * the share of wall time inside ``session.run`` (harness overhead = the rest;
   targets: <= 3% on base-int8, <= 5% on the small tiers and in speculative rounds);
+  the timed region is measure's: token ids in -> ids out (``greedy_ids``, ``decode_ids``);
+  tokenizing (source encode + output decode to text) is timed on its own per row, as the
+  wall-clock suite records it, and the overhead the old region (text in) would show is printed beside;
   "inside" is timed just around onnxruntime's C++ run, past the Python wrapper's
   per-call checks (``public run`` rows time the wrapper inside, as measure did before);
 * where each row's outside time goes: before the first call (tokenizing), between the
@@ -40,7 +43,7 @@ import numpy as np
 from measure import bundled
 from measure.artifacts import Tier, load_tier
 from measure.costmodel import CallCosts, fit_batch_cost, predict
-from measure.decode import Decoded, greedy, greedy_uncached
+from measure.decode import Decoded, greedy_ids, greedy_uncached
 from measure.golden import load_golden
 from measure.graphs import Cache, MergedDecoder, OptimumDecoder, SimpleDecoder
 from measure.session import TimedSession, Trace
@@ -48,6 +51,19 @@ from measure.speculative import Round, SpeculativeDecoded, SpeculativePair
 
 DEMO = bundled.GOLDEN.parent
 BATCH_NS = (1, 2, 3, 5, 9)
+
+
+class _IdsTrace(Trace):
+    """A trace made after tokenizing (the timed region starts at ids), with the tokenizing timed beside it."""
+
+    def __init__(self, encode_s: float) -> None:
+        super().__init__()
+        self.encode_s = encode_s
+        self.detokenize_s = 0.0
+
+    @property
+    def tokenize_s(self) -> float:
+        return self.encode_s + self.detokenize_s
 
 
 # --- the loop before issue 18, kept here to be timed beside the current one -------------------------------------
@@ -214,7 +230,7 @@ def before_speculative(pair: SpeculativePair, text: str, k: int, trace: _BeforeT
     )
 
 
-def iobinding_greedy(tier: Tier, text: str, trace: Trace) -> Decoded:
+def iobinding_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
     """Greedy on the simple layout with onnxruntime IO binding: each call's output OrtValues are bound as the
     next call's inputs, never turned into numpy (only the logits are read). Tried, measured, not used."""
     import onnxruntime as ort
@@ -222,7 +238,6 @@ def iobinding_greedy(tier: Tier, text: str, trace: Trace) -> Decoded:
     dec = tier.decoder
     assert isinstance(dec, SimpleDecoder)
     session, label = dec.session.session, dec.session.label
-    ids = tier.source_ids(text)
     limit = tier.default_max_new_tokens(len(ids))
     cache = tier.start(ids, trace)
     binding = session.io_binding()
@@ -325,6 +340,21 @@ def main() -> None:
 
         return run
 
+    def ids_case(
+        encode: Callable[[str], list[int]], fn: Callable[[list[int], Trace], Decoded]
+    ) -> Callable[[str], Result]:
+        """measure's region: tokenize (timed apart), then a trace made just before the ids decode."""
+
+        def run(text: str) -> Result:
+            start = perf_counter()
+            ids = encode(text)
+            trace = _IdsTrace(perf_counter() - start)
+            decoded = fn(ids, trace)
+            trace.detokenize_s = decoded.detokenize_s
+            return decoded, trace
+
+        return run
+
     def before(fn: Callable[[str, _BeforeTrace], Decoded]) -> Callable[[str], Result]:
         def run(text: str) -> Result:
             trace = _BeforeTrace()
@@ -334,16 +364,19 @@ def main() -> None:
 
     for name, tier in tiers.items():
         cases[f"{name} before"] = before(lambda t, tr, tier=tier: before_greedy(tier, t, tr))
-        cases[name] = now(lambda t, tr, tier=tier: greedy(tier, t, trace=tr))
+        cases[name] = ids_case(tier.source_ids, lambda ids, tr, tier=tier: greedy_ids(tier, ids, trace=tr))
     cases["base-fp32 uncached"] = now(lambda t, tr: greedy_uncached(tiers["base-fp32"], t, trace=tr))
     for name in ("base-int8", "small-int4"):
-        cases[f"{name} IO binding"] = now(lambda t, tr, tier=tiers[name]: iobinding_greedy(tier, t, tr))
+        tier = tiers[name]
+        cases[f"{name} IO binding"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: iobinding_greedy(tier, i, tr))
     for name in ("base-int8", "small-int4"):  # the current loop through the public run: the wrapper's cost
         tier = public_run(load_tier(DEMO / name, label=f"{name}-public"))
-        cases[f"{name} public run"] = now(lambda t, tr, tier=tier: greedy(tier, t, trace=tr))
+        cases[f"{name} public run"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: greedy_ids(tier, i, trace=tr))
     for k, pair in pairs.items():
         cases[f"speculative k={k} before"] = before(lambda t, tr, pair=pair, k=k: before_speculative(pair, t, k, tr))
-        cases[f"speculative k={k}"] = now(lambda t, tr, pair=pair, k=k: pair.decode(t, k, trace=tr))
+        cases[f"speculative k={k}"] = ids_case(
+            pair.source_ids, lambda i, tr, pair=pair, k=k: pair.decode_ids(i, k, trace=tr)
+        )
 
     for fn in cases.values():  # warm-up: one full pass
         for t in texts:
@@ -365,8 +398,8 @@ def main() -> None:
         f"measured in {elapsed:.1f}s; 1 intra-op thread"
     )
     head = (
-        f"{'case':<28}{'ms/token':>10}{'x plain':>9}{'inside run':>12}{'overhead':>10}{'us/gap':>8}"
-        f"{'exponent':>10}{'accept':>9}"
+        f"{'case':<28}{'ms/token':>10}{'x plain':>9}{'inside run':>12}{'overhead':>10}{'ovh text':>10}{'tok us':>8}"
+        f"{'us/gap':>8}{'exponent':>10}{'accept':>9}"
     )
     print(head)
     print("-" * len(head))
@@ -381,6 +414,12 @@ def main() -> None:
         ms[name] = statistics.median(per_rep_ms)
         # median over repeats of each pass's share inside run: a busy neighbour spoils one pass, not the figure
         inside = statistics.median(sum(d.run_s for d, _ in rep) / sum(d.wall_s for d, _ in rep) for rep in reps)
+        tok_us, text_ovh = "-", "-"
+        if isinstance(reps[0][0][1], _IdsTrace):  # measure's region: tokenizing timed apart
+            tok_us = f"{1e6 * statistics.median(tr.tokenize_s for rep in reps for _, tr in rep):.1f}"
+            # the old region (source text in) held the encode too; the output's decode was after its clock already
+            old = [1 - sum(d.run_s for d, _ in rep) / sum(d.wall_s + tr.encode_s for d, tr in rep) for rep in reps]
+            text_ovh = f"{statistics.median(old):.1%}"
         gaps = [g for rep in reps for _, tr in rep for g in tr.outside_s[2:]]
         lengths = [len(d.tokens) + 1 for d, _ in reps[0]]
         per_row = [statistics.median(rep[i][0].wall_s for rep in reps) for i in range(len(texts))]
@@ -388,14 +427,22 @@ def main() -> None:
         if isinstance(reps[0][0][0], SpeculativeDecoded):
             proposed = sum(d.proposed for d, _ in reps[0])
             acc = f"{sum(d.accepted for d, _ in reps[0]) / proposed:.4f}" if proposed else "-"
-        rows.append((name, inside, 1e6 * statistics.median(gaps), exponent(lengths, per_row), acc))
-    for name, inside, gap_us, b, acc in rows:
+        rows.append((name, inside, text_ovh, tok_us, 1e6 * statistics.median(gaps), exponent(lengths, per_row), acc))
+    for name, inside, text_ovh, tok_us, gap_us, b, acc in rows:
         ratio = ms[name] / ms["base-int8"]
-        cells = f"{ms[name]:>10.3f}{ratio:>9.2f}{inside:>11.1%}{1 - inside:>10.1%}{gap_us:>8.1f}{b:>10.3f}{acc:>9}"
+        cells = (
+            f"{ms[name]:>10.3f}{ratio:>9.2f}{inside:>11.1%}{1 - inside:>10.1%}{text_ovh:>10}{tok_us:>8}"
+            f"{gap_us:>8.1f}{b:>10.3f}{acc:>9}"
+        )
         print(f"{name:<28}{cells}")
     print("\nexponent: slope of log(row wall time) on log(output tokens + 1); O(T) decoding gives <= 1.15")
     print("x plain: ms/token relative to base-int8 (plain), measured side by side in this run")
     print("inside run, overhead: median over repeats of each pass's share of wall time inside / outside session.run")
+    print(
+        "timed region: token ids in -> ids out for measure's rows; 'before' and 'uncached' rows time from the text"
+        "\n  (tokenizing inside). tok us: median us per row tokenizing, timed apart (source encode + output decode);"
+        "\n  ovh text: the overhead the same rows read with the source's encode counted inside, as before the change"
+    )
     print("us/gap: median seconds between two decoder calls of one row (the loop's own work per token)")
     print("IO binding: outputs kept as OrtValues and bound as the next call's inputs (rebinding is harness work)")
     print(
@@ -405,13 +452,13 @@ def main() -> None:
 
     print("\nwhere the outside-run time goes, us per row (mean over every repeat) and share of the row's outside time:")
     print(f"  {'case':<28}{'outside':>9}{'to 1st call':>14}{'enc->dec':>16}{'between calls':>16}{'after last':>14}")
-    for name in ("base-int8", "small-int4", "speculative k=4"):
+    for name in ("base-int8 before", "base-int8", "small-int4 before", "small-int4", "speculative k=4"):
         rows_ = [(d, tr) for rep in samples[name] for d, tr in rep]
         parts = [0.0, 0.0, 0.0, 0.0]
         for d, tr in rows_:
             gaps = tr.outside_s
             encoders = sum(1 for label, _, _ in tr.log if label.endswith(".encoder"))
-            parts[0] += gaps[0]  # tokenize, ids array: Trace made -> first encoder call
+            parts[0] += gaps[0]  # ids array (and tokenizing in 'before' rows): Trace made -> first encoder call
             parts[1] += sum(gaps[1 : encoders + 1])  # encoder feeds, empty caches, loop setup
             parts[2] += sum(gaps[encoders + 1 :])  # the decode loop between decoder calls
             parts[3] += tr.started + d.wall_s - tr.log[-1][2]  # last argmax, teardown (frees), stop the clock

@@ -1,7 +1,10 @@
 """Greedy decoding with the key/value cache carried between calls (single-step framing).
 
 One decoder call per output token, each feeding only the new token on top of
-the cache: O(T) in output length. :func:`greedy_uncached` re-feeds the whole
+the cache: O(T) in output length. The timed region is token ids in -> token ids
+out (:func:`greedy_ids`): tokenizing the source is identical across tiers that
+share a tokenizer, so it is timed on its own by whoever calls it, and the output
+text is decoded after the clock stops (its cost kept in ``detokenize_s``). :func:`greedy_uncached` re-feeds the whole
 prefix every step and exists as the slow reference the cached path is checked
 against (and as the O(T^2) shape a benchmark must be able to tell apart).
 """
@@ -33,7 +36,9 @@ class Decoded:
     run_s: float
     """Time inside ``session.run``."""
     first_token_s: float | None = None
-    """Source text in -> first output token decided (tokenize, encoder, first decoder call, argmax); greedy only."""
+    """Source ids in -> first output token decided (encoder, first decoder call, argmax); greedy only."""
+    detokenize_s: float = 0.0
+    """Output ids -> output text, after the clock stopped: outside ``wall_s``, reported with tokenizing."""
 
     @property
     def outside_s(self) -> float:
@@ -42,22 +47,35 @@ class Decoded:
 
 
 def finish(tier: Tier, out: list[int], stopped: str, trace: Trace, first_token_s: float | None = None) -> Decoded:
+    """Stop the clock, then decode the output text (timed on its own)."""
     wall = max(0.0, perf_counter() - trace.started)
+    start = perf_counter()
+    text = tier.tokenizer.decode(out)
     return Decoded(
-        text=tier.tokenizer.decode(out),
+        text=text,
         tokens=tuple(out),
         stopped=stopped,
         wall_s=wall,
         calls=trace.calls(),
         run_s=trace.run_s(),
         first_token_s=first_token_s,
+        detokenize_s=perf_counter() - start,
     )
 
 
 def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
-    """Cached greedy decode of one source text."""
-    trace = trace or Trace()
+    """Cached greedy decode of one source text: tokenized here, then :func:`greedy_ids` (whose clock starts
+    after tokenizing unless ``trace``, made earlier, says otherwise)."""
     ids = tier.source_ids(text)
+    return greedy_ids(tier, ids, max_new_tokens=max_new_tokens, trace=trace)
+
+
+def greedy_ids(tier: Tier, ids: list[int], *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
+    """Cached greedy decode of one tokenized source (:meth:`Tier.source_ids`): the timed region, ids in -> ids out.
+
+    The wall clock runs from ``trace.started`` (a new trace: now) to the last token decided.
+    """
+    trace = trace or Trace()
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
     cache = tier.start(ids, trace)
     before = len(trace.log)  # the encoder's calls; the next one is the first decoder step
@@ -69,8 +87,8 @@ def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: T
 
 def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
     """Reference decode: every step feeds the whole prefix to an empty cache. O(T^2); tests only."""
-    trace = trace or Trace()
     ids = tier.source_ids(text)
+    trace = trace or Trace()
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
     empty = tier.start(ids, trace)
     prefix = [tier.special.decoder_start]

@@ -200,6 +200,18 @@ class Decoder:
             "ids_dtype": np.dtype(self.ids_dtype).name,
         }
 
+    def _logits_last(self, session: TimedSession) -> list[str]:
+        """``session``'s outputs with the logits moved last (see :attr:`Lane.names`), made once per session."""
+        made = getattr(self, "_last", None)
+        if made is None:
+            made = self._last = {}
+        names = session.output_names
+        found = made.get(id(session))
+        if found is None or found[0] is not names:  # made anew if a caller replaced the list
+            logits, *presents = names
+            found = made[id(session)] = (names, [*presents, logits])
+        return found[1]
+
     def _ids(self, tokens: list[int]) -> np.ndarray:
         if len(tokens) == 1:
             return self._one[tokens[0]]
@@ -222,18 +234,18 @@ class Decoder:
                 return out, "eos"
             out.append(token)
         session, feeds, past = lane.session, lane.feeds, lane.past
-        call, names, label, log = session.call(), session.output_names, session.label, trace.log.append
+        call, names, label, log = session.call(), lane.names, session.label, trace.log.append
         one, append = self._one, out.append
         while len(out) < limit:
             feeds["input_ids"] = one[token]
             start = perf_counter()  # timed here as TimedSession.run times, less its frame
-            logits = call(names, feeds, None)
+            got = call(names, feeds, None)
             log((label, start, perf_counter()))
-            token = int(logits[0].argmax())  # (1, 1, vocab): the flat argmax is the vocabulary index
+            token = int(got[-1].argmax())  # (1, 1, vocab): the flat argmax is the vocabulary index
             if token == eos:
                 return out, "eos"
             append(token)
-            feeds.update(zip(past, logits[1:], strict=False))  # strict would re-check lengths every call
+            feeds.update(zip(past, got, strict=False))  # logits last: zip stops before them, no slice made
         return out, "max_new_tokens"
 
     def draft(self, cache: Cache, tokens: list[int], budget: int, eos: int, trace: Trace) -> tuple[list[int], Cache]:
@@ -278,7 +290,7 @@ class Lane:
     only the bookkeeping between calls is cut.
     """
 
-    __slots__ = ("_first", "cross", "decoder", "feeds", "length", "past", "session")
+    __slots__ = ("_first", "cross", "decoder", "feeds", "length", "names", "past", "session")
 
     def __init__(self, decoder: Decoder, cache: Cache) -> None:
         self.decoder = decoder
@@ -289,27 +301,34 @@ class Lane:
         self.feeds: dict[str, np.ndarray] | None = None
         """None until the first call when that call goes to another graph or branch."""
         self.past: list[str] = []
+        self.names: list[str] = []
+        """The steady session's outputs asked for presents first and logits last, so the presents refill
+        ``feeds`` by a plain ``zip`` with ``past`` (no slice per call); the values are the same."""
         if cache.length == 0 and decoder.first_call_differs:
             self._first = cache
         else:
-            self.session, self.feeds, self.past = decoder._steady(cache)
+            self._settle(cache)
+
+    def _settle(self, cache: Cache) -> None:
+        self.session, self.feeds, self.past = self.decoder._steady(cache)
+        self.names = self.decoder._logits_last(self.session)
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the lane: logits ``(len(tokens), vocab)``."""
         if self.feeds is None:
             logits, cache = self.decoder.feed(self._first, tokens, trace)
             self._first, self.cross, self.length = None, cache.cross, cache.length
-            self.session, self.feeds, self.past = self.decoder._steady(cache)
+            self._settle(cache)
             return logits
         feeds, session = self.feeds, self.session
         feeds["input_ids"] = self.decoder._ids(tokens)
         call = session.call()
         start = perf_counter()
-        out = call(session.output_names, feeds, None)
+        out = call(self.names, feeds, None)
         trace.log.append((session.label, start, perf_counter()))
-        feeds.update(zip(self.past, out[1:], strict=False))
+        feeds.update(zip(self.past, out, strict=False))
         self.length += len(tokens)
-        return out[0][0]
+        return out[-1][0]
 
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions, as :meth:`Cache.trim` does (the same contiguous copies)."""
@@ -339,14 +358,14 @@ class Lane:
         if self.feeds is None:
             row, tokens = self.feed(tokens[:1], trace)[-1], tokens[1:]
         feeds, past, one, session = self.feeds, self.past, self.decoder._one, self.session
-        call, names, label, log = session.call(), session.output_names, session.label, trace.log.append
+        call, names, label, log = session.call(), self.names, session.label, trace.log.append
         for token in tokens:
             feeds["input_ids"] = one[token]
             start = perf_counter()
             out = call(names, feeds, None)
             log((label, start, perf_counter()))
-            feeds.update(zip(past, out[1:], strict=False))
-            row = out[0]
+            feeds.update(zip(past, out, strict=False))  # logits last: zip stops before them
+            row = out[-1]
         self.length += len(tokens)
         drafts: list[int] = []
         while True:
@@ -358,8 +377,8 @@ class Lane:
             start = perf_counter()
             out = call(names, feeds, None)
             log((label, start, perf_counter()))
-            feeds.update(zip(past, out[1:], strict=False))
-            row = out[0]
+            feeds.update(zip(past, out, strict=False))
+            row = out[-1]
             self.length += 1
 
 
@@ -402,9 +421,18 @@ class SimpleDecoder(Decoder):
         self.shape = self._shape(session, "past_key_0", "logits", layers, meta)
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
-        zero = self._zeros()
-        fixed = {"encoder_hidden_states": hidden} | ({"encoder_attention_mask": mask} if self.with_mask else {})
-        return Cache((zero,) * (2 * self.shape.layers), fixed, 0)
+        fixed = {"encoder_hidden_states": hidden}
+        if self.with_mask:
+            fixed["encoder_attention_mask"] = mask
+        return Cache(self._empty_kv(), fixed, 0)
+
+    def _empty_kv(self) -> tuple[np.ndarray, ...]:
+        """The empty cache's self part and its feeds, made once: every decode starts from them."""
+        kv = getattr(self, "_kv0", None)
+        if kv is None:
+            kv = self._kv0 = (self._zeros(),) * (2 * self.shape.layers)
+            self._feeds0 = dict(zip(self.past_names, kv, strict=True))
+        return kv
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
@@ -414,7 +442,10 @@ class SimpleDecoder(Decoder):
         return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
 
     def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
-        feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
+        if cache.self_kv is self._empty_kv():  # a decode's start: copy the ready feeds (the same arrays)
+            feeds = self._feeds0.copy()
+        else:
+            feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
         feeds.update(cache.cross)
         return self.session, feeds, self.past_names
 

@@ -4,7 +4,7 @@ Three things per machine, all from :class:`~measure.summary.Summary` (never a
 raw record, so a history of 10,000 records costs 10,000 cache reads):
 
 * the ms/token series of each greedy tier, broken where consecutive records
-  stop being comparable (other golden rows), with the reason;
+  stop being comparable (other golden rows, another timed region), with the reason;
 * the instructions-per-token series of each greedy tier, for records that
   counted them under callgrind (broken, too, where the valgrind version or
   the rows counted change);
@@ -95,6 +95,10 @@ class MachineHistory:
     instructions_compared: int = 0
 
 
+REGIONS = {"text": "source text in, tokenizing included", "ids": "token ids in -> ids out"}
+"""The wall-clock regions a record can time (``Wallclock.timed``), in words for a break's reason."""
+
+
 def comparable(base: Summary, new: Summary) -> str | None:
     """Why two consecutive records cannot be compared, or None when they can."""
     if base.golden_sha256 != new.golden_sha256:
@@ -102,6 +106,17 @@ def comparable(base: Summary, new: Summary) -> str | None:
     if not set(base.samples) & set(new.samples):
         return "no wall-clock case in common"
     return None
+
+
+def region_changed(base: Summary, new: Summary) -> str | None:
+    """Why two records' wall-clock samples differ in what they time, or None: a step there is not a speed change.
+
+    Instruction counts are not affected (callgrind counts the text-in decode in both).
+    """
+    if base.timed == new.timed:
+        return None
+    was, now = REGIONS.get(base.timed, base.timed), REGIONS.get(new.timed, new.timed)
+    return f"timed region changed ({was} -> {now}): a step here is tokenizing moved in or out, not a speed change"
 
 
 def machine_history(machine: str, runs: list[Summary], calibration: Calibration | None, cache: Cache) -> MachineHistory:
@@ -120,7 +135,7 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
             counts[case].append(CountPoint(r, c.estimate))
     breaks, changes, compared = [], [], 0
     for base, new in pairwise(runs):
-        reason = comparable(base, new)
+        reason = comparable(base, new) or region_changed(base, new)
         if reason is not None:
             breaks.append(Break(base, new, reason))
             continue

@@ -34,6 +34,11 @@ JSON format history (``schema_version``, kept apart from the tool version):
   (``tiers.<name>.instructions``, one count per run, and the ``tokens`` those
   decodes produced), with the ``valgrind`` version; the samples of ``measure
   compare --metric instructions``.
+  Also ``wallclock.timed`` (``ids``: ``wall_s``, ``run_s``, ``cpu_s`` and
+  ``first_token_s`` span the decode from the source's token ids to the output's;
+  absent means ``text``, the source text in, tokenizing included) and
+  ``wallclock.cases[].tokenize_s`` (the tokenizing kept out of that region, per
+  repeat, per row: the source's encode plus the output's decode to text).
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

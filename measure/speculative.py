@@ -77,6 +77,10 @@ class SpeculativePair:
         self.drafter = drafter
         self.verifier = verifier
 
+    def source_ids(self, text: str) -> list[int]:
+        """The source as both models take it: the verifier's tokenizer (the vocabularies are one)."""
+        return self.verifier.source_ids(text)
+
     def decode(
         self,
         text: str,
@@ -86,14 +90,29 @@ class SpeculativePair:
         trace: Trace | None = None,
         verify: str = "batched",
     ) -> SpeculativeDecoded:
-        """``verify="single"`` checks drafts one token per verifier call: the uniform framing a probe assumes."""
+        """Tokenize ``text`` with the verifier's tokenizer, then :meth:`decode_ids`."""
+        ids = self.source_ids(text)
+        return self.decode_ids(ids, k, max_new_tokens=max_new_tokens, trace=trace, verify=verify)
+
+    def decode_ids(
+        self,
+        ids: list[int],
+        k: int,
+        *,
+        max_new_tokens: int | None = None,
+        trace: Trace | None = None,
+        verify: str = "batched",
+    ) -> SpeculativeDecoded:
+        """The timed region, ids in -> ids out (from ``trace.started``; a new trace: now).
+
+        ``verify="single"`` checks drafts one token per verifier call: the uniform framing a probe assumes.
+        """
         if verify not in ("batched", "single"):
             raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
         if k < 1:
             raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
         trace = trace or Trace()
         d, v = self.drafter, self.verifier
-        ids = v.source_ids(text)
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         eos = v.special.eos
         v_lane = Lane(v.decoder, v.start(ids, trace))  # each model's feeds kept and refilled across rounds
@@ -132,8 +151,11 @@ class SpeculativePair:
                 break
         del seq[limit + 1 :]
         wall = perf_counter() - trace.started
+        detokenize = perf_counter()
+        text = v.tokenizer.decode(seq[1:])  # after the clock: reported with tokenizing
+        detokenize = perf_counter() - detokenize
         return SpeculativeDecoded(
-            text=v.tokenizer.decode(seq[1:]),
+            text=text,
             tokens=tuple(seq[1:]),
             stopped=stopped,
             wall_s=wall,
@@ -144,4 +166,5 @@ class SpeculativePair:
             verifier_calls=v_calls,
             drafter_run_s=trace.run_s(d.label + "."),
             verifier_run_s=trace.run_s(v.label + "."),
+            detokenize_s=detokenize,
         )

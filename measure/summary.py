@@ -62,6 +62,8 @@ class Summary:
     """Callgrind instructions per token per run, per greedy tier (records made with ``--instructions``)."""
     instructions_key: str | None
     """What two records' counts must share to be compared (tool, valgrind version, rows); None without counts."""
+    timed: str = "text"
+    """The region the wall-clock samples span (``Wallclock.timed``): ``ids`` or ``text``."""
 
     def samples_of(self, metric: str) -> dict[str, CaseSamples]:
         """The samples History compares in one metric: wall, cpu or instructions."""
@@ -94,6 +96,7 @@ class Summary:
             "verdicts": [v.to_dict() for v in self.verdicts],
             "instruction_samples": {n: _samples_to_list(c) for n, c in self.instruction_samples.items()},
             "instructions_key": self.instructions_key,
+            "timed": self.timed,
         }
 
     @classmethod
@@ -121,6 +124,7 @@ class Summary:
             verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
             instruction_samples={n: _samples_from_list(x) for n, x in d["instruction_samples"].items()},
             instructions_key=d["instructions_key"],
+            timed=str(d["timed"]),
         )
 
 
@@ -157,6 +161,7 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         verdicts=tuple(found),
         instruction_samples=instruction_samples_of(record),
         instructions_key=None if record.instructions is None else "/".join(map(str, record.instructions.key())),
+        timed=record.wallclock.timed if record.wallclock is not None else "text",
     )
 
 

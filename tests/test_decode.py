@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from time import perf_counter
+
 import numpy as np
 import pytest
 
-from measure.decode import feed_prefix, greedy, greedy_uncached
+from measure.decode import feed_prefix, greedy, greedy_ids, greedy_uncached
 from measure.session import Trace
 
 
@@ -78,6 +80,30 @@ def test_max_new_tokens_caps_a_row(base_fp32):
     result = greedy(base_fp32, "здравствуйте", max_new_tokens=3)
     assert len(result.tokens) == 3
     assert result.stopped == "max_new_tokens"
+
+
+@pytest.mark.parametrize("tier_name", ["base_fp32", "small_int4"])
+def test_the_ids_path_decodes_what_the_text_path_decodes_bit_for_bit(tier_name, golden, request):
+    tier = request.getfixturevalue(tier_name)
+    for row in golden.rows:
+        by_text = greedy(tier, row.input)
+        by_ids = greedy_ids(tier, tier.source_ids(row.input))
+        assert (by_ids.tokens, by_ids.text, by_ids.stopped, by_ids.calls) == (
+            by_text.tokens,
+            by_text.text,
+            by_text.stopped,
+            by_text.calls,
+        ), row.line
+        assert by_ids.first_token_s is not None and 0 < by_ids.first_token_s <= by_ids.wall_s
+        assert by_ids.detokenize_s > 0  # the output text is decoded, and timed, after the clock stops
+
+
+def test_the_ids_path_times_from_the_traces_start(base_fp32):
+    """Wall time runs from ``trace.started``: a caller that made its trace before tokenizing times that too."""
+    ids = base_fp32.source_ids("объём")
+    result = greedy_ids(base_fp32, ids, trace=Trace(started=perf_counter() - 1.0))
+    assert result.wall_s >= 1.0 and result.first_token_s >= 1.0
+    assert result.tokens == greedy_ids(base_fp32, ids).tokens
 
 
 def test_instrumentation_accounts_for_wall_time(base_fp32):

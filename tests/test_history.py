@@ -75,6 +75,40 @@ def test_history_under_a_recorded_quantile_calls_what_compare_calls(tree, capsys
     }
 
 
+def test_a_change_of_timed_region_breaks_the_series_with_its_reason(tmp_path):
+    """Tokenizing moved out of the timing makes every tier a few percent faster: History must not call that."""
+    base = load_record(DATA / "record-v2.json")
+    assert "timed" not in base["wallclock"]  # a real record from before the field: timed from text
+    docs = [_record(base, 0, "a"), _record(base, 1, "a"), _record(base, 2, "b", {"base-int8": 0.9})]
+    docs[2]["wallclock"]["timed"] = "ids"
+    for case in docs[2]["wallclock"]["cases"].values():
+        case["tokenize_s"] = [[3e-5] * len(rep) for rep in case["wall_s"]]
+    results = tmp_path / "results"
+    for d in docs:
+        write_atomic(results / d["machine_id"] / f"{d['run_id']}.json", d)
+    loaded = load_results(results, Cache(None))
+    ((machine, runs),) = by_machine(loaded.summaries).items()
+    h = machine_history(machine, runs, None, Cache(None))
+    assert h.compared == 1 and len(h.breaks) == 1
+    brk = h.breaks[0]
+    assert (brk.before.run_id, brk.after.run_id) == (docs[1]["run_id"], docs[2]["run_id"])
+    assert "timed region changed" in brk.reason and "token ids in" in brk.reason
+    assert not [c for c in h.changes if c.new.run_id == docs[2]["run_id"]]  # the 10% step is not called faster
+
+
+def test_compare_notes_a_change_of_timed_region(tmp_path, capsys):
+    base = load_record(DATA / "record-v2.json")
+    new = _record(base, 1, "b")
+    new["wallclock"]["timed"] = "ids"
+    paths = [tmp_path / "base.json", tmp_path / "new.json"]
+    for path, d in zip(paths, (base, new), strict=True):
+        write_atomic(path, d)
+    assert main(["compare", *map(str, paths)]) == 0
+    assert "timed regions differ (base text, new ids): tokenizing moved out of" in capsys.readouterr().out
+    assert main(["compare", str(paths[0]), str(paths[0])]) == 0
+    assert "timed regions differ" not in capsys.readouterr().out
+
+
 def test_a_verdict_that_got_worse_is_marked(tree):
     loaded = load_results(tree, Cache(None))
     found = {(s.topic, s.subject): s for s in verdict_series(loaded.summaries)}

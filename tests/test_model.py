@@ -29,6 +29,7 @@ def _check(r: Record, doc: dict) -> None:
         assert [f.sha256 for f in fp.files] == [f["sha256"] for f in t["fingerprint"]["files"]]
     assert r.config.wallclock.bootstrap == doc["config"]["wallclock"]["bootstrap"]
     assert r.config.policy.exponent_max == doc["config"]["policy"]["exponent_max"]
+    assert r.wallclock.timed == doc["wallclock"].get("timed", "text")  # records before the field timed text in
     cases = doc["wallclock"]["cases"]
     assert list(r.wallclock.cases) == list(cases)
     for name, c in cases.items():
@@ -37,6 +38,10 @@ def _check(r: Record, doc: dict) -> None:
         np.testing.assert_array_equal(case.wall_s, np.asarray(c["wall_s"]))
         np.testing.assert_array_equal(case.run_s, np.asarray(c["run_s"]))
         assert not case.wall_s.flags.writeable  # read-only: no reader can change what it was handed
+        if "tokenize_s" in c:
+            np.testing.assert_array_equal(case.tokenize_s, np.asarray(c["tokenize_s"]))
+        else:
+            assert case.tokenize_s is None and case.tokenize_us_per_row is None
         if c["kind"] == "speculative":
             assert (case.k, list(case.accepted), list(case.proposed)) == (c["k"], c["accepted"], c["proposed"])
             np.testing.assert_array_equal(case.drafter_run_s, np.asarray(c["drafter_run_s"]))
@@ -67,6 +72,25 @@ def test_every_recorded_fixture_reads_through_the_model(name):
 def test_a_record_measure_run_writes_reads_through_the_model(both_suites):
     doc, path = both_suites
     _check(load(path), doc)
+
+
+def test_a_run_times_ids_and_records_tokenizing_apart(both_suites):
+    """The timed region is ids in -> ids out; each row's tokenizing is a sample of its own, shaped like wall_s."""
+    doc, path = both_suites  # load_record validated it against the schema
+    assert doc["wallclock"]["timed"] == "ids"
+    r = load(path)
+    assert r.wallclock.timed == "ids"
+    for name, case in r.wallclock.cases.items():
+        assert case.tokenize_s is not None and case.tokenize_s.shape == case.wall_s.shape == (3, 16), name
+        assert (case.tokenize_s > 0).all() and case.tokenize_us_per_row > 0
+        if case.kind == "greedy":
+            assert case.first_token_s is not None and (case.first_token_s <= case.wall_s).all()
+
+
+def test_an_old_record_reads_as_timed_from_text():
+    r = load(DATA / "record-v2.json")
+    assert r.wallclock.timed == "text"
+    assert all(c.tokenize_s is None for c in r.wallclock.cases.values())
 
 
 def test_rows_same_counts_rows_no_block_changes():

@@ -23,6 +23,22 @@ def test_fp32_speculative_output_equals_verifier_greedy(small_fp32, base_fp32, g
         assert spec.text == plain.text
 
 
+@pytest.mark.parametrize("k", [2, 4])
+def test_the_ids_path_decodes_what_the_text_path_decodes_bit_for_bit(small_int4, base_int8, golden, k):
+    pair = SpeculativePair(small_int4, base_int8)
+    for row in golden.rows:
+        by_text = pair.decode(row.input, k)
+        by_ids = pair.decode_ids(pair.source_ids(row.input), k)
+        assert (by_ids.tokens, by_ids.text, by_ids.rounds, by_ids.calls) == (
+            by_text.tokens,
+            by_text.text,
+            by_text.rounds,
+            by_text.calls,
+        ), row.line
+        assert pair.source_ids(row.input) == base_int8.source_ids(row.input)  # the verifier tokenizes
+        assert by_ids.detokenize_s > 0 and by_ids.run_s <= by_ids.wall_s
+
+
 def test_round_accounting(small_int4, base_int8, golden):
     k = 4
     pair = SpeculativePair(small_int4, base_int8)

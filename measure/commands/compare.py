@@ -142,6 +142,13 @@ def run(args: argparse.Namespace) -> int:
     args.base, args.new = base_path, new_path
     if base.golden.sha256 != new.golden.sha256:
         raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
+    regions = [r.wallclock.timed if r.wallclock else "text" for r in (base, new)]
+    if args.metric != "instructions" and regions[0] != regions[1]:
+        print(
+            f"note: the timed regions differ (base {regions[0]}, new {regions[1]}): tokenizing moved "
+            f"{'out of' if regions[1] == 'ids' else 'into'} the wall-clock samples, a step of a few percent that is "
+            "not a speed change"
+        )
     paired = pairing_of(base, new, args.metric)
     if paired is not None:  # both sides saw the same host at the same time: no run-to-run drift between them
         print(paired)

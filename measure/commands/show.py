@@ -127,6 +127,17 @@ def _print_instructions(ins, w: int) -> None:
         _print(f"  {name:<{w}}{median:>14,.0f}{spread:>10.4%}{t.runs:>6}")
 
 
+def _print_tokenizing(wc) -> None:
+    """What the wall-clock samples time, and the tokenizing kept out of them (records timed from ids)."""
+    if wc.timed != "ids":
+        _print("  timed from the source text in: tokenizing is inside ms/token and overhead")
+        return
+    cells = [f"{c.name} {c.tokenize_us_per_row:.1f}" for c in wc.cases.values() if c.tokenize_us_per_row is not None]
+    _print("  timed from token ids in to ids out; tokenizing, timed on its own (median µs per row, encode + decode):")
+    if cells:
+        _print("    " + ", ".join(cells))
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.analysis import pair_timings, tier_timings
     from measure.callcosts import cost_model
@@ -154,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
             _print(
                 f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
             )
+        if r.wallclock is not None:
+            _print_tokenizing(r.wallclock)
     costs = tier_costs(r)
     if tiers and has_profile(costs):
         _print_profile(costs, w)

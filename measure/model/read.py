@@ -69,6 +69,7 @@ def _case(name: str, c: dict[str, Any]) -> Case:
         wall_s=_array(c["wall_s"]),
         run_s=_array(c["run_s"]),
         cpu_s=_array(c["cpu_s"]) if "cpu_s" in c else None,
+        tokenize_s=_array(c["tokenize_s"]) if "tokenize_s" in c else None,
         tier=c.get("tier"),
         pair=c.get("pair"),
         drafter=c.get("drafter"),
@@ -343,6 +344,7 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
             profile=_profile(wc.get("profile")),
             call_costs=_call_costs(wc.get("call_costs")),
             layouts=_layouts(wc.get("layouts")),
+            timed=str(wc.get("timed", "text")),
         )
     g = doc["golden"]
     return Record(

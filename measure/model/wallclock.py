@@ -38,9 +38,20 @@ class Case:
     drafter_run_s: np.ndarray | None = None
     verifier_run_s: np.ndarray | None = None
     first_token_s: np.ndarray | None = None
-    """Greedy cases from the cost profile on: source text in -> first output token, repeats x rows."""
+    """Greedy cases from the cost profile on: source in -> first output token, repeats x rows (from the
+    source ids where ``Wallclock.timed`` is ``ids``, else from its text)."""
     cpu_s: np.ndarray | None = None
     """Process CPU seconds of each row's decode (repeats x rows); None in records older than the field."""
+    tokenize_s: np.ndarray | None = None
+    """Seconds tokenizing each row outside the timed region (source encode + output decode), repeats x rows;
+    None where ``Wallclock.timed`` is ``text`` (tokenizing was inside ``wall_s``)."""
+
+    @property
+    def tokenize_us_per_row(self) -> float | None:
+        """Median over repeats and rows of one row's tokenizing, in microseconds; None without samples."""
+        if self.tokenize_s is None or not self.tokenize_s.size:
+            return None
+        return 1e6 * float(np.median(self.tokenize_s))
 
     @property
     def measured(self) -> bool:
@@ -198,6 +209,9 @@ class Wallclock:
     """Records from before the cost model, and runs with ``call_costs = false`` or no pairs, have none."""
     layouts: tuple[LayoutPair, ...] = ()
     """Runs with no ``[[layouts]]`` have none."""
+    timed: str = "text"
+    """The region ``wall_s`` spans: ``ids`` (ids in -> ids out, tokenizing in ``Case.tokenize_s``) or ``text``
+    (source text in, tokenizing included: every record older than the field)."""
 
     def greedy(self) -> list[Case]:
         return [c for c in self.cases.values() if c.kind == "greedy" and c.measured]

@@ -5,6 +5,15 @@ timed pass decodes every golden row; passes go A B C A B C ... so drift on a
 shared machine hits every case alike. Nothing is summarised here: medians,
 intervals and ratios are derived later from the raw samples.
 
+The timed region (``wall_s``, ``run_s``, ``cpu_s``, ``first_token_s``) is the
+model's decode, token ids in -> ids out (``timed: "ids"``; older records timed
+from the source text). Tokenizing is timed on its own, per repeat and per row,
+in ``tokenize_s``: the source's encode just before the row's decode plus the
+output's decode to text just after it. Per row and in place rather than once up
+front, because that is where a real decode pays it, with the caches as cold as
+they are there (the tokenizer alone in a warm loop reads 3-4x faster), and so its
+samples have the shape of ``wall_s`` and are read the same way.
+
 :func:`run_wallclock_paired` is the same suite over two artifact sets at once
 (``measure ab``): the two sides of a case decode each row back to back.
 """
@@ -13,26 +22,37 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from time import perf_counter, process_time
 from typing import Any
 
 from measure.artifacts import Tier
 from measure.config import WallclockConfig
-from measure.decode import Decoded, greedy
+from measure.decode import Decoded, greedy_ids
 from measure.speculative import SpeculativeDecoded, SpeculativePair
 from measure.suites import Progress, Save, no_progress
+
+TIMED = "ids"
+"""What ``wall_s`` spans in records this module writes (``wallclock.timed``): token ids in -> ids out."""
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
     facts: dict[str, Any]
-    decode: Callable[[str], Decoded]
+    encode: Callable[[str], list[int]]
+    """Source text -> the ids ``decode`` takes (a pair's verifier tokenizes)."""
+    decode: Callable[[list[int]], Decoded]
+    """The timed region: ids in -> ids out."""
+
+    def run(self, text: str) -> Decoded:
+        """Untimed use (warm-up, a new session's first row): tokenize and decode."""
+        return self.decode(self.encode(text))
 
 
 def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> list[Case]:
     cases = [
-        Case(name, {"kind": "greedy", "tier": name}, lambda text, tier=tier: greedy(tier, text))
+        Case(name, {"kind": "greedy", "tier": name}, tier.source_ids, lambda ids, tier=tier: greedy_ids(tier, ids))
         for name, tier in tiers.items()
     ]
     for pair_name, pair in pairs.items():
@@ -44,7 +64,7 @@ def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tup
                 "verifier": pair.verifier.name,
                 "k": k,
             }
-            cases.append(Case(f"{pair_name}@k{k}", facts, lambda text, pair=pair, k=k: pair.decode(text, k)))
+            cases.append(Case(f"{pair_name}@k{k}", facts, pair.source_ids, partial(pair.decode_ids, k=k)))
     return cases
 
 
@@ -82,23 +102,36 @@ def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
     return facts
 
 
-def _timed_row(case: Case, text: str) -> tuple[Decoded, float]:
+@dataclass(frozen=True)
+class Row:
+    """One timed row: the decode, its process CPU seconds, and the tokenizing around it."""
+
+    decoded: Decoded
+    cpu_s: float
+    tokenize_s: float
+    """Source encode (before the decode) + output decode to text (after it): both outside ``wall_s``."""
+
+
+def _timed_row(case: Case, text: str) -> Row:
+    start = perf_counter()
+    ids = case.encode(text)
+    encode_s = perf_counter() - start
     cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
-    decoded = case.decode(text)
-    return decoded, process_time() - cpu_start
+    decoded = case.decode(ids)
+    return Row(decoded, process_time() - cpu_start, encode_s + decoded.detokenize_s)
 
 
 def _timed_pass(case: Case, texts: list[str], cases_out: dict[str, Any]) -> None:
     """Decode every row once, timed, and append the pass's samples to the case's entry (made on its first pass)."""
-    timed = [_timed_row(case, text) for text in texts]
-    _append_pass(case, [d for d, _ in timed], [s for _, s in timed], cases_out)
+    _append_pass(case, [_timed_row(case, text) for text in texts], cases_out)
 
 
-def _append_pass(case: Case, results: list[Decoded], cpu_s: list[float], cases_out: dict[str, Any]) -> None:
+def _append_pass(case: Case, rows: list[Row], cases_out: dict[str, Any]) -> None:
+    results = [r.decoded for r in rows]
     entry = cases_out.get(case.name)
     if entry is None:
         entry = cases_out[case.name] = case.facts | _first_pass(case, results)
-        entry |= {"wall_s": [], "run_s": [], "cpu_s": []}
+        entry |= {"wall_s": [], "run_s": [], "cpu_s": [], "tokenize_s": []}
         if case.facts["kind"] == "speculative":
             entry |= {"drafter_run_s": [], "verifier_run_s": []}
         else:
@@ -107,11 +140,12 @@ def _append_pass(case: Case, results: list[Decoded], cpu_s: list[float], cases_o
         entry["outputs_stable"] = False
     entry["wall_s"].append([_ns(d.wall_s) for d in results])
     entry["run_s"].append([_ns(d.run_s) for d in results])
-    entry["cpu_s"].append([_ns(s) for s in cpu_s])
+    entry["cpu_s"].append([_ns(r.cpu_s) for r in rows])
+    entry["tokenize_s"].append([_ns(r.tokenize_s) for r in rows])
     if case.facts["kind"] == "speculative":
         entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
         entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
-    else:  # source text in -> first token out, for the profile's first-token latency
+    else:  # source ids in -> first token out, for the profile's first-token latency
         entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
 
 
@@ -141,6 +175,7 @@ def run_wallclock(
             "warmup_s": config.warmup_s,
             "repeats": config.repeats,
             "order": "interleaved",
+            "timed": TIMED,
             "fresh_sessions": config.fresh_sessions,
             "repeats_done": 0,
             "cases": {},
@@ -154,7 +189,7 @@ def run_wallclock(
     while passes < config.warmup or perf_counter() - start < config.warmup_s:
         for case in cases:
             for text in texts:
-                case.decode(text)
+                case.run(text)
             if passes < config.warmup:
                 done += 1
                 progress(f"wallclock warm-up {case.name}", done, total)
@@ -164,7 +199,7 @@ def run_wallclock(
         if config.fresh_sessions and rep:
             cases = cases_for(*load(), config.k)
             for case in cases:
-                case.decode(texts[0])
+                case.run(texts[0])
         for case in cases:
             _timed_pass(case, texts, out["cases"])
             done += 1
@@ -218,6 +253,7 @@ def run_wallclock_paired(
                 "warmup_s": config.warmup_s,
                 "repeats": config.repeats,
                 "order": "interleaved",
+                "timed": TIMED,
                 "fresh_sessions": config.fresh_sessions,
                 "repeats_done": 0,
                 "cases": {},
@@ -229,14 +265,13 @@ def run_wallclock_paired(
     def paired_pass(rep: int, i: int, timed: bool) -> None:
         # by name: the two configs may list their tiers in different orders
         by_side = {side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES}
-        rows: dict[str, list[tuple[Decoded, float]]] = {side: [] for side in SIDES}
+        rows: dict[str, list[Row]] = {side: [] for side in SIDES}
         for k, text in enumerate(texts):
             for side in SIDES if base_first(rep, i, k) else SIDES[::-1]:
                 rows[side].append(_timed_row(by_side[side], text))
         if timed:
             for side in SIDES:
-                results = [d for d, _ in rows[side]]
-                _append_pass(by_side[side], results, [s for _, s in rows[side]], outs[side]["cases"])
+                _append_pass(by_side[side], rows[side], outs[side]["cases"])
                 base_first_out[side][names[i]].append(base_first(rep, i))
 
     total = len(names) * (config.warmup + config.repeats)
@@ -256,7 +291,7 @@ def run_wallclock_paired(
             sides = {side: cases_for(*loads[side](), config.k) for side in order}
             for side in order:
                 for case in sides[side]:
-                    case.decode(texts[0])
+                    case.run(texts[0])
         for i in range(len(names)):
             paired_pass(rep, i, timed=True)
             done += 1

@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from measure.report import Analysis
 from measure.site.context import RunLinks, RunRef, Setting, md
 
+TIMED = {
+    "ids": "token ids in -> ids out (tokenizing timed on its own)",
+    "text": "source text in -> ids out (tokenizing included)",
+}
+
 
 @dataclass(frozen=True)
 class Methods:
@@ -24,6 +29,7 @@ def methods_page(a: Analysis | None, links: RunLinks) -> Methods:
         ("golden rows", f"{r.golden.rows} rows, sha256 {r.golden.sha256}"),
         ("warm-up passes", wc.warmup),
         ("timed repeats (interleaved)", wc.repeats),
+        ("timed region", TIMED.get(r.wallclock.timed if r.wallclock else "text", "")),
         ("speculative k swept", ", ".join(map(str, wc.k))),
         ("bootstrap", f"{wc.bootstrap} resamples, seed {wc.seed}: the exponent's interval"),
         ("framing blocks", ", ".join(map(str, fr.k)) + (", whole prefix" if fr.whole_prefix else "")),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from measure.callcosts import CostModel
 from measure.cost import TierCost, has_profile
+from measure.model.wallclock import Wallclock as WallclockModel
 from measure.report import Analysis
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, stacked, trusted
@@ -313,6 +314,22 @@ class Wallclock:
     profile: Profile | None = None
     cost: CostSection | None = None
     """The measured cost model and layout findings; None for records without them."""
+    timed: Md | None = None
+    """One sentence: what a row's wall time spans, and the tokenizing timed on its own beside it."""
+
+
+def _timed(wc: WallclockModel) -> str:
+    if wc.timed != "ids":
+        return "Rows are timed from the source text in, tokenizing included (a record from before it was timed apart)."
+    us = [u for c in wc.cases.values() if (u := c.tokenize_us_per_row) is not None]
+    tail = ""
+    if us:
+        lo, hi = f"{min(us):.0f}", f"{max(us):.0f}"
+        tail = f": a median {lo if lo == hi else f'{lo}–{hi}'} µs per row across the cases (measure show lists each)"
+    return (
+        "Rows are timed from the source's token ids in to the output's ids out; tokenizing (the source's encode, the"
+        f" output's decode to text) is timed on its own, outside that{tail}."
+    )
 
 
 def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Wallclock:
@@ -378,4 +395,5 @@ def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette)
         wc.warmup,
         _profile(a),
         _cost_section(a.cost_model, palette),
+        md(_timed(wc)),
     )
