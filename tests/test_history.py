@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 
 import pytest
+from tests_support import build, html, site_project
 
 from measure.calibration import load_calibration
 from measure.cli import main
@@ -94,6 +95,11 @@ def test_a_change_of_timed_region_breaks_the_series_with_its_reason(tmp_path):
     assert (brk.before.run_id, brk.after.run_id) == (docs[1]["run_id"], docs[2]["run_id"])
     assert "timed region changed" in brk.reason and "token ids in" in brk.reason
     assert not [c for c in h.changes if c.new.run_id == docs[2]["run_id"]]  # the 10% step is not called faster
+    project = site_project(tmp_path / "project")
+    done = build(project, results)
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = html(project, f"results/history/{machine.replace('_', '-')}")
+    assert "<li>" in page.split("Not comparable, so not compared")[1].split("</ul>")[0]  # a list, not run-on text
 
 
 def test_compare_notes_a_change_of_timed_region(tmp_path, capsys):
