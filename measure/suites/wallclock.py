@@ -152,6 +152,20 @@ def _append_pass(case: Case, rows: list[Row], cases_out: dict[str, Any]) -> None
 Loader = Callable[[], tuple[dict[str, Tier], dict[str, SpeculativePair]]]
 
 
+def _header(config: WallclockConfig) -> dict[str, Any]:
+    """The wall-clock section as it starts: how it is measured, no case yet."""
+    return {
+        "warmup": config.warmup,
+        "warmup_s": config.warmup_s,
+        "repeats": config.repeats,
+        "order": "interleaved",
+        "timed": TIMED,
+        "fresh_sessions": config.fresh_sessions,
+        "repeats_done": 0,
+        "cases": {},
+    }
+
+
 def run_wallclock(
     load: Loader,
     texts: list[str],
@@ -169,18 +183,7 @@ def run_wallclock(
     instead of between two runs.
     """
     cases = cases_for(*load(), config.k)
-    out.update(
-        {
-            "warmup": config.warmup,
-            "warmup_s": config.warmup_s,
-            "repeats": config.repeats,
-            "order": "interleaved",
-            "timed": TIMED,
-            "fresh_sessions": config.fresh_sessions,
-            "repeats_done": 0,
-            "cases": {},
-        }
-    )
+    out.update(_header(config))
     total = len(cases) * (config.warmup + config.repeats)
     done = 0
     start, passes = perf_counter(), 0
@@ -247,18 +250,7 @@ def run_wallclock_paired(
     sides = {side: cases_for(*loads[side](), config.k) for side in SIDES}
     names = [c.name for c in sides["base"]]
     for side in SIDES:
-        outs[side].update(
-            {
-                "warmup": config.warmup,
-                "warmup_s": config.warmup_s,
-                "repeats": config.repeats,
-                "order": "interleaved",
-                "timed": TIMED,
-                "fresh_sessions": config.fresh_sessions,
-                "repeats_done": 0,
-                "cases": {},
-            }
-        )
+        outs[side].update(_header(config))
         for name in names:
             base_first_out[side][name] = []
 
