@@ -200,18 +200,6 @@ class Decoder:
             "ids_dtype": np.dtype(self.ids_dtype).name,
         }
 
-    def _logits_last(self, session: TimedSession) -> list[str]:
-        """``session``'s outputs with the logits moved last (see :attr:`Lane.names`), made once per session."""
-        made = getattr(self, "_last", None)
-        if made is None:
-            made = self._last = {}
-        names = session.output_names
-        found = made.get(id(session))
-        if found is None or found[0] is not names:  # made anew if a caller replaced the list
-            logits, *presents = names
-            found = made[id(session)] = (names, [*presents, logits])
-        return found[1]
-
     def _ids(self, tokens: list[int]) -> np.ndarray:
         if len(tokens) == 1:
             return self._one[tokens[0]]
@@ -311,7 +299,8 @@ class Lane:
 
     def _settle(self, cache: Cache) -> None:
         self.session, self.feeds, self.past = self.decoder._steady(cache)
-        self.names = self.decoder._logits_last(self.session)
+        logits, *presents = self.session.output_names
+        self.names = [*presents, logits]
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the lane: logits ``(len(tokens), vocab)``."""

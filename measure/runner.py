@@ -25,12 +25,12 @@ from measure.golden import GoldenRows, load_golden
 from measure.record import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
 from measure.session import AfterRun, Slowdown
 from measure.speculative import SpeculativePair
-from measure.suites import Progress, no_progress
+from measure.suites import Loader, Progress, no_progress
 from measure.suites.callcost import run_call_costs, run_layouts
 from measure.suites.framing import run_framing
 from measure.suites.instructions import check_instructions, run_instructions
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
-from measure.suites.wallclock import Loader, run_wallclock
+from measure.suites.wallclock import run_wallclock
 
 
 def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:

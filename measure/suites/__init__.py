@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importing the package must not load onnxruntime
+    from measure.artifacts import Tier
+    from measure.speculative import SpeculativePair
 
 Progress = Callable[[str, int, int], None]
 """``progress(what, done, total)``: the CLI draws a bar on a terminal and plain lines in CI."""
 
 Save = Callable[[], None]
 """Called after each case so the record on disk is rewritten with what is measured so far."""
+
+
+Loader = Callable[[], "tuple[dict[str, Tier], dict[str, SpeculativePair]]"]
+"""Loads the suite's tiers and speculative pairs: fresh sessions on every call after the first."""
+
+
+def ns(seconds: float) -> float:
+    """Seconds to the nanosecond: all perf_counter resolves here, and half the digits of a raw float in JSON."""
+    return round(seconds, 9)
 
 
 def no_progress(what: str, done: int, total: int) -> None:

@@ -7,7 +7,8 @@ into the calls (the model's cost) and the loop (measure's own work). Calls
 run on top of a realistic cache: half of the tier's own greedy output of the
 row, the mean length a speculative round's verifier call sees over a row.
 
-The layout comparison decodes the golden rows greedily with the merged
+The layout comparison decodes the golden rows greedily (token ids in -> ids out,
+as the wall-clock suite times them) with the merged
 (``decoder_model_merged.onnx``, one ``If`` graph) and the split layout of the
 same weights, repeats interleaved (M S M S ...), so the layout's own cost is
 measured side by side. Nothing is summarised here: samples go to the record.
@@ -15,24 +16,17 @@ measured side by side. Nothing is summarised here: samples go to the record.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from measure.artifacts import Tier, load_tier
 from measure.config import LayoutSpec, WallclockConfig
-from measure.decode import Decoded, greedy
+from measure.decode import Decoded, greedy, greedy_ids
 from measure.graphs import Cache
 from measure.session import Trace
 from measure.session_options import SessionConfig
 from measure.speculative import SpeculativePair
-from measure.suites import Progress, Save, no_progress
-
-Loader = Callable[[], tuple[dict[str, Tier], dict[str, SpeculativePair]]]
-
-
-def _ns(seconds: float) -> float:
-    return round(seconds, 9)
+from measure.suites import Loader, Progress, Save, no_progress, ns
 
 
 @dataclass(frozen=True)
@@ -77,7 +71,7 @@ def _sweep(
             for j in [*range(r, len(n)), *range(r)]:
                 trace = Trace()
                 tier.feed(points[name][i].cache, list(points[name][i].follow[: n[j]]), trace)
-                out[name][j][i] = _ns(trace.run_s())
+                out[name][j][i] = ns(trace.run_s())
     return out
 
 
@@ -167,7 +161,9 @@ def run_layouts(
 
     for spec in layouts:
         sides = loaded(spec)
-        first = {side: [greedy(tier, t) for t in texts] for side, tier in sides.items()}  # warm-up, untimed
+        # tokenized once per side, untimed: the timed region is ids in -> ids out
+        ids = {side: [tier.source_ids(t) for t in texts] for side, tier in sides.items()}
+        first = {side: [greedy_ids(tier, i) for i in ids[side]] for side, tier in sides.items()}  # warm-up, untimed
         entry = out[spec.name] = {
             "same_outputs": [d.tokens for d in first["merged"]] == [d.tokens for d in first["split"]],
             "repeats": 0,
@@ -176,13 +172,13 @@ def run_layouts(
         for rep in range(config.repeats):
             if rep and config.fresh_sessions:
                 sides = loaded(spec)
-                for tier in sides.values():
-                    greedy(tier, texts[0])
+                for side, tier in sides.items():
+                    greedy_ids(tier, ids[side][0])
             order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
-            results = {side: [greedy(sides[side], t) for t in texts] for side in order}
+            results = {side: [greedy_ids(sides[side], i) for i in ids[side]] for side in order}
             for side, decoded in results.items():  # both at once: a stopped run keeps paired repeats
-                entry[side]["wall_s"].append([_ns(d.wall_s) for d in decoded])
-                entry[side]["run_s"].append([_ns(d.run_s) for d in decoded])
+                entry[side]["wall_s"].append([ns(d.wall_s) for d in decoded])
+                entry[side]["run_s"].append([ns(d.run_s) for d in decoded])
             entry["repeats"] = rep + 1
             progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
             save()

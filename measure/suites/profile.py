@@ -25,15 +25,11 @@ from measure.artifacts import load_tier
 from measure.config import SuiteConfig
 from measure.decode import greedy
 from measure.errors import MeasureError
-from measure.suites import Progress, Save, no_progress
+from measure.suites import Progress, Save, no_progress, ns
 
 WORKER = "measure.suites.profile_worker"
 BASELINE_IMPORTS = "measure.artifacts, measure.decode (onnxruntime, numpy, tokenizers); no tier loaded"
 WORKER_TIMEOUT_S = 600
-
-
-def _ns(seconds: float) -> float:
-    return round(seconds, 9)
 
 
 def _worker(request: dict[str, Any]) -> dict[str, Any]:
@@ -86,8 +82,8 @@ def run_memory_and_load(
         for spec in config.tiers:
             answer = _worker({"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads})
             entry = out["tiers"][spec.name]
-            entry["load_cold_s"].append(_ns(answer["load_cold_s"]))
-            entry["load_warm_s"].extend(_ns(x) for x in answer["load_warm_s"])
+            entry["load_cold_s"].append(ns(answer["load_cold_s"]))
+            entry["load_warm_s"].extend(ns(x) for x in answer["load_warm_s"])
             entry["peak_rss_bytes"].append(answer["peak_rss"]["bytes"])
             done += 1
             progress(f"profile worker {spec.name}", done, total)
@@ -119,7 +115,7 @@ def run_thread_sweep(
                 results = [greedy(tier, text) for text in rows]
                 del tier
                 gc.collect()  # the session and its thread pool go before the next count is timed
-                runs[n].append([_ns(d.wall_s) for d in results])
+                runs[n].append([ns(d.wall_s) for d in results])
                 tokens = [len(d.tokens) for d in results]
             done += 1
             progress(f"profile threads {spec.name} repeat {rep + 1}", done, total)

@@ -30,7 +30,7 @@ from measure.artifacts import Tier
 from measure.config import WallclockConfig
 from measure.decode import Decoded, greedy_ids
 from measure.speculative import SpeculativeDecoded, SpeculativePair
-from measure.suites import Progress, Save, no_progress
+from measure.suites import Loader, Progress, Save, no_progress, ns
 
 TIMED = "ids"
 """What ``wall_s`` spans in records this module writes (``wallclock.timed``): token ids in -> ids out."""
@@ -66,11 +66,6 @@ def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tup
             }
             cases.append(Case(f"{pair_name}@k{k}", facts, pair.source_ids, partial(pair.decode_ids, k=k)))
     return cases
-
-
-def _ns(seconds: float) -> float:
-    """Seconds to the nanosecond: all perf_counter resolves here, and half the digits of a raw float in JSON."""
-    return round(seconds, 9)
 
 
 def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
@@ -138,18 +133,15 @@ def _append_pass(case: Case, rows: list[Row], cases_out: dict[str, Any]) -> None
             entry["first_token_s"] = []
     elif [len(d.tokens) for d in results] != entry["tokens"]:
         entry["outputs_stable"] = False
-    entry["wall_s"].append([_ns(d.wall_s) for d in results])
-    entry["run_s"].append([_ns(d.run_s) for d in results])
-    entry["cpu_s"].append([_ns(r.cpu_s) for r in rows])
-    entry["tokenize_s"].append([_ns(r.tokenize_s) for r in rows])
+    entry["wall_s"].append([ns(d.wall_s) for d in results])
+    entry["run_s"].append([ns(d.run_s) for d in results])
+    entry["cpu_s"].append([ns(r.cpu_s) for r in rows])
+    entry["tokenize_s"].append([ns(r.tokenize_s) for r in rows])
     if case.facts["kind"] == "speculative":
-        entry["drafter_run_s"].append([_ns(d.drafter_run_s) for d in results])
-        entry["verifier_run_s"].append([_ns(d.verifier_run_s) for d in results])
+        entry["drafter_run_s"].append([ns(d.drafter_run_s) for d in results])
+        entry["verifier_run_s"].append([ns(d.verifier_run_s) for d in results])
     else:  # source ids in -> first token out, for the profile's first-token latency
-        entry["first_token_s"].append([_ns(d.first_token_s or 0.0) for d in results])
-
-
-Loader = Callable[[], tuple[dict[str, Tier], dict[str, SpeculativePair]]]
+        entry["first_token_s"].append([ns(d.first_token_s or 0.0) for d in results])
 
 
 def _header(config: WallclockConfig) -> dict[str, Any]:
