@@ -17,7 +17,10 @@ cases (A B C A B C ...) so machine drift hits all alike:
   (target <= 1.15, i.e. O(T)); the uncached reference decode is fitted too, as
   the O(T^2)-shaped contrast;
 * speculative decoding (lite int4 drafter -> plain int8 verifier) for k = 2, 4, 8;
-* the merged layout (one ``If`` graph) against the split optimum layout on the same weights.
+* the merged layout (one ``If`` graph) against the split optimum layout on the same weights;
+* ``floor`` rows: the leanest Python loop over the same sessions and calls, the bound no Python
+  harness gets under on this machine (freeing the outputs onnxruntime returns, the argmax, the
+  trace entry), so measure's overhead is read against what is possible, not against zero.
 
 ``before`` cases run the decode loop as it was before issue 18 (a feeds dict and
 an id array built per call, every output fetched, a cache object per call) on the
@@ -43,7 +46,7 @@ import numpy as np
 from measure import bundled
 from measure.artifacts import Tier, load_tier
 from measure.costmodel import CallCosts, fit_batch_cost, predict
-from measure.decode import Decoded, greedy_ids, greedy_uncached
+from measure.decode import Decoded, finish, greedy_ids, greedy_uncached
 from measure.golden import load_golden
 from measure.graphs import Cache, MergedDecoder, OptimumDecoder, SimpleDecoder
 from measure.session import TimedSession, Trace
@@ -51,6 +54,7 @@ from measure.speculative import Round, SpeculativeDecoded, SpeculativePair
 
 DEMO = bundled.GOLDEN.parent
 BATCH_NS = (1, 2, 3, 5, 9)
+ENCODERS = (".encoder", ".encoder_model")  # the encoder graph's call label in each layout
 
 
 class _IdsTrace(Trace):
@@ -268,6 +272,146 @@ def iobinding_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
     return Decoded(tier.tokenizer.decode(out), tuple(out), stopped, wall, trace.calls(), trace.run_s())
 
 
+def floor_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
+    """The least Python any harness can put between the same calls (simple layout): the bound on overhead.
+
+    onnxruntime's C++ run called directly, one feeds dict refilled in place, the ready id arrays, no
+    objects made per call beyond the trace entry, the clock stopped at the last decision as measure
+    stops it. Not measure's loop (no layouts, no lanes, no speculative rounds): a yardstick for it.
+    """
+    enc, dec = tier.encoder, tier.decoder
+    limit, eos, log = tier.default_max_new_tokens(len(ids)), tier.special.eos, trace.log.append
+    feeds = {"input_ids": np.array([ids], dtype=enc.ids_dtype), "attention_mask": enc._mask(len(ids))}
+    enc_run, label = enc.session.session._sess.run, enc.session.label
+    start = perf_counter()
+    (hidden,) = enc_run(enc.session.output_names, feeds, None)
+    log((label, start, perf_counter()))
+    one, token, out, stopped = dec._one, tier.special.decoder_start, [], "max_new_tokens"
+    mask = feeds["attention_mask"]
+    if isinstance(dec, SimpleDecoder):
+        feeds = dec._feeds0.copy()
+        feeds["encoder_hidden_states"], feeds["encoder_attention_mask"] = hidden, mask
+    else:  # split optimum: the first call to decoder_model, its presents become the with-past feeds
+        assert isinstance(dec, OptimumDecoder)
+        first = {"input_ids": one[token], "encoder_attention_mask": mask, "encoder_hidden_states": hidden}
+        start = perf_counter()
+        got = dec.first.session._sess.run(dec.first.output_names, first, None)
+        log((dec.first.label, start, perf_counter()))
+        token = int(got[0].argmax())
+        if token == eos or limit < 1:
+            trace.ended = perf_counter()
+            return finish(tier, out, "eos" if token == eos else stopped, trace)
+        out.append(token)
+        feeds = dict(zip(dec._first_past, got[1:], strict=True))
+        feeds["encoder_attention_mask"] = mask
+    session = dec.sessions[-1]
+    run, names, past, label = session.session._sess.run, dec.steady_names, dec.steady_past, session.label
+    while len(out) < limit:
+        feeds["input_ids"] = one[token]
+        start = perf_counter()
+        got = run(names, feeds, None)
+        log((label, start, perf_counter()))
+        token = int(got[-1].argmax())
+        if token == eos:
+            stopped = "eos"
+            break
+        out.append(token)
+        feeds.update(zip(past, got, strict=False))
+    trace.ended = perf_counter()
+    return finish(tier, out, stopped, trace)
+
+
+def _floor_encode(tier: Tier, ids: list[int], trace: Trace) -> dict[str, np.ndarray]:
+    """The encoder call and a simple-layout decoder's start feeds, as :func:`floor_greedy` makes them."""
+    enc, dec = tier.encoder, tier.decoder
+    assert isinstance(dec, SimpleDecoder)
+    feeds = {"input_ids": np.array([ids], dtype=enc.ids_dtype), "attention_mask": enc._mask(len(ids))}
+    start = perf_counter()
+    (hidden,) = enc.session.session._sess.run(enc.session.output_names, feeds, None)
+    trace.log.append((enc.session.label, start, perf_counter()))
+    start_feeds = dec._feeds0.copy()
+    start_feeds["encoder_hidden_states"], start_feeds["encoder_attention_mask"] = hidden, feeds["attention_mask"]
+    return start_feeds
+
+
+def floor_speculative(pair: SpeculativePair, ids: list[int], k: int, trace: Trace) -> SpeculativeDecoded:
+    """measure's speculative rounds (batched verify) with every step inlined: no lanes, no methods called
+    between onnxruntime calls, the same calls, argmaxes and cache trims (simple layouts): the bound."""
+    d, v = pair.drafter, pair.verifier
+    limit, eos, log = v.default_max_new_tokens(len(ids)), v.special.eos, trace.log.append
+    vf, df = _floor_encode(v, ids, trace), _floor_encode(d, ids, trace)
+    vd, dd = v.decoder, d.decoder
+    vrun, vnames, vpast, vlabel = vd.session.session._sess.run, vd.steady_names, vd.steady_past, vd.session.label
+    drun, dnames, dpast, dlabel = dd.session.session._sess.run, dd.steady_names, dd.steady_past, dd.session.label
+    one, vdtype = dd._one, vd.ids_dtype
+    seq, rounds, stopped = [v.special.decoder_start], [], "max_new_tokens"
+    dlen = vlen = d_calls = v_calls = 0
+    while len(seq) - 1 < limit:
+        budget, drafts = min(k, limit - len(seq)), []
+        if budget > 0:
+            for token in seq[dlen:]:  # catch-up: the committed tokens the drafter lacks
+                df["input_ids"] = one[token]
+                start = perf_counter()
+                out = drun(dnames, df, None)
+                log((dlabel, start, perf_counter()))
+                df.update(zip(dpast, out, strict=False))
+                row, d_calls = out[-1], d_calls + 1
+            dlen = len(seq)
+            while True:
+                token = int(row.argmax())
+                drafts.append(token)
+                if token == eos or len(drafts) == budget:
+                    break
+                df["input_ids"] = one[token]
+                start = perf_counter()
+                out = drun(dnames, df, None)
+                log((dlabel, start, perf_counter()))
+                df.update(zip(dpast, out, strict=False))
+                row, dlen, d_calls = out[-1], dlen + 1, d_calls + 1
+        base = vlen
+        vf["input_ids"] = np.array([[seq[-1], *drafts]], dtype=vdtype)
+        start = perf_counter()
+        out = vrun(vnames, vf, None)
+        log((vlabel, start, perf_counter()))
+        vf.update(zip(vpast, out, strict=False))
+        vlen, v_calls = vlen + len(drafts) + 1, v_calls + 1
+        best = out[-1][0].argmax(-1).tolist()
+        n = 0
+        while n < len(drafts) and drafts[n] == best[n]:
+            n += 1
+        seq += drafts[:n]
+        seq.append(best[n])
+        rounds.append((len(drafts), n))
+        if eos in seq[len(seq) - n - 1 :]:
+            del seq[seq.index(eos, len(seq) - n - 1) :]
+            stopped = "eos"
+            break
+        if len(seq) - 1 >= limit:
+            break
+        if base + 1 + n < vlen:
+            vlen = base + 1 + n
+            for p in vpast:
+                vf[p] = np.ascontiguousarray(vf[p][:, :, :vlen])
+        keep = min(dlen, base + 1 + min(n, len(drafts) - 1)) if drafts else dlen
+        if keep < dlen:
+            dlen = keep
+            for p in dpast:
+                df[p] = np.ascontiguousarray(df[p][:, :, :dlen])
+    del seq[limit + 1 :]
+    trace.ended = perf_counter()
+    return SpeculativeDecoded(
+        text=v.tokenizer.decode(seq[1:]),
+        tokens=tuple(seq[1:]),
+        stopped=stopped,
+        wall_s=trace.ended - trace.started,
+        calls=trace.calls(),
+        run_s=trace.run_s(),
+        rounds=tuple(Round(proposed=p, accepted=a, bonus=p > 0 and a == p) for p, a in rounds),
+        drafter_calls=d_calls,
+        verifier_calls=v_calls,
+    )
+
+
 def public_run(tier: Tier) -> Tier:
     """The tier with every session called through onnxruntime's public Python ``run``, as before issue 18's
     second pass: its per-call input checks then fall inside the timed window (measure calls the C++ run)."""
@@ -369,6 +513,9 @@ def main() -> None:
     for name in ("base-int8", "small-int4"):
         tier = tiers[name]
         cases[f"{name} IO binding"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: iobinding_greedy(tier, i, tr))
+    for name in ("base-int8", "small-int4", "small-fp32-optimum"):  # the bound: the leanest loop, same sessions
+        tier = tiers[name]
+        cases[f"{name} floor"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: floor_greedy(tier, i, tr))
     for name in ("base-int8", "small-int4"):  # the current loop through the public run: the wrapper's cost
         tier = public_run(load_tier(DEMO / name, label=f"{name}-public"))
         cases[f"{name} public run"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: greedy_ids(tier, i, trace=tr))
@@ -376,6 +523,9 @@ def main() -> None:
         cases[f"speculative k={k} before"] = before(lambda t, tr, pair=pair, k=k: before_speculative(pair, t, k, tr))
         cases[f"speculative k={k}"] = ids_case(
             pair.source_ids, lambda i, tr, pair=pair, k=k: pair.decode_ids(i, k, trace=tr)
+        )
+        cases[f"speculative k={k} floor"] = ids_case(
+            pair.source_ids, lambda i, tr, pair=pair, k=k: floor_speculative(pair, i, k, tr)
         )
 
     for fn in cases.values():  # warm-up: one full pass
@@ -388,7 +538,7 @@ def main() -> None:
             samples[name].append([fn(t) for t in texts])
     elapsed = time.perf_counter() - started
     for name in cases:  # the loop changed, the decodes did not
-        for suffix in (" before", " IO binding", " public run"):
+        for suffix in (" before", " IO binding", " floor", " public run"):
             if name.endswith(suffix):
                 base = name.removesuffix(suffix)
                 assert [d.tokens for d, _ in samples[name][0]] == [d.tokens for d, _ in samples[base][0]], name
@@ -446,18 +596,32 @@ def main() -> None:
     print("us/gap: median seconds between two decoder calls of one row (the loop's own work per token)")
     print("IO binding: outputs kept as OrtValues and bound as the next call's inputs (rebinding is harness work)")
     print(
+        "floor: the leanest Python loop over the same sessions and calls (no lanes, no layouts, no objects per call"
+        "\n  but the trace entry): what no Python harness gets under on this machine; measure's rows beside it"
+    )
+    print(
         "inside run: timed just around onnxruntime's C++ run (measure's path); 'before' and 'public run' rows time"
         "\n  around the public Python run, so its per-call input checks count as inside there: compare ms/token"
     )
 
     print("\nwhere the outside-run time goes, us per row (mean over every repeat) and share of the row's outside time:")
     print(f"  {'case':<28}{'outside':>9}{'to 1st call':>14}{'enc->dec':>16}{'between calls':>16}{'after last':>14}")
-    for name in ("base-int8 before", "base-int8", "small-int4 before", "small-int4", "speculative k=4"):
+    for name in (
+        "base-int8 before",
+        "base-int8",
+        "small-int4 before",
+        "small-int4",
+        "base-int8 floor",
+        "small-fp32-optimum",
+        "small-fp32-optimum floor",
+        "small-fp32-merged",
+        *(f"speculative k={k}{floor}" for k in pairs for floor in ("", " floor")),
+    ):
         rows_ = [(d, tr) for rep in samples[name] for d, tr in rep]
         parts = [0.0, 0.0, 0.0, 0.0]
         for d, tr in rows_:
             gaps = tr.outside_s
-            encoders = sum(1 for label, _, _ in tr.log if label.endswith(".encoder"))
+            encoders = sum(1 for label, _, _ in tr.log if label.endswith(ENCODERS))
             parts[0] += gaps[0]  # ids array (and tokenizing in 'before' rows): Trace made -> first encoder call
             parts[1] += sum(gaps[1 : encoders + 1])  # encoder feeds, empty caches, loop setup
             parts[2] += sum(gaps[encoders + 1 :])  # the decode loop between decoder calls
@@ -537,7 +701,7 @@ def main() -> None:
         """Shares of wall time outside session.run (harness) and in encoder calls, over the whole run."""
         wall = sum(d.wall_s for rep in samples[name] for d, _ in rep)
         run_s = sum(d.run_s for rep in samples[name] for d, _ in rep)
-        enc = sum(e - s for rep in samples[name] for _, tr in rep for n, s, e in tr.log if n.endswith(".encoder"))
+        enc = sum(e - s for rep in samples[name] for _, tr in rep for n, s, e in tr.log if n.endswith(ENCODERS))
         return (wall - run_s) / wall, enc / wall
 
     h_g, e_g = shares("base-int8")

@@ -16,7 +16,7 @@ import numpy as np
 
 from measure.errors import MeasureError
 from measure.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
-from measure.graphs import LAYOUT_FILES, Cache, Decoder, Encoder, detect_layout, open_graphs
+from measure.graphs import LAYOUT_FILES, Cache, Decoder, Encoder, Lane, detect_layout, open_graphs
 from measure.session import AfterRun, SessionConfig, Trace
 from measure.tokenizer import Tokenizer, load_tokenizer
 
@@ -159,6 +159,11 @@ class Tier:
         """Run the encoder and return the empty decoder cache that goes with it."""
         hidden, mask = self.encoder.run(ids, trace)
         return self.decoder.empty(hidden, mask, trace)
+
+    def begin(self, ids: list[int], trace: Trace) -> Lane:
+        """Run the encoder and return a decode's :class:`Lane` at its start (the timed decode's way in)."""
+        hidden, mask = self.encoder.run(ids, trace)
+        return self.decoder.begin(hidden, mask)
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         """k tokens in one decoder call: logits (k, vocab) and the grown cache."""

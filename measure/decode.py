@@ -47,8 +47,8 @@ class Decoded:
 
 
 def finish(tier: Tier, out: list[int], stopped: str, trace: Trace, first_token_s: float | None = None) -> Decoded:
-    """Stop the clock, then decode the output text (timed on its own)."""
-    wall = max(0.0, perf_counter() - trace.started)
+    """Stop the clock (where the loop stamped the last decision, else now), then decode the text (timed apart)."""
+    wall = max(0.0, (trace.ended or perf_counter()) - trace.started)
     start = perf_counter()
     text = tier.tokenizer.decode(out)
     return Decoded(
@@ -75,11 +75,11 @@ def greedy_ids(tier: Tier, ids: list[int], *, max_new_tokens: int | None = None,
 
     The wall clock runs from ``trace.started`` (a new trace: now) to the last token decided.
     """
-    trace = trace or Trace()
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
-    cache = tier.start(ids, trace)
+    trace = trace or Trace()  # made after the arguments are settled: its clock starts at the first real work
+    lane = tier.begin(ids, trace)
     before = len(trace.log)  # the encoder's calls; the next one is the first decoder step
-    out, stopped = tier.decoder.greedy(cache, tier.special.decoder_start, tier.special.eos, limit, trace)
+    out, stopped = tier.decoder.greedy(lane, tier.special.decoder_start, tier.special.eos, limit, trace)
     # the first token is known when the first decoder call returns (its argmax costs microseconds)
     first = trace.log[before][2] - trace.started if len(trace.log) > before else None
     return finish(tier, out, stopped, trace, first)

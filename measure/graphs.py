@@ -181,8 +181,12 @@ class Decoder:
     _one: _TokenIds
     first_call_differs: bool = False
     """The first call (empty cache) uses another graph or branch than every later one."""
+    steady_past: list[str]
+    """The past inputs a with-cache call's presents refill, in output order."""
+    steady_names: list[str]
+    """The with-cache session's outputs as a :class:`Lane` asks for them: presents first, logits last."""
 
-    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace | None = None) -> Cache:
         raise NotImplementedError
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
@@ -191,6 +195,31 @@ class Decoder:
     def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
         """The with-cache session, its feeds for ``cache`` (a fresh dict) and the past names its outputs refill."""
         raise NotImplementedError
+
+    def begin(self, hidden: np.ndarray, mask: np.ndarray) -> Lane:
+        """A lane at a decode's start, from the encoder's outputs: :meth:`empty` then :class:`Lane`.
+
+        The layouts whose first call is a with-cache call override it to build the lane's
+        feeds straight from ones made once per decoder: this runs inside the timed region.
+        """
+        return Lane(self, self.empty(hidden, mask))
+
+    def _first_call(
+        self, first: Cache, tokens: list[int], trace: Trace
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], Any]:
+        """The call from an empty cache on the layouts where it differs: logits ``(len(tokens), vocab)``, the
+        with-cache feeds its outputs make (a fresh dict) and the cross part. Only those layouts define it."""
+        raise NotImplementedError
+
+    def _steady_session(self) -> TimedSession:
+        """The session every with-cache call goes to."""
+        return self.sessions[-1]
+
+    @staticmethod
+    def _presents_first(session: TimedSession) -> list[str]:
+        """``session``'s outputs as a lane asks for them (:attr:`Lane.names`): made once per decoder."""
+        logits, *presents = session.output_names
+        return [*presents, logits]
 
     def describe(self) -> dict[str, Any]:
         """What another runtime needs to call this layout (JSON-ready): files in call order, names, dtypes."""
@@ -205,25 +234,28 @@ class Decoder:
             return self._one[tokens[0]]
         return np.array([tokens], dtype=self.ids_dtype)
 
-    def greedy(self, cache: Cache, token: int, eos: int, limit: int, trace: Trace) -> tuple[list[int], str]:
-        """Greedy single-step decode from ``cache`` fed ``token``: the generated ids and why it stopped.
+    def greedy(self, lane: Lane, token: int, eos: int, limit: int, trace: Trace) -> tuple[list[int], str]:
+        """Greedy single-step decode from ``lane`` fed ``token``: the generated ids and why it stopped.
 
         The same calls and argmax as repeated :meth:`feed`, with the loop's own work cut
         to what must happen between calls: one feeds dict kept and refilled in place by
         the outputs, ready-made id arrays, no cache objects. Outputs are identical.
+        Stamps ``trace.ended`` when the last token is decided.
         """
         out: list[int] = []
         if limit < 1:
+            trace.ended = perf_counter()
             return out, "max_new_tokens"
-        lane = Lane(self, cache)
         if lane.feeds is None:  # the first call goes to another graph or branch
             token = int(lane.feed([token], trace)[-1].argmax())
             if token == eos:
+                trace.ended = perf_counter()
                 return out, "eos"
             out.append(token)
         session, feeds, past = lane.session, lane.feeds, lane.past
         call, names, label, log = session.call(), lane.names, session.label, trace.log.append
         one, append = self._one, out.append
+        stopped = "max_new_tokens"
         while len(out) < limit:
             feeds["input_ids"] = one[token]
             start = perf_counter()  # timed here as TimedSession.run times, less its frame
@@ -231,10 +263,12 @@ class Decoder:
             log((label, start, perf_counter()))
             token = int(got[-1].argmax())  # (1, 1, vocab): the flat argmax is the vocabulary index
             if token == eos:
-                return out, "eos"
+                stopped = "eos"
+                break
             append(token)
             feeds.update(zip(past, got, strict=False))  # logits last: zip stops before them, no slice made
-        return out, "max_new_tokens"
+        trace.ended = perf_counter()  # the last token is decided; the lane's caches are freed after the clock
+        return out, stopped
 
     def draft(self, cache: Cache, tokens: list[int], budget: int, eos: int, trace: Trace) -> tuple[list[int], Cache]:
         """A drafter's turn from ``cache``: :meth:`Lane.draft`, returning the drafts and the cache after them."""
@@ -297,17 +331,25 @@ class Lane:
         else:
             self._settle(cache)
 
+    @classmethod
+    def settled(cls, decoder: Decoder, session: TimedSession, feeds: dict[str, np.ndarray], cross: Any) -> Lane:
+        """A lane at a decode's start whose with-cache feeds are already built (:meth:`Decoder.begin`)."""
+        lane = cls.__new__(cls)
+        lane.decoder, lane.session, lane.feeds, lane.cross = decoder, session, feeds, cross
+        lane.length, lane._first, lane.past, lane.names = 0, None, decoder.steady_past, decoder.steady_names
+        return lane
+
     def _settle(self, cache: Cache) -> None:
         self.session, self.feeds, self.past = self.decoder._steady(cache)
-        logits, *presents = self.session.output_names
-        self.names = [*presents, logits]
+        self.names = self.decoder.steady_names
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the lane: logits ``(len(tokens), vocab)``."""
-        if self.feeds is None:
-            logits, cache = self.decoder.feed(self._first, tokens, trace)
-            self._first, self.cross, self.length = None, cache.cross, cache.length
-            self._settle(cache)
+        if self.feeds is None:  # straight from the first call's outputs to the with-cache feeds: no Cache made
+            decoder = self.decoder
+            logits, self.feeds, self.cross = decoder._first_call(self._first, tokens, trace)
+            self._first, self.length = None, len(tokens)
+            self.session, self.past, self.names = decoder._steady_session(), decoder.steady_past, decoder.steady_names
             return logits
         feeds, session = self.feeds, self.session
         feeds["input_ids"] = self.decoder._ids(tokens)
@@ -408,12 +450,22 @@ class SimpleDecoder(Decoder):
         self.ids_dtype = _DTYPES[session.inputs["input_ids"].type]
         self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(session, "past_key_0", "logits", layers, meta)
+        self.steady_past, self.steady_names = self.past_names, self._presents_first(session)
+        self._empty_kv()
 
-    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace | None = None) -> Cache:
         fixed = {"encoder_hidden_states": hidden}
         if self.with_mask:
             fixed["encoder_attention_mask"] = mask
         return Cache(self._empty_kv(), fixed, 0)
+
+    def begin(self, hidden: np.ndarray, mask: np.ndarray) -> Lane:
+        feeds = self._feeds0.copy()  # the empty past, made once; then this row's encoder outputs
+        feeds["encoder_hidden_states"] = hidden
+        cross = {"encoder_hidden_states": hidden}
+        if self.with_mask:
+            feeds["encoder_attention_mask"] = cross["encoder_attention_mask"] = mask
+        return Lane.settled(self, self.session, feeds, cross)
 
     def _empty_kv(self) -> tuple[np.ndarray, ...]:
         """The empty cache's self part and its feeds, made once: every decode starts from them."""
@@ -493,8 +545,11 @@ class OptimumDecoder(Decoder):
         self.ids_dtype = _DTYPES[first.inputs["input_ids"].type]
         self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(with_past, n.past_self[0], "logits", layers, meta)
+        self.steady_past, self.steady_names = n.past_self, self._presents_first(with_past)
+        self._first_past = [*n.past_self, *n.past_cross]
+        """The past inputs the first call's presents (self, then cross: its output order) become."""
 
-    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace | None = None) -> Cache:
         return Cache((), (hidden, mask), 0)
 
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
@@ -520,6 +575,18 @@ class OptimumDecoder(Decoder):
         feeds.update(zip(n.past_cross, cache.cross[:-1], strict=True))
         feeds["encoder_attention_mask"] = cache.cross[-1]
         return self.with_past, feeds, n.past_self
+
+    def _first_call(
+        self, first: Cache, tokens: list[int], trace: Trace
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], Any]:
+        hidden, mask = first.cross
+        out = self.first.run(
+            {"input_ids": self._ids(tokens), "encoder_attention_mask": mask, "encoder_hidden_states": hidden}, trace
+        )
+        presents = out[1:]
+        feeds = dict(zip(self._first_past, presents, strict=True))
+        feeds["encoder_attention_mask"] = mask
+        return out[0][0], feeds, (*presents[len(self.names.past_self) :], mask)
 
 
 class MergedDecoder(Decoder):
@@ -549,8 +616,14 @@ class MergedDecoder(Decoder):
         self._with_cache.output_names = ["logits", *n.present_self]
         """The same session asked only for what a with-cache call yields that is new: the cross part
         stays the first call's, so its pass-through outputs are not fetched."""
+        self.steady_past, self.steady_names = n.past_self, self._presents_first(self._with_cache)
+        self._first_past = [*n.past_self, *n.past_cross]
+        """The past inputs the first call's presents (self, then cross: its output order) become."""
+        self._feeds0 = dict.fromkeys(self._first_past, self._zeros())
+        self._feeds0["use_cache_branch"] = self._no_cache
+        """The first call's fixed feeds, made once: the empty past (every decode starts from it), branch off."""
 
-    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace) -> Cache:
+    def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace | None = None) -> Cache:
         zero = self._zeros()
         return Cache((zero,) * (2 * self.shape.layers), ((zero,) * (2 * self.shape.layers)) + (hidden, mask), 0)
 
@@ -577,6 +650,24 @@ class MergedDecoder(Decoder):
         feeds["encoder_attention_mask"] = cache.cross[layers2 + 1]
         feeds["use_cache_branch"] = self._cache
         return self._with_cached(), feeds, n.past_self
+
+    def _first_call(
+        self, first: Cache, tokens: list[int], trace: Trace
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], Any]:
+        layers2 = 2 * self.names.layers
+        hidden, mask = first.cross[layers2], first.cross[layers2 + 1]
+        feeds = self._feeds0.copy()  # a length-0 cache is always the empty one
+        feeds["input_ids"] = self._ids(tokens)
+        feeds["encoder_hidden_states"] = hidden
+        feeds["encoder_attention_mask"] = mask
+        out = self.session.run(feeds, trace)
+        presents = out[1:]
+        feeds.update(zip(self._first_past, presents, strict=True))  # the same dict, now the with-cache feeds
+        feeds["use_cache_branch"] = self._cache
+        return out[0][0], feeds, (*presents[layers2:], hidden, mask)
+
+    def _steady_session(self) -> TimedSession:
+        return self._with_cached()
 
     def _with_cached(self) -> TimedSession:
         self._with_cache.recorded = self.session.recorded  # calibration records every call of the graph

@@ -123,6 +123,9 @@ class Trace:
 
     log: list[tuple[str, float, float]] = field(default_factory=list)
     started: float = field(default_factory=perf_counter)
+    ended: float | None = None
+    """When the last output token was decided, stamped by the decode loop before it lets go of its
+    state: the wall clock stops here, so freeing a finished decode's caches is not timed (None: not stamped)."""
 
     @property
     def labels(self) -> list[str]:

@@ -15,7 +15,6 @@ from time import perf_counter
 from measure.artifacts import Tier
 from measure.decode import Decoded
 from measure.errors import MeasureError
-from measure.graphs import Lane
 from measure.session import Trace
 
 
@@ -111,12 +110,12 @@ class SpeculativePair:
             raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
         if k < 1:
             raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
-        trace = trace or Trace()
         d, v = self.drafter, self.verifier
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         eos = v.special.eos
-        v_lane = Lane(v.decoder, v.start(ids, trace))  # each model's feeds kept and refilled across rounds
-        d_lane = Lane(d.decoder, d.start(ids, trace))
+        trace = trace or Trace()  # made after the arguments are settled, as greedy_ids makes its own
+        v_lane = v.begin(ids, trace)  # each model's feeds kept and refilled across rounds
+        d_lane = d.begin(ids, trace)
         seq = [v.special.decoder_start]  # committed tokens, start included
         d_draft, v_feed = d_lane.draft, v_lane.feed  # bound once: the round loop is the hot path
         rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
@@ -142,15 +141,18 @@ class SpeculativePair:
             seq += drafts[:n]
             seq.append(best[n])
             rounds.append((len(drafts), n))
-            v_lane.trim(base + 1 + n)
-            if drafts:  # the drafter fed drafts[:-1]: keep what was accepted of them
-                d_lane.trim(min(d_lane.length, base + 1 + min(n, len(drafts) - 1)))
             if eos in seq[len(seq) - n - 1 :]:
                 del seq[seq.index(eos, len(seq) - n - 1) :]
                 stopped = "eos"
                 break
+            if len(seq) - 1 >= limit:  # the last round: its caches are never fed again, so not trimmed
+                break
+            v_lane.trim(base + 1 + n)
+            if drafts:  # the drafter fed drafts[:-1]: keep what was accepted of them
+                d_lane.trim(min(d_lane.length, base + 1 + min(n, len(drafts) - 1)))
         del seq[limit + 1 :]
-        wall = perf_counter() - trace.started
+        trace.ended = perf_counter()  # the lanes still hold their caches: freeing them is not timed
+        wall = trace.ended - trace.started
         detokenize = perf_counter()
         text = v.tokenizer.decode(seq[1:])  # after the clock: reported with tokenizing
         detokenize = perf_counter() - detokenize

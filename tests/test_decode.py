@@ -187,3 +187,40 @@ def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
             assert all(a.flags.c_contiguous for a in got.self_kv)
         with pytest.raises(ValueError, match="cannot trim"):
             lane.trim(lane.length + 1)
+
+
+@pytest.mark.parametrize("name", ["small-fp32", "small-fp32-optimum", "small-fp32-merged", "base-int8"])
+def test_a_lane_begun_from_the_encoder_equals_one_made_from_the_empty_cache(name, golden):
+    """``Tier.begin`` builds the start lane from feeds made once per decoder: the same calls, bit for bit."""
+    from measure import bundled
+    from measure.artifacts import load_tier
+    from measure.graphs import Lane
+
+    tier = load_tier(bundled.GOLDEN.parent / name)
+    for row in golden.rows[:6]:
+        ids = tier.source_ids(row.input)
+        begun, made = tier.begin(ids, Trace()), Lane(tier.decoder, tier.start(ids, Trace()))
+        for tokens in ([tier.special.decoder_start], [5, 7], [9]):
+            assert np.array_equal(begun.feed(tokens, Trace()), made.feed(tokens, Trace()))
+        a, b = begun.cache(), made.cache()
+        assert a.length == b.length == 4
+        assert all(np.array_equal(x, y) for x, y in zip(a.self_kv, b.self_kv, strict=True))
+        cross = (a.cross.values(), b.cross.values()) if isinstance(a.cross, dict) else (a.cross, b.cross)
+        assert all(np.array_equal(x, y) for x, y in zip(*cross, strict=True))
+    # a second decode starts from the same ready feeds, untouched by the first
+    again = tier.begin(tier.source_ids(golden.rows[0].input), Trace())
+    first = Lane(tier.decoder, tier.start(tier.source_ids(golden.rows[0].input), Trace()))
+    assert np.array_equal(again.feed([tier.special.decoder_start], Trace()), first.feed([0], Trace()))
+
+
+def test_the_clock_stops_when_the_last_token_is_decided(base_int8, golden):
+    """Wall time ends at the loop's stamp after the last call, before the decode's caches are let go."""
+    for row in golden.rows[:8]:
+        trace = Trace()
+        result = greedy_ids(base_int8, base_int8.source_ids(row.input), trace=trace)
+        assert trace.ended is not None and trace.log[-1][2] <= trace.ended
+        assert result.wall_s == pytest.approx(trace.ended - trace.started, abs=1e-12)
+        assert result.run_s <= result.wall_s
+    capped = Trace()
+    assert greedy_ids(base_int8, base_int8.source_ids("объём"), max_new_tokens=0, trace=capped).tokens == ()
+    assert capped.ended is not None

@@ -97,3 +97,15 @@ def test_pair_with_different_vocabulary_is_refused(tier_copy, base_fp32):
 def test_k_must_be_positive(small_fp32, base_fp32):
     with pytest.raises(MeasureError, match="at least 1 draft token"):
         SpeculativePair(small_fp32, base_fp32).decode("слово", 0)
+
+
+def test_the_clock_stops_when_the_last_round_is_decided(small_int4, base_int8, golden):
+    """As greedy: wall time ends at the stamp after the last call, before either lane's caches are let go."""
+    from measure.session import Trace
+
+    pair = SpeculativePair(small_int4, base_int8)
+    for row in golden.rows[:8]:
+        trace = Trace()
+        result = pair.decode_ids(pair.source_ids(row.input), 4, trace=trace)
+        assert trace.ended is not None and trace.log[-1][2] <= trace.ended
+        assert result.wall_s == pytest.approx(trace.ended - trace.started, abs=1e-12)
