@@ -272,22 +272,27 @@ def iobinding_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
     return Decoded(tier.tokenizer.decode(out), tuple(out), stopped, wall, trace.calls(), trace.run_s())
 
 
+def _floor_encoder(tier: Tier, ids: list[int], trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """The encoder call as the floor makes it: the C++ run, one trace entry; its hidden states and mask."""
+    enc = tier.encoder
+    feeds = {"input_ids": np.array([ids], dtype=enc.ids_dtype), "attention_mask": enc._mask(len(ids))}
+    start = perf_counter()
+    (hidden,) = enc.session.session._sess.run(enc.session.output_names, feeds, None)
+    trace.log.append((enc.session.label, start, perf_counter()))
+    return hidden, feeds["attention_mask"]
+
+
 def floor_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
-    """The least Python any harness can put between the same calls (simple layout): the bound on overhead.
+    """The least Python any harness can put between the same calls (simple and split optimum layouts).
 
     onnxruntime's C++ run called directly, one feeds dict refilled in place, the ready id arrays, no
     objects made per call beyond the trace entry, the clock stopped at the last decision as measure
     stops it. Not measure's loop (no layouts, no lanes, no speculative rounds): a yardstick for it.
     """
-    enc, dec = tier.encoder, tier.decoder
+    dec = tier.decoder
     limit, eos, log = tier.default_max_new_tokens(len(ids)), tier.special.eos, trace.log.append
-    feeds = {"input_ids": np.array([ids], dtype=enc.ids_dtype), "attention_mask": enc._mask(len(ids))}
-    enc_run, label = enc.session.session._sess.run, enc.session.label
-    start = perf_counter()
-    (hidden,) = enc_run(enc.session.output_names, feeds, None)
-    log((label, start, perf_counter()))
+    hidden, mask = _floor_encoder(tier, ids, trace)
     one, token, out, stopped = dec._one, tier.special.decoder_start, [], "max_new_tokens"
-    mask = feeds["attention_mask"]
     if isinstance(dec, SimpleDecoder):
         feeds = dec._feeds0.copy()
         feeds["encoder_hidden_states"], feeds["encoder_attention_mask"] = hidden, mask
@@ -298,9 +303,9 @@ def floor_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
         got = dec.first.session._sess.run(dec.first.output_names, first, None)
         log((dec.first.label, start, perf_counter()))
         token = int(got[0].argmax())
-        if token == eos or limit < 1:
+        if token == eos:
             trace.ended = perf_counter()
-            return finish(tier, out, "eos" if token == eos else stopped, trace)
+            return finish(tier, out, "eos", trace)
         out.append(token)
         feeds = dict(zip(dec._first_past, got[1:], strict=True))
         feeds["encoder_attention_mask"] = mask
@@ -323,15 +328,12 @@ def floor_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
 
 def _floor_encode(tier: Tier, ids: list[int], trace: Trace) -> dict[str, np.ndarray]:
     """The encoder call and a simple-layout decoder's start feeds, as :func:`floor_greedy` makes them."""
-    enc, dec = tier.encoder, tier.decoder
+    dec = tier.decoder
     assert isinstance(dec, SimpleDecoder)
-    feeds = {"input_ids": np.array([ids], dtype=enc.ids_dtype), "attention_mask": enc._mask(len(ids))}
-    start = perf_counter()
-    (hidden,) = enc.session.session._sess.run(enc.session.output_names, feeds, None)
-    trace.log.append((enc.session.label, start, perf_counter()))
-    start_feeds = dec._feeds0.copy()
-    start_feeds["encoder_hidden_states"], start_feeds["encoder_attention_mask"] = hidden, feeds["attention_mask"]
-    return start_feeds
+    hidden, mask = _floor_encoder(tier, ids, trace)
+    feeds = dec._feeds0.copy()
+    feeds["encoder_hidden_states"], feeds["encoder_attention_mask"] = hidden, mask
+    return feeds
 
 
 def floor_speculative(pair: SpeculativePair, ids: list[int], k: int, trace: Trace) -> SpeculativeDecoded:
