@@ -307,7 +307,7 @@ def floor_greedy(tier: Tier, ids: list[int], trace: Trace) -> Decoded:
             trace.ended = perf_counter()
             return finish(tier, out, "eos", trace)
         out.append(token)
-        feeds = dict(zip(dec._first_past, got[1:], strict=True))
+        feeds = dict(zip(dec.names.past_all, got[1:], strict=True))
         feeds["encoder_attention_mask"] = mask
     session = dec.sessions[-1]
     run, names, past, label = session.session._sess.run, dec.steady_names, dec.steady_past, session.label

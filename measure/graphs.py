@@ -451,13 +451,16 @@ class SimpleDecoder(Decoder):
         self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(session, "past_key_0", "logits", layers, meta)
         self.steady_past, self.steady_names = self.past_names, self._presents_first(session)
-        self._empty_kv()
+        self._kv0 = (self._zeros(),) * (2 * layers)
+        """The empty cache's self part, made once at load: every decode starts from it."""
+        self._feeds0 = dict(zip(self.past_names, self._kv0, strict=True))
+        """Its feeds, copied by :meth:`begin` for each decode."""
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace | None = None) -> Cache:
         fixed = {"encoder_hidden_states": hidden}
         if self.with_mask:
             fixed["encoder_attention_mask"] = mask
-        return Cache(self._empty_kv(), fixed, 0)
+        return Cache(self._kv0, fixed, 0)
 
     def begin(self, hidden: np.ndarray, mask: np.ndarray) -> Lane:
         feeds = self._feeds0.copy()  # the empty past, made once; then this row's encoder outputs
@@ -467,14 +470,6 @@ class SimpleDecoder(Decoder):
             feeds["encoder_attention_mask"] = cross["encoder_attention_mask"] = mask
         return Lane.settled(self, self.session, feeds, cross)
 
-    def _empty_kv(self) -> tuple[np.ndarray, ...]:
-        """The empty cache's self part and its feeds, made once: every decode starts from them."""
-        kv = getattr(self, "_kv0", None)
-        if kv is None:
-            kv = self._kv0 = (self._zeros(),) * (2 * self.shape.layers)
-            self._feeds0 = dict(zip(self.past_names, kv, strict=True))
-        return kv
-
     def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
         feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
         feeds["input_ids"] = self._ids(tokens)
@@ -483,7 +478,7 @@ class SimpleDecoder(Decoder):
         return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
 
     def _steady(self, cache: Cache) -> tuple[TimedSession, dict[str, np.ndarray], list[str]]:
-        if cache.self_kv is self._empty_kv():  # a decode's start: copy the ready feeds (the same arrays)
+        if cache.self_kv is self._kv0:  # a decode's start: copy the ready feeds (the same arrays)
             feeds = self._feeds0.copy()
         else:
             feeds = dict(zip(self.past_names, cache.self_kv, strict=True))
@@ -507,6 +502,8 @@ class _OptimumNames:
         self.past_cross = [f"past_key_values.{i}.encoder.{k}" for i in range(layers) for k in ("key", "value")]
         self.present_self = [f"present.{i}.decoder.{k}" for i in range(layers) for k in ("key", "value")]
         self.present_cross = [f"present.{i}.encoder.{k}" for i in range(layers) for k in ("key", "value")]
+        self.past_all = [*self.past_self, *self.past_cross]
+        """Every past input, self then cross: what a first call's presents (in that order) become."""
 
 
 def _optimum_layers(session: TimedSession, source: str) -> int:
@@ -546,8 +543,6 @@ class OptimumDecoder(Decoder):
         self._one = _TokenIds(self.ids_dtype)
         self.shape = self._shape(with_past, n.past_self[0], "logits", layers, meta)
         self.steady_past, self.steady_names = n.past_self, self._presents_first(with_past)
-        self._first_past = [*n.past_self, *n.past_cross]
-        """The past inputs the first call's presents (self, then cross: its output order) become."""
 
     def empty(self, hidden: np.ndarray, mask: np.ndarray, trace: Trace | None = None) -> Cache:
         return Cache((), (hidden, mask), 0)
@@ -584,7 +579,7 @@ class OptimumDecoder(Decoder):
             {"input_ids": self._ids(tokens), "encoder_attention_mask": mask, "encoder_hidden_states": hidden}, trace
         )
         presents = out[1:]
-        feeds = dict(zip(self._first_past, presents, strict=True))
+        feeds = dict(zip(self.names.past_all, presents, strict=True))
         feeds["encoder_attention_mask"] = mask
         return out[0][0], feeds, (*presents[len(self.names.past_self) :], mask)
 
@@ -617,9 +612,7 @@ class MergedDecoder(Decoder):
         """The same session asked only for what a with-cache call yields that is new: the cross part
         stays the first call's, so its pass-through outputs are not fetched."""
         self.steady_past, self.steady_names = n.past_self, self._presents_first(self._with_cache)
-        self._first_past = [*n.past_self, *n.past_cross]
-        """The past inputs the first call's presents (self, then cross: its output order) become."""
-        self._feeds0 = dict.fromkeys(self._first_past, self._zeros())
+        self._feeds0 = dict.fromkeys(n.past_all, self._zeros())
         self._feeds0["use_cache_branch"] = self._no_cache
         """The first call's fixed feeds, made once: the empty past (every decode starts from it), branch off."""
 
@@ -662,7 +655,7 @@ class MergedDecoder(Decoder):
         feeds["encoder_attention_mask"] = mask
         out = self.session.run(feeds, trace)
         presents = out[1:]
-        feeds.update(zip(self._first_past, presents, strict=True))  # the same dict, now the with-cache feeds
+        feeds.update(zip(self.names.past_all, presents, strict=True))  # the same dict, now the with-cache feeds
         feeds["use_cache_branch"] = self._cache
         return out[0][0], feeds, (*presents[layers2:], hidden, mask)
 
