@@ -65,9 +65,13 @@ def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
 @needs_ort_node
 def test_static_int8_qdq_tier_decodes_and_frames_under_node(golden):
     tier = load_tier(bundled.PLAIN_STATIC)
-    rows, decoded = _rows(tier, golden, 4)
+    rows, _ = _rows(tier, golden, 4)
     answer = node_leg.run_tier(tier, rows, [2, 4])
-    assert answer["output_ids"] == decoded  # same greedy decodes as Python onnxruntime on the QDQ graph
+    # its own greedy decode of every row; whether it equals Python onnxruntime's (another onnxruntime version,
+    # quantized kernels) is the leg's finding, recorded per machine, never assumed here
+    assert len(answer["output_ids"]) == len(rows)
+    for ids, row in zip(answer["output_ids"], rows, strict=True):
+        assert len(ids) <= row.max_new_tokens and all(0 <= t < tier.shape.vocab_size for t in ids)
     for block in answer["blocks"]:
         assert block["argmax_total"] == sum(len(r.prefix) for r in rows)
         assert len(block["layers"]) == tier.shape.layers

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from measure import bundled
 from measure.artifacts import load_tier
-from measure.decode import greedy
+from measure.decode import feed_prefix, greedy
 from measure.errors import MeasureError
 from measure.fingerprint import sha256_file
 from measure.golden import load_golden
 from measure.quantize import quantize_tier
+
+
+def _same_model(tier, golden) -> None:
+    """The quantized tier is the fp32 model it came from, without asserting what it decodes (that depends on
+    the CPU's int8 kernels): it decodes every row to an end, and on the fp32 tier's own greedy prefixes its
+    next-token logits follow the fp32 ones (correlation per step; about 0.999 here, near 0 for broken weights)."""
+    source = load_tier(bundled.SMALL_FP32)
+    found = []
+    for row in golden.rows[:16]:
+        decoded = greedy(tier, row.input)
+        assert decoded.stopped in ("eos", "max_new_tokens") and all(
+            0 <= t < tier.shape.vocab_size for t in decoded.tokens
+        )
+        ids = source.source_ids(row.input)
+        prefix = [source.special.decoder_start, *greedy(source, row.input).tokens]
+        a, b = feed_prefix(source, ids, prefix, 1)[0], feed_prefix(tier, ids, prefix, 1)[0]
+        found += [float(np.corrcoef(x, y)[0, 1]) for x, y in zip(a, b, strict=True)]
+    assert np.mean(found) > 0.95, np.mean(found)
 
 
 def test_int8_quantization_writes_a_working_dynamic_int8_tier(tmp_path, golden):
@@ -24,8 +43,7 @@ def test_int8_quantization_writes_a_working_dynamic_int8_tier(tmp_path, golden):
     meta = json.loads((out / "tier.json").read_text())
     assert meta["quantization"]["method"] == "onnxruntime.quantize_dynamic"
     assert meta["quantization"]["from"] == "small-fp32"
-    hits = sum(greedy(tier, r.input).text == r.output for r in golden.rows)
-    assert hits >= len(golden) * 0.7
+    _same_model(tier, golden)
 
 
 def test_int4_quantization_records_bits_and_block(tmp_path):
@@ -49,8 +67,7 @@ def test_int8_static_calibrates_on_recorded_decode_feeds(tmp_path, golden):
     assert cal["rows"] == 8 and cal["file"] == "calibration-v1.jsonl"
     assert cal["feeds"]["encoder.onnx"] == 8
     assert cal["feeds"]["decoder-kv.onnx"] > 8 * 3  # one feed per decoded token, eos included
-    hits = sum(greedy(tier, r.input).text == r.output for r in golden.rows)
-    assert hits >= len(golden) * 0.7
+    _same_model(tier, golden)
 
 
 def test_int8_static_is_reproducible_from_the_same_calibration(tmp_path):

@@ -73,20 +73,35 @@ def test_framing_fp32_is_control_and_int8_differs(both_suites):
     assert [b["block"] for b in tiers["base-fp32"]["blocks"]] == [2, 4, "whole"]
 
 
-def test_acceptance_three_ways_and_preservation(both_suites):
+def test_acceptance_three_ways_and_preservation(both_suites, golden):
+    """The counts agree with each other and with the golden rows on any CPU; what a quantized pair accepts or
+    preserves here is this machine's finding, not something to assert (an fp32 pair's is, in test_speculative)."""
+    from measure.stats import char_error_rate
+
     doc, _ = both_suites
     acc = {(a["drafter"], a["verifier"]): a for a in doc["framing"]["acceptance"]}
     assert set(acc) == {("small-int4", "base-int8"), ("small-int4", "small-int4"), ("base-int8", "base-int8")}
     pair = acc[("small-int4", "base-int8")]
     assert not pair["self"] and pair["probe"]["proposed"] > 0
-    assert acc[("small-int4", "small-int4")]["self"]
-    assert (
-        acc[("small-int4", "small-int4")]["runtime"]["accepted"]
-        == acc[("small-int4", "small-int4")]["runtime"]["proposed"]
-    )
-    quality = {t["tier"]: t["quality"] for t in doc["framing"]["legs"][0]["tiers"]}
-    assert quality["base-fp32"]["exact"] >= 14
-    assert 0 <= quality["small-int4"]["cer_mean"] < 0.2
+    assert acc[("small-int4", "small-int4")]["self"] and acc[("base-int8", "base-int8")]["self"]
+    rows = {r.line: r for r in golden.rows[:16]}
+    for a in acc.values():
+        assert a["k"] == 4 and a["rows"] == 16
+        for way in ("probe", "runtime"):
+            assert 0 <= a[way]["accepted"] <= a[way]["proposed"]
+        assert a["preserved"] == a["rows"] - len(a["differing"])
+        for d in a["differing"]:
+            assert d["speculative"] != d["greedy"] and d["input"] == rows[d["line"]].input
+    quality = {t["tier"]: (t["quality"], t["outputs"]) for t in doc["framing"]["legs"][0]["tiers"]}
+    for tier, (q, outputs) in quality.items():
+        expected = [r.output for r in golden.rows[:16]]
+        assert q["exact"] == sum(o == e for o, e in zip(outputs, expected, strict=True)), tier
+        assert q["cer"] == [char_error_rate(o, e) for o, e in zip(outputs, expected, strict=True)], tier
+        assert q["cer_mean"] == pytest.approx(sum(q["cer"]) / 16)
+        assert [m["line"] for m in q["misses"]] == [
+            r.line for r, o in zip(golden.rows, outputs, strict=False) if o != r.output
+        ]
+    assert quality["base-fp32"][0]["exact"] >= 14  # fp32: the trained model, the same on every CPU
 
 
 def test_interrupted_run_leaves_a_valid_incomplete_record(mini_config, tmp_path):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from measure import bundled
 
@@ -111,3 +114,17 @@ def build(project: Path, results: Path, site_url: str | None = None) -> subproce
 
 def html(project: Path, page: str) -> str:
     return (project.parent / "site" / page / "index.html").read_text(encoding="utf-8")
+
+
+def later(doc: dict[str, Any], days: float = 0, suffix: str = "abcdef", machine: str | None = None) -> dict[str, Any]:
+    """A copy of a record as if measured ``days`` later (and on ``machine``): start, finish and run id move
+    together, so the copy sorts after the original and sits at its own ``<machine-id>/<run-id>.json``."""
+    out = copy.deepcopy(doc)
+    for key in ("started_at", "finished_at"):
+        if out.get(key):
+            when = datetime.strptime(out[key], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC) + timedelta(days=days)
+            out[key] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    out["run_id"] = out["started_at"].replace("-", "").replace(":", "") + "-" + suffix
+    if machine is not None:
+        out["machine_id"] = machine
+    return out
