@@ -94,8 +94,9 @@ class WallclockConfig:
             raise MeasureError(f"wallclock.threads: expected thread counts >= 1, got {list(self.threads)}")
         if len(set(self.threads)) != len(self.threads):
             raise MeasureError(f"wallclock.threads: expected each count once, got {list(self.threads)}")
-        if self.profile_workers < 1 or self.profile_rows < 1 or self.warm_loads < 0:
-            raise MeasureError("wallclock.profile_workers and profile_rows: expected >= 1; warm_loads: >= 0")
+        for name, least in (("profile_workers", 1), ("profile_rows", 1), ("warm_loads", 0)):
+            if getattr(self, name) < least:
+                raise MeasureError(f"wallclock.{name}: expected >= {least}, got {getattr(self, name)}")
         if self.call_cost_rows < 1:
             raise MeasureError(f"wallclock.call_cost_rows: expected >= 1, got {self.call_cost_rows}")
 
@@ -312,5 +313,5 @@ def _check_ranges(config: SuiteConfig, path: Path) -> None:
     validator = jsonschema.Draft202012Validator({"$defs": full["$defs"], "$ref": "#/$defs/config"})
     error = jsonschema.exceptions.best_match(validator.iter_errors(config.to_dict()))
     if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path)
+        where = ".".join(str(p) for p in error.absolute_path) or "the config"
         raise MeasureError(f"{path}: {where}: {error.message}")

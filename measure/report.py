@@ -12,6 +12,7 @@ from typing import Any
 from measure.analysis import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.callcosts import CostModel, cost_model
 from measure.cost import TierCost, tier_costs
+from measure.current import Current
 from measure.model import FP32, Record
 from measure.stats import Estimate, paired_ratio
 from measure.verdicts import Verdict, verdicts
@@ -83,13 +84,23 @@ def _cost_metrics(m: CostModel | None) -> dict[str, Any]:
     }
 
 
-def metrics(latest: dict[str, Analysis]) -> dict[str, Any]:
-    """The headline numbers of each machine's current record, for metrics.json."""
-    out: dict[str, Any] = {"machines": {}}
+def metrics(
+    latest: dict[str, Analysis], states: dict[str, Current] | None = None, reference: str | None = None
+) -> dict[str, Any]:
+    """The headline numbers of each machine's current state, for metrics.json.
+
+    ``states``: where each machine's parts come from (``parts``: run id and date per part; ``builds_differ``:
+    how their builds differ, empty for one build); ``reference``: the machine the Overview answers for.
+    """
+    out: dict[str, Any] = {"reference_machine": reference, "machines": {}}
     for machine, a in sorted(latest.items()):
+        state = (states or {}).get(machine)
+        sources = state.sources if state else dict.fromkeys(a.record.parts, a.record)
         out["machines"][machine] = {
             "run_id": a.record.run_id,
             "date": a.record.date,
+            "parts": {p: {"run_id": r.run_id, "date": r.date} for p, r in sources.items()},
+            "builds_differ": list(state.differences()) if state else [],
             "tiers": {
                 t.tier: {
                     "ms_per_token": t.ms_per_token.to_dict(),

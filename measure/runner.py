@@ -20,7 +20,7 @@ from measure import __version__
 from measure.artifacts import Tier, load_tier
 from measure.config import SUITES, SuiteConfig
 from measure.environment import environment
-from measure.errors import MeasureError
+from measure.errors import MeasureError, SettingError
 from measure.golden import GoldenRows, load_golden
 from measure.record import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
 from measure.session import AfterRun, Slowdown
@@ -43,21 +43,28 @@ def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
 
 
 def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
-    return {
-        t.name: load_tier(t.path, config.session, label=t.name, after_run=hooks.get(t.name), name=t.name)
-        for t in config.tiers
-    }
+    """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file."""
+    try:
+        return {
+            t.name: load_tier(t.path, config.session, label=t.name, after_run=hooks.get(t.name), name=t.name)
+            for t in config.tiers
+        }
+    except SettingError as exc:
+        raise exc.located(f"{config.path}: ") from exc
 
 
 def speculative_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
     pairs = {}
-    for spec in config.pairs:
+    for i, spec in enumerate(config.pairs):
         drafter = tiers[spec.drafter]
         if spec.drafter == spec.verifier:
             drafter = load_tier(
                 config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter", name=spec.drafter
             )
-        pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
+        try:
+            pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
+        except MeasureError as exc:
+            raise MeasureError(f"{config.path}: pairs[{i}] ({spec.name}): {exc}") from exc
     return pairs
 
 

@@ -22,7 +22,7 @@ from time import perf_counter
 import numpy as np
 import onnxruntime as ort
 
-from measure.errors import MeasureError
+from measure.errors import MeasureError, SettingError
 from measure.session_options import GRAPH_OPTIMIZATIONS, SessionConfig
 
 __all__ = [
@@ -75,9 +75,9 @@ def open_session(config: SessionConfig, path: Path) -> ort.InferenceSession:
     available = ort.get_available_providers()
     missing = [p for p in config.providers if p not in available]
     if missing:
-        raise MeasureError(
-            f"session option providers: {', '.join(missing)} not available in this onnxruntime "
-            f"(available: {', '.join(available)})"
+        raise SettingError(
+            "session.providers",
+            f"{', '.join(missing)} not available in this onnxruntime (available: {', '.join(available)})",
         )
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = config.intra_op_threads

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from measure.errors import MeasureError
+from measure.errors import SettingError
 
 GRAPH_OPTIMIZATIONS = ("disable", "basic", "extended", "all")
 """onnxruntime's graph optimization levels by the names the config uses."""
@@ -31,14 +31,15 @@ class SessionConfig:
 
     def __post_init__(self) -> None:
         if self.graph_optimization not in GRAPH_OPTIMIZATIONS:
-            raise MeasureError(
-                f"session option graph_optimization: expected one of {', '.join(GRAPH_OPTIMIZATIONS)}, "
-                f"got {self.graph_optimization!r}"
+            raise SettingError(
+                "session.graph_optimization",
+                f"expected one of {', '.join(GRAPH_OPTIMIZATIONS)}, got {self.graph_optimization!r}",
             )
-        if self.intra_op_threads < 0 or self.inter_op_threads < 0:
-            raise MeasureError("session option threads: expected a count >= 0 (0 lets onnxruntime choose)")
+        for name in ("intra_op_threads", "inter_op_threads"):
+            if (n := getattr(self, name)) < 0:
+                raise SettingError(f"session.{name}", f"expected a count >= 0 (0 lets onnxruntime choose), got {n}")
         if not self.providers:
-            raise MeasureError("session option providers: expected at least one execution provider")
+            raise SettingError("session.providers", "expected at least one execution provider")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -33,7 +33,7 @@ from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 from measure.writing import write_bytes
 
-ANALYSIS_VERSION = 5
+ANALYSIS_VERSION = 6
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 
@@ -64,6 +64,8 @@ class Summary:
     """What two records' counts must share to be compared (tool, valgrind version, rows); None without counts."""
     timed: str = "text"
     """The region the wall-clock samples span (``Wallclock.timed``): ``ids`` or ``text``."""
+    parts: tuple[str, ...] = ()
+    """What the record carries (``Record.parts``): which suites' results a machine's current state may take from it."""
 
     def samples_of(self, metric: str) -> dict[str, CaseSamples]:
         """The samples History compares in one metric: wall, cpu or instructions."""
@@ -97,6 +99,7 @@ class Summary:
             "instruction_samples": {n: _samples_to_list(c) for n, c in self.instruction_samples.items()},
             "instructions_key": self.instructions_key,
             "timed": self.timed,
+            "parts": list(self.parts),
         }
 
     @classmethod
@@ -125,6 +128,7 @@ class Summary:
             instruction_samples={n: _samples_from_list(x) for n, x in d["instruction_samples"].items()},
             instructions_key=d["instructions_key"],
             timed=str(d["timed"]),
+            parts=tuple(str(p) for p in d["parts"]),
         )
 
 
@@ -162,6 +166,7 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         instruction_samples=instruction_samples_of(record),
         instructions_key=None if record.instructions is None else "/".join(map(str, record.instructions.key())),
         timed=record.wallclock.timed if record.wallclock is not None else "text",
+        parts=record.parts,
     )
 
 

@@ -168,6 +168,20 @@ def decoding(change: dict[str, Any] | None = None, raw: bytes | None = None, ext
     return build
 
 
+def _pair_of_two_vocabularies(tmp: Path) -> list[str]:
+    """The drafter's folder is a copy of small-int4 whose tokenizer swaps two ids: no shared vocabulary."""
+    drafter = tmp / "small-int4-swapped"
+    shutil.copytree(bundled.LITE, drafter)
+    doc = json.loads((drafter / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = doc["model"]["vocab"]
+    vocab["a"], vocab["b"] = vocab["b"], vocab["a"]
+    (drafter / "tokenizer.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    path = config_text(
+        tmp, lambda t: t.replace(f'path = "{bundled.LITE.as_posix()}"', f'path = "{drafter.as_posix()}"')
+    )
+    return ["--config", str(path), "--results", str(tmp / "results")]
+
+
 def config_text(tmp: Path, edit: Callable[[str], str]) -> Path:
     path = write_config(tmp, rows=2, repeats=1)
     path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -756,6 +770,45 @@ CASES: dict[str, Case] = {
     ),
     "config compare_alpha = 2": Case(
         "run", run_config(append("\n[policy]\ncompare_alpha = 2.0\n")), "error", ("suite.toml", "policy.compare_alpha")
+    ),
+    "config names a provider this onnxruntime lacks": Case(
+        "run",
+        run_config(append('\n[session]\nproviders = ["NoSuchExecutionProvider"]\n')),
+        "error",
+        ("suite.toml", "session.providers", "NoSuchExecutionProvider", "not available"),
+    ),
+    "config graph_optimization = 'max'": Case(
+        "run",
+        run_config(append('\n[session]\ngraph_optimization = "max"\n')),
+        "error",
+        ("suite.toml", "session.graph_optimization", "'max'"),
+    ),
+    "config intra_op_threads = -1": Case(
+        "run",
+        run_config(append("\n[session]\nintra_op_threads = -1\n")),
+        "error",
+        ("suite.toml", "session.intra_op_threads"),
+    ),
+    "config profile_workers = 0": Case(
+        "run",
+        run_config(replace("profile_workers = 1", "profile_workers = 0")),
+        "error",
+        ("suite.toml", "wallclock.profile_workers"),
+    ),
+    "config names a valgrind that is not there": Case(
+        "run",
+        run_config(append('\n[instructions]\nenabled = true\nvalgrind = "no-such-valgrind"\n')),
+        "error",
+        ("suite.toml", "instructions.valgrind", "no-such-valgrind"),
+    ),
+    "config pairs tiers of two vocabularies": Case(
+        "run", _pair_of_two_vocabularies, "error", ("suite.toml", "pairs[0]", "small-int4->base-int8", "vocabulary")
+    ),
+    "render --reference-machine that has no record": Case(
+        "render",
+        lambda tmp: [*record("render")(tmp)[:2], "--out", str(tmp / "out"), "--reference-machine", "nope"],
+        "error",
+        ("--reference-machine nope", "no complete record", V2["machine_id"]),
     ),
     "golden rows not UTF-8": Case(
         "run", _golden(b'{"input": "\xff", "output": "x"}\n'), "error", ("rows.jsonl", "UTF-8")

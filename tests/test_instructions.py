@@ -364,5 +364,6 @@ def test_run_instructions_turns_the_count_on_and_a_missing_valgrind_is_one_line(
     args = ["run", "--config", str(path), "--suite", "wallclock", "--results", str(results)]
     assert main([*args, "--instructions"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("measure run: error: valgrind not found (valgrind on PATH): install it")
+    want = f"measure run: error: {path.resolve()}: instructions.valgrind = 'valgrind': valgrind not found"
+    assert line.startswith(want), line
     assert not results.exists()  # refused before anything was timed

@@ -30,3 +30,37 @@ def test_a_fresh_checkout_without_results_builds_a_site_that_says_no_run(tmp_pat
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (project.parent / "site" / "results" / "index.html").is_file()
+
+
+def _config_with(tmp_path, option: str):
+    project = site_project(tmp_path / "project")
+    text = project.read_text(encoding="utf-8").replace("      results: results\n", f"      {option}\n")
+    assert option in text
+    project.write_text(text, encoding="utf-8")
+    return project
+
+
+def test_a_missing_results_folder_named_in_mkdocs_yml_names_the_file_and_the_option(tmp_path):
+    project = _config_with(tmp_path, "results: typo-results")
+    env = {k: v for k, v in os.environ.items() if k != "MEASURE_RESULTS"} | {"NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    want = f"{project}: plugins.measure.results = 'typo-results' ({project.parent / 'typo-results'}): no such folder"
+    assert want in done.stderr
+
+
+def test_a_templates_folder_without_templates_names_the_file_and_the_option(tmp_path):
+    (tmp_path / "no-records").mkdir()
+    project = _config_with(tmp_path, "templates: my-pages")
+    (project.parent / "my-pages").mkdir()
+    done = build(project, tmp_path / "no-records")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{project}: plugins.measure.templates = 'my-pages' ({project.parent / 'my-pages'}): no measure page" in (
+        done.stderr
+    )

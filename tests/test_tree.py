@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.tree import by_machine, newest, newest_per_machine
+import pytest
+
+from measure.errors import SettingError
+from measure.tree import by_machine, current_parts, newest, newest_parts, newest_per_machine, reference_machine
 
 
 @dataclass(frozen=True)
@@ -14,6 +17,7 @@ class R:
     started_at: str
     complete: bool = True
     commit: str | None = None
+    parts: tuple[str, ...] = ("wallclock", "profile", "framing")
 
 
 RUNS = [
@@ -38,3 +42,32 @@ def test_per_machine_queries_keep_complete_records_in_time_order():
         "m2": "20261201T120000Z-000004",
     }
     assert [r.run_id for r in by_machine(RUNS)["m1"]] == ["20261201T000000Z-000001", "20261202T000000Z-000002"]
+
+
+def test_each_part_comes_from_the_newest_complete_record_that_carries_it():
+    runs = [
+        *RUNS,
+        R("20261204T000000Z-000005", "m1", "2026-12-04T00:00:00Z", parts=("wallclock",)),  # --suite wallclock
+        R("20261205T000000Z-000006", "m1", "2026-12-05T00:00:00Z", complete=False, parts=("framing",)),
+    ]
+    found = {p: r.run_id for p, r in newest_parts(runs, "m1").items()}
+    assert found == {
+        "wallclock": "20261204T000000Z-000005",
+        "profile": "20261202T000000Z-000002",  # the wall-clock-only run had no profile
+        "framing": "20261202T000000Z-000002",  # nor framing; the newer framing run never finished
+    }
+    assert list(found) == ["wallclock", "profile", "framing"]
+    assert newest_parts(runs, "m3") == {}
+    assert list(current_parts(runs)) == ["m1", "m2"]
+
+
+def test_the_reference_machine_has_the_most_complete_records_and_a_tie_goes_to_the_first_id():
+    ref = reference_machine(RUNS)
+    assert (ref.machine, ref.records, ref.chosen, ref.tied) == ("m1", 2, False, ())
+    tie = [*RUNS, R("20261204T000000Z-000007", "m0", "2026-12-04T00:00:00Z"), R("20261205T0Z", "m0", "2026-12-05")]
+    ref = reference_machine(tie)
+    assert (ref.machine, ref.tied) == ("m0", ("m1",))  # m0 and m1 have two each; m0 sorts first
+    assert reference_machine(tie, "m2").machine == "m2" and reference_machine(tie, "m2").chosen
+    assert reference_machine([]) is None and reference_machine([], "m9") is None  # a fresh tree: no run yet
+    with pytest.raises(SettingError, match=r"reference_machine: no complete record of machine 'm9' \(machines: m0, m1"):
+        reference_machine(tie, "m9")

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
         raise MeasureError(f"--max-new-tokens: expected at least 1, got {args.max_new_tokens}")
     if args.k < 1:
         raise MeasureError(f"--k: expected at least 1 draft token per round, got {args.k}")
+    if args.threads < 0:
+        raise MeasureError(f"--threads: expected a count >= 0 (0 lets onnxruntime choose), got {args.threads}")
     config = SessionConfig(intra_op_threads=args.threads)
     verifier = load_tier(args.tier, config, label="verifier")
     pair = SpeculativePair(load_tier(args.draft, config, label="drafter"), verifier) if args.draft else None

@@ -10,16 +10,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", type=Path, default=Path("results"), help="results tree (default ./results)")
     p.add_argument("--out", type=Path, required=True, help="folder for the Markdown pages")
     p.add_argument("--templates", type=Path, default=None, help="page templates (default: measure's templates/)")
+    p.add_argument(
+        "--reference-machine",
+        default=None,
+        metavar="ID",
+        help="the machine the Overview answers for (default: the one with the most complete records)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.errors import MeasureError
+    from measure.errors import MeasureError, SettingError
     from measure.site.render import TEMPLATES, render_results
     from measure.writing import write_text
 
     if args.out.exists() and not args.out.is_dir():
         raise MeasureError(f"{args.out}: --out is not a folder; expected a folder for the Markdown pages")
-    pages, metrics, _home = render_results(args.results, args.templates or TEMPLATES, prefix=".")
+    try:
+        pages, metrics, _home = render_results(
+            args.results, args.templates or TEMPLATES, prefix=".", reference_machine=args.reference_machine
+        )
+    except SettingError as exc:
+        raise MeasureError(f"--reference-machine {args.reference_machine}: {exc.problem}") from exc
     for rel, text in pages.items():
         write_text(args.out / rel, text, root=args.out)
     write_text(args.out / "metrics.json", metrics, root=args.out)

@@ -14,7 +14,7 @@ framing leaves unchanged) are properties of the part they sum, written once.
 from measure.model.framing import FP32, Acceptance, Block, Counts, Differing, Framing, FramingTier, Leg, Miss, Quality
 from measure.model.instructions import Instructions, InstructionTier
 from measure.model.read import from_document
-from measure.model.run import Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
+from measure.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
 from measure.model.wallclock import (
     CallCosts,
     Case,
@@ -29,6 +29,7 @@ from measure.model.wallclock import (
 
 __all__ = [
     "FP32",
+    "PARTS",
     "Acceptance",
     "Block",
     "CallCosts",

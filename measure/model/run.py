@@ -10,6 +10,10 @@ from measure.model.instructions import Instructions
 from measure.model.wallclock import Wallclock
 from measure.policy import Policy
 
+PARTS = ("wallclock", "profile", "framing", "instructions")
+"""The results a record may carry, each taken from the newest complete record that has it when a machine's
+current state is put together: a wall-clock-only run is complete but measures no framing."""
+
 
 @dataclass(frozen=True)
 class Machine:
@@ -179,6 +183,18 @@ class Record:
 
     def precision(self, tier: str) -> str:
         return self.tiers[tier].precision if tier in self.tiers else "?"
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """Which of :data:`PARTS` this record carries (the cost profile lives inside the wall-clock section)."""
+        wc = self.wallclock
+        has = {
+            "wallclock": wc is not None,
+            "profile": wc is not None and wc.profile is not None,
+            "framing": self.framing is not None,
+            "instructions": self.instructions is not None,
+        }
+        return tuple(p for p in PARTS if has[p])
 
     @property
     def python_tiers(self) -> tuple[FramingTier, ...]:

@@ -1,10 +1,11 @@
-"""One site build: read the results tree through the summary cache, analyse the current records, lay out pages.
+"""One site build: read the results tree through the summary cache, analyse each machine's current state, lay out pages.
 
 Every record is hashed; a summary cached for that hash is used as is, any
-other record is loaded, validated and summarized once. Only the newest
-complete record of each machine and the runs that get a page of their own
-are loaded in full, so a warm build of a long history reads one small cache
-entry per record.
+other record is loaded, validated and summarized once. Only the records a
+machine's current state takes a part from (the newest complete wall-clock,
+cost profile, framing and instruction counts) and the runs that get a page of
+their own are loaded in full, so a warm build of a long history reads one
+small cache entry per record.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from measure.calibration import load_calibration
+from measure.current import compose
 from measure.history import machine_history, verdict_series
-from measure.report import Analysis, analyse, headline, metrics
+from measure.model import Record
+from measure.report import analyse, headline, metrics
 from measure.site.charts import Palette
-from measure.site.context import RunLinks, run_slug
+from measure.site.context import RunLinks, States, run_slug
 from measure.site.pages.framing import Framing, framing_page
 from measure.site.pages.history import History, HistoryMachine, history_page
 from measure.site.pages.home import Home, home_summary
@@ -26,7 +29,8 @@ from measure.site.pages.overview import Overview, overview_page, summary_csv
 from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
 from measure.site.pages.wallclock import Wallclock, wallclock_page
 from measure.summary import Cache, Loaded, Summary
-from measure.tree import by_machine, newest, newest_per_machine
+from measure.tree import by_machine, current_parts
+from measure.tree import reference_machine as pick_reference
 
 
 @dataclass
@@ -50,21 +54,24 @@ class Site:
     """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
 
 
-def build_site(loaded: Loaded, cache: Cache) -> Site:
+def build_site(loaded: Loaded, cache: Cache, reference_machine: str | None = None) -> Site:
+    """``reference_machine``: the machine the Overview, Wall-clock, Framing parity and Methods answer for (the
+    plugin's option); None picks the machine with the most complete records (:func:`measure.tree.reference_machine`)."""
     summaries = loaded.summaries
-    latest_summary = newest_per_machine(summaries)
-    analysed: dict[str, Analysis] = {}
+    records: dict[str, Record] = {}
 
-    def analysis(s: Summary) -> Analysis:
-        if s.sha256 not in analysed:
-            analysed[s.sha256] = analyse(loaded.record(s))
-        return analysed[s.sha256]
+    def record(s: Summary) -> Record:
+        if s.sha256 not in records:
+            records[s.sha256] = loaded.record(s)
+        return records[s.sha256]
 
-    latest = {m: analysis(s) for m, s in latest_summary.items()}
-    current_summary = newest(summaries)
-    current = analysis(current_summary) if current_summary else None
+    states = {m: compose({p: record(s) for p, s in parts.items()}) for m, parts in current_parts(summaries).items()}
+    analysed = {m: analyse(state.record) for m, state in states.items()}
+    reference = pick_reference(summaries, reference_machine)
+    state = states[reference.machine] if reference else None
+    current = analysed[reference.machine] if reference else None
     pages = paged_runs(summaries)
-    palette = Palette()  # the current record's tiers claim the first colours; a pair wears its drafter's
+    palette = Palette()  # the current state's tiers claim the first colours; a pair wears its drafter's
     for name in current.record.tiers if current else ():
         palette.of(name)
     links = RunLinks(frozenset(run_slug(s) for s in pages))
@@ -75,20 +82,21 @@ def build_site(loaded: Loaded, cache: Cache) -> Site:
     complete = sum(s.complete for s in summaries)
     history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
     files = {f"runs/{run_slug(s)}.json": loaded.paths[s.sha256].read_text(encoding="utf-8") for s in pages}
-    if current is not None:
-        files["summary.csv"] = summary_csv(headline(current))
+    if current is not None and state is not None:
+        files["summary.csv"] = summary_csv(headline(current), state)
+    machines = States(states, analysed, reference)
     return Site(
-        overview=overview_page(current, latest, len(summaries), links),
-        wallclock=wallclock_page(current, links, palette),
-        framing=framing_page(current, links, palette),
+        overview=overview_page(machines, len(summaries), links),
+        wallclock=wallclock_page(current, links, palette, state),
+        framing=framing_page(current, links, palette, state),
         history=history,
         history_pages=history_pages,
-        machines=machines_page(latest, links),
-        methods=methods_page(current, links),
+        machines=machines_page(machines, links),
+        methods=methods_page(current, links, state),
         runs=[(run_slug(s), run_page(loaded.record(s, suites=False), s, links)) for s in pages],
         runs_index=index,
         months=months,
-        metrics=metrics(latest),
+        metrics=metrics(analysed, states, reference.machine if reference else None),
         files=files,
         home=home_summary(summaries, current),
     )

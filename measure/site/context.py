@@ -14,9 +14,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from measure.current import Current, label
+from measure.report import Analysis
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
 from measure.stats import Estimate
-from measure.tree import Dated
+from measure.tree import Dated, Reference
 from measure.writing import finite
 
 ADMONITION = {
@@ -81,6 +83,32 @@ class RunLinks:
             trusted(f"{prefix}{target}.md"),
             md("complete" if run.complete else "incomplete"),
         )
+
+
+@dataclass(frozen=True)
+class States:
+    """Every machine's current state with its analysis, and the machine the site answers for."""
+
+    states: dict[str, Current]
+    analyses: dict[str, Analysis]
+    reference: Reference | None
+
+    @property
+    def machines(self) -> list[str]:
+        """The reference machine first, then the others by id."""
+        first = self.reference.machine if self.reference else None
+        return sorted(self.states, key=lambda m: (m != first, m))
+
+
+def provenance(state: Current, links: RunLinks, prefix: str = "runs/", parts: tuple[str, ...] | None = None) -> Md:
+    """Where each part of a state was measured, one clause per run: "wall-clock and cost profile from run
+    [X](…), 2026-12-04; framing from run [Y](…), 2026-12-03"."""
+    found = state.runs(parts) if parts is not None else state.runs()
+    clauses = []
+    for what, r in found:
+        ref = links.ref(r, prefix)
+        clauses.append(f"{md(label(what))} from run [{ref.run_id}]({ref.link}), {ref.date}")
+    return trusted("; ".join(clauses))
 
 
 def fmt(x: float | None, digits: int = 3) -> Md:

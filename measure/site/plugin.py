@@ -24,7 +24,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel, file_sort_key
 from mkdocs.utils import nest_paths
 
-from measure.errors import MeasureError
+from measure.errors import MeasureError, SettingError
 from measure.site.render import PAGES, PREFIX, TEMPLATES, render_results
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -79,6 +79,9 @@ class MeasureConfig(Config):
 
     section = c.Type(str, default="Results")
     """Title of the nav section that holds the pages; empty puts them at the nav's top level."""
+    reference_machine = c.Type(str, default="")
+    """The machine id the Overview, Wall-clock, Framing parity and Methods answer for (the Summary adds a row per
+    other machine). Empty: the machine with the most complete records, a tie going to the first id in sort order."""
 
 
 class MeasurePlugin(BasePlugin[MeasureConfig]):
@@ -108,15 +111,48 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         config.extra_css.extend(uri for uri in STYLES if uri not in config.extra_css)
         return config
 
+    def _setting(self, config, name: str, resolved: Path | None = None) -> str:
+        """How an error names one of the plugin's settings: the config file and the option (or the env var that
+        overrides it), and the folder it resolved to where that is not what was written."""
+        env = "MEASURE_RESULTS" if name == "results" else ""
+        if env and os.environ.get(env):
+            value = os.environ[env]
+            where = f"{env}={value}"
+        else:
+            value = getattr(self.config, name)
+            where = f"{config.config_file_path}: plugins.measure.{name} = {value!r}"
+        if resolved is not None and str(resolved) != value:
+            where += f" ({resolved})"
+        return where
+
     def on_files(self, files: Files, config) -> Files:
         results, templates = self._dirs(config)
         # Only the configured default may be missing (a fresh checkout before its first run); a results
         # folder named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site.
         explicit = bool(os.environ.get("MEASURE_RESULTS")) or self.config.results != "results"
+        if (explicit or results.exists()) and not results.is_dir():
+            what = "is not a folder" if results.exists() else "no such folder"
+            raise PluginError(
+                f"measure: {self._setting(config, 'results', results)}: {what}; "
+                "expected a results tree of <machine-id>/<run-id>.json"
+            )
+        if self.config.templates and not (templates / "overview.md.j2").is_file():
+            raise PluginError(
+                f"measure: {self._setting(config, 'templates', templates)}: no measure page templates "
+                "(expected overview.md.j2 and the others)"
+            )
         try:
             pages, metrics, self._home = render_results(
-                results, templates, self.config.prefix, self._cache(config), missing_ok=not explicit
+                results,
+                templates,
+                self.config.prefix,
+                self._cache(config),
+                missing_ok=not explicit,
+                reference_machine=self.config.reference_machine or None,
             )
+        except SettingError as exc:
+            where = self._setting(config, exc.setting) if exc.setting in self.config else exc.setting
+            raise PluginError(f"measure: {where}: {exc.problem}") from exc
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
         fixed = {self._uri(p.path) for p in PAGES}

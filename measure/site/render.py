@@ -106,16 +106,18 @@ def render_results(
     prefix: str = PREFIX,
     cache: Path | None = None,
     missing_ok: bool = False,
+    reference_machine: str | None = None,
 ) -> tuple[dict[str, str], str, str]:
     """Pages, the metrics.json text and the Home summary (Markdown, links under ``results/``) of a results tree.
 
     ``cache``: the summary cache folder (None: summaries live for this build only).
     A missing results folder is an error unless ``missing_ok`` (the default
     ``results`` of a fresh checkout, before any run): then the pages say "no run".
+    ``reference_machine``: the machine the Overview answers for (default: the most complete records).
     """
     store = Cache(cache)
     loaded = Loaded(results, [], {}) if missing_ok and not results.exists() else load_results(results, store)
-    site = build_site(loaded, store)
+    site = build_site(loaded, store, reference_machine)
     env = environment(templates)
     metrics = json_text(finite(site.metrics), "metrics.json", indent=2)
     try:

@@ -19,7 +19,10 @@ from measure.suites import Progress, Save, no_progress
 
 def check_instructions(config: SuiteConfig) -> str:
     """Before anything is timed: the valgrind binary (and its version), or a one-line error naming what is missing."""
-    binary = valgrind_binary(config.instructions.valgrind)
+    try:
+        binary = valgrind_binary(config.instructions.valgrind)
+    except MeasureError as exc:
+        raise MeasureError(f"{config.path}: instructions.valgrind = {config.instructions.valgrind!r}: {exc}") from exc
     hooks()
     return binary
 

@@ -1,13 +1,14 @@
-"""Framing parity: single-step vs batched decodes, acceptance and quality of the current record."""
+"""Framing parity: single-step vs batched decodes, acceptance and quality of the machine's newest framing result."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.current import Current
 from measure.parity import Cell, runtime_matrix
 from measure.report import Analysis
 from measure.site import charts
-from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md
+from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
 
@@ -104,6 +105,10 @@ class Framing:
     """Golden rows a tier decodes differently from the expected output (first 20 per tier)."""
     runtimes: Runtimes | None = None
     """The runtime x precision matrix; None for records with one leg only."""
+    sources: Md | None = None
+    """Each part's run and date, where the machine's current state takes its parts from more than one run."""
+    differences: tuple[Md, ...] = ()
+    """How those runs' builds differ."""
 
 
 def _cell(c: Cell | str) -> Md:
@@ -140,9 +145,11 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
     )
 
 
-def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Framing:
+def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None) -> Framing:
+    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
     fr = a.record.framing if a else None
-    if a is None or fr is None:
+    own = (state.source("framing") if state else None) or (a.record if a else None)
+    if a is None or fr is None or own is None:
         return Framing(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
     tiers = a.record.python_tiers
     matrix = tuple(
@@ -187,9 +194,10 @@ def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -
             charts.layer_diffs(tiers, palette),
         ),
     )
+    several = state is not None and not state.one_run
     return Framing(
-        links.ref(a.record),
-        slug(f"framing-{a.record.date}"),
+        links.ref(own),
+        slug(f"framing-{own.date}"),
         tuple(md(f"k={b}") for b in fr.blocks),
         matrix,
         acceptance,
@@ -197,4 +205,6 @@ def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -
         found,
         tuple(misses),
         runtimes_section(a),
+        provenance(state, links) if several and state is not None else None,
+        tuple(md(d) for d in state.differences()) if state is not None else (),
     )

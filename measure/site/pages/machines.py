@@ -1,12 +1,11 @@
-"""Machines: the newest complete record of each machine side by side (the platform parity axis)."""
+"""Machines: each machine's current results side by side (the platform parity axis), the reference machine first."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from measure.parity import machine_parity
-from measure.report import Analysis
-from measure.site.context import Md, RunLinks, RunRef, fmt_ci, md
+from measure.site.context import Md, RunLinks, RunRef, States, fmt_ci, md, provenance
 
 
 @dataclass(frozen=True)
@@ -15,6 +14,9 @@ class MachineColumn:
     cpu: Md
     arch: Md
     run: RunRef
+    """The newest run its current results take a part from."""
+    sources: Md
+    """Each part's run and date."""
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,15 @@ class Machines:
     outputs: tuple[MachineRow, ...]
 
 
-def machines_page(latest: dict[str, Analysis], links: RunLinks) -> Machines:
-    ordered = sorted(latest.items())
+def machines_page(states: States, links: RunLinks) -> Machines:
+    ordered = [(m, states.analyses[m]) for m in states.machines]
     cols = tuple(
         MachineColumn(
             md(m),
             md(a.record.environment.machine.cpu),
             md(a.record.environment.machine.arch),
-            links.ref(a.record),
+            links.ref(max(states.states[m].sources.values(), key=lambda r: r.order)),
+            provenance(states.states[m], links),
         )
         for m, a in ordered
     )
@@ -51,7 +54,9 @@ def machines_page(latest: dict[str, Analysis], links: RunLinks) -> Machines:
             cells.append(fmt_ci(t.ms_per_token) if t else md("-"))
         timing.append(MachineRow(md(name), tuple(cells)))
     framing, outputs = [], []
-    for row in machine_parity({m: a.record for m, a in ordered}):
+    # each machine's framing part as it was measured: its outputs belong to that run's tier files and golden rows
+    measured = {m: states.states[m].source("framing") or states.states[m].record for m in states.machines}
+    for row in machine_parity(measured):
         framing.append(
             MachineRow(
                 md(row.tier),

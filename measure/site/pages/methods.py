@@ -1,11 +1,12 @@
-"""Methods: the protocol and the verdict policy as the newest record states them."""
+"""Methods: the protocol and the verdict policy as the records behind the current results state them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.current import Current
 from measure.report import Analysis
-from measure.site.context import RunLinks, RunRef, Setting, md
+from measure.site.context import Md, RunLinks, RunRef, Setting, md, provenance
 
 TIMED = {
     "ids": "token ids in -> ids out (tokenizing timed on its own)",
@@ -18,9 +19,12 @@ class Methods:
     run: RunRef | None
     settings: tuple[Setting, ...]
     policy: tuple[Setting, ...]
+    sources: Md | None = None
+    """Each part's run and date: each suite's settings are its own run's."""
+    differences: tuple[Md, ...] = ()
 
 
-def methods_page(a: Analysis | None, links: RunLinks) -> Methods:
+def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
     if a is None:
         return Methods(None, (), ())
     r = a.record
@@ -47,4 +51,6 @@ def methods_page(a: Analysis | None, links: RunLinks) -> Methods:
         links.ref(r),
         tuple(Setting(md(k), md(v)) for k, v in settings),
         tuple(Setting(md(k), md(v)) for k, v in vars(r.config.policy).items()),
+        provenance(state, links) if state is not None else None,
+        tuple(md(d) for d in state.differences()) if state is not None else (),
     )

@@ -1,9 +1,10 @@
-"""Overview: the RESULTS entry a careful engineer would write, generated from the current record.
+"""Overview: the RESULTS entry a careful engineer would write, generated from the reference machine's current state.
 
 A few sentences with the numbers (speed against the reference, fidelity, the
-speculative result, framing and runtime parity, the gates), one summary
-table, then every question with its answer, measured value, rule and a link
-to the exact row it rests on.
+speculative result, framing and runtime parity, the gates), each suite's
+result stated with its own run and date, one summary table (and a row per
+other machine), then every question with its answer, measured value, rule and
+a link to the exact row it rests on.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import csv
 import io
 from dataclasses import dataclass
 
+from measure.current import Current
+from measure.current import label as label_of
 from measure.report import Analysis, Headline, PairLine, TierLine, headline
-from measure.site.context import Md, RunLinks, RunRef, badge, md, trusted
+from measure.site.context import Md, RunLinks, RunRef, States, badge, md, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
+from measure.site.pages.history import machine_slug
 from measure.stats import Estimate
+from measure.tree import Reference
 from measure.verdicts import Verdict
 
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
@@ -76,8 +81,26 @@ class Question:
 
 
 @dataclass(frozen=True)
+class MachineLine:
+    """One machine in a compact row of the Summary: its plain and lite tiers against its own reference tier."""
+
+    machine: Md
+    """Linked to the machine's History page."""
+    reference: bool
+    """The machine this page answers for."""
+    cpu: Md
+    vs_reference: Md
+    exact: Md
+    framing: Md
+    """The worst framing-parity verdict, badged."""
+    measured: Md
+    """Each part's date; a warning when the parts come from different builds."""
+
+
+@dataclass(frozen=True)
 class Overview:
     current: RunRef | None
+    """The newest run the current state takes a part from."""
     sentences: tuple[Md, ...]
     tiers: tuple[SummaryRow, ...]
     runtimes: tuple[Md, ...]
@@ -86,10 +109,19 @@ class Overview:
     costs: tuple[CostRow, ...]
     """Empty for records without a cost profile."""
     questions: tuple[Question, ...]
-    machines: tuple[RunRef, ...]
     records: int
-    record_link: Md | None
-    """The current record's JSON, published beside its run page."""
+    machine: Md
+    """The machine the page answers for."""
+    sources: Md
+    """Each part's run and date (:func:`~measure.site.context.provenance`)."""
+    differences: tuple[Md, ...]
+    """How the builds behind the parts differ; empty when they are one build."""
+    choice: Md
+    """Why this machine (only said when the tree holds several)."""
+    machines: tuple[MachineLine, ...]
+    """Every machine, the reference first; empty for a tree of one machine."""
+    record_links: tuple[tuple[Md, Md], ...]
+    """(run id, link) of each source record published beside its run page."""
 
 
 def _link(text: str, href: str) -> Md:
@@ -189,13 +221,15 @@ def _gates_sentence(h: Headline, a: Analysis) -> Md:
     return trusted(f"**`measure check` fails**: {names}.")
 
 
-def sentences(a: Analysis, h: Headline) -> tuple[Md, ...]:
+def sentences(a: Analysis, h: Headline, sources: Md | None = None) -> tuple[Md, ...]:
+    """``sources``: each part's run and date; without it, the record's own date."""
     r = a.record
     m = r.environment.machine
+    when = f": {sources}" if sources is not None else f" {md(r.started_at[:10])}"
     out = [
         trusted(
-            f"Measured {md(r.started_at[:10])} on {md(m.cpu)} ({m.cores} cores, machine {md(r.machine_id)}) with "
-            f"onnxruntime {md(r.environment.onnxruntime)}, over {r.golden.rows} golden rows."
+            f"Measured on machine {md(r.machine_id)} ({md(m.cpu)}, {m.cores} cores) with onnxruntime "
+            f"{md(r.environment.onnxruntime)}, over {r.golden.rows} golden rows{when}."
         )
     ]
     lines = {t.tier: t for t in h.tiers}
@@ -308,29 +342,85 @@ def _questions(found: tuple[Verdict, ...]) -> tuple[Question, ...]:
     )
 
 
-def overview_page(current: Analysis | None, latest: dict[str, Analysis], records: int, links: RunLinks) -> Overview:
-    if current is None:
-        return Overview(None, (), (), (), (), (), (), (), records, None)
+def _choice(ref: Reference, machines: int) -> Md:
+    if ref.chosen:
+        why = "the site's `reference_machine`"
+    else:
+        why = f"the most complete records ({ref.records})"
+        if ref.tied:
+            why += f", tied with {', '.join(md(m) for m in ref.tied)} and first by id"
+    return trusted(f"This page answers for machine {md(ref.machine)} ({why}); {machines - 1} other machine(s) below.")
+
+
+def _machine_line(state: Current, a: Analysis, reference: bool, links: RunLinks) -> MachineLine:
+    h = headline(a)
+    lines = {t.tier: t for t in h.tiers}
+    shown = [lines[n] for n in (h.plain, h.lite) if n in lines]
+    vs = [f"{md(t.tier)} {t.vs_reference.value:.2f}×" for t in shown if t.vs_reference is not None]
+    exact = [f"{md(t.tier)} {t.exact}/{t.rows}" for t in shown if t.exact is not None]
+    framing = [v for v in a.verdicts if v.topic == "framing-parity"]
+    if framing:
+        worst = min(framing, key=lambda v: RANK[v.outcome])
+        changed = sum(v.outcome == "failure" for v in framing)
+        what = "stable" if not changed else f"{changed} of {len(framing)} tiers change"
+        framing_cell = trusted(f"{badge(worst.outcome)} {what}")
+    else:
+        framing_cell = md("-")
+    dates = "<br>".join(
+        f"{md(label_of(parts))} [{md(r.started_at[:10])}]({links.ref(r).link})" for parts, r in state.runs()
+    )
+    if state.differences():
+        dates += f"<br>{badge('warning')} builds differ"
+    m = a.record.environment.machine
+    return MachineLine(
+        trusted(f"[{md(state.machine_id)}](history/{machine_slug(state.machine_id)}.md)"),
+        reference,
+        md(f"{m.cpu} · {m.cores} cores · {m.arch}"),
+        trusted("<br>".join(vs) or "-"),
+        trusted("<br>".join(exact) or "-"),
+        framing_cell,
+        trusted(dates),
+    )
+
+
+def overview_page(states: States, records: int, links: RunLinks) -> Overview:
+    ref = states.reference
+    if ref is None:
+        return Overview(None, (), (), (), (), (), (), records, md(""), md(""), (), md(""), (), ())
+    state, current = states.states[ref.machine], states.analyses[ref.machine]
     h = headline(current)
-    ref = links.ref(current.record)
-    paged = str(ref.link).endswith(".md") and "--" in str(ref.link)
+    newest = max(state.sources.values(), key=lambda r: r.order)
+    sources = provenance(state, links)
     runtimes = tuple(md(name) for name, _ in (h.tiers[0].runtimes if h.tiers else ()))
+    record_links = []
+    for _, r in state.runs():
+        link = str(links.ref(r).link)
+        if "--" in link:  # a run with a page of its own publishes its record beside it
+            record_links.append((md(r.run_id), trusted(link.removesuffix(".md") + ".json")))
+    several = len(states.states) > 1
     return Overview(
-        ref,
-        sentences(current, h),
+        links.ref(newest),
+        sentences(current, h, sources),
         tuple(_summary_row(t) for t in h.tiers),
         runtimes,
         tuple(_pair_row(p) for p in h.pairs),
         _cost_rows(current),
         _questions(current.verdicts),
-        tuple(links.ref(a.record) for _, a in sorted(latest.items())),
         records,
-        trusted(str(ref.link).removesuffix(".md") + ".json") if paged else None,
+        md(ref.machine),
+        sources,
+        tuple(md(d) for d in state.differences()),
+        _choice(ref, len(states.states)) if several else md(""),
+        tuple(_machine_line(states.states[m], states.analyses[m], m == ref.machine, links) for m in states.machines)
+        if several
+        else (),
+        tuple(record_links),
     )
 
 
-def summary_csv(h: Headline) -> str:
-    """The summary table as CSV, plain numbers (no markup), for a spreadsheet."""
+def summary_csv(h: Headline, state: Current | None = None) -> str:
+    """The summary table as CSV, plain numbers (no markup), for a spreadsheet; with ``state``, the run each
+    tier's wall-clock and framing numbers come from."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
@@ -339,8 +429,10 @@ def summary_csv(h: Headline) -> str:
             *("tier", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
             *("vs_reference", "vs_reference_lo", "vs_reference_hi", "exact", "rows", "same_as_reference"),
             *("framing_changed", "framing_decisions", *(f"greedy_parity {leg}" for leg in legs), "worst_outcome"),
+            *(("wallclock_run", "framing_run") if state is not None else ()),
         ]
     )
+    runs = [] if state is None else [(r.run_id if (r := state.source(p)) else "") for p in ("wallclock", "framing")]
     for t in h.tiers:
         ms, vs = t.ms_per_token, t.vs_reference
         judged = [v.outcome for v in t.verdicts if v.outcome != "info"]
@@ -352,6 +444,7 @@ def summary_csv(h: Headline) -> str:
                 *(t.exact, t.rows, t.same_as_reference, t.framing_changed, t.framing_total),
                 *(cell for _, cell in t.runtimes),
                 min(judged, key=lambda o: RANK[o]) if judged else "",
+                *runs,
             ]
         )
     return out.getvalue()

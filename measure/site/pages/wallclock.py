@@ -1,4 +1,4 @@
-"""Wall-clock: per-tier timings and speculative pairs of the current record."""
+"""Wall-clock: per-tier timings and speculative pairs of the machine's newest wall-clock result (and cost profile)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from measure.callcosts import CostModel
 from measure.cost import TierCost, has_profile
+from measure.current import Current
 from measure.model.wallclock import Wallclock as WallclockModel
 from measure.report import Analysis
 from measure.site import charts
-from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, stacked, trusted
+from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, provenance, stacked, trusted
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
 from measure.stats import Estimate
@@ -316,6 +317,10 @@ class Wallclock:
     """The measured cost model and layout findings; None for records without them."""
     timed: Md | None = None
     """One sentence: what a row's wall time spans, and the tokenizing timed on its own beside it."""
+    sources: Md | None = None
+    """Each part's run and date, where the machine's current state takes its parts from more than one run."""
+    differences: tuple[Md, ...] = ()
+    """How those runs' builds differ."""
 
 
 def _timed(wc: WallclockModel) -> str:
@@ -332,9 +337,13 @@ def _timed(wc: WallclockModel) -> str:
     )
 
 
-def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette) -> Wallclock:
-    if a is None or not a.tiers or a.record.wallclock is None:
-        return Wallclock(None if a is None else links.ref(a.record), slug("wallclock"), (), (), (), (), 0, 0)
+def wallclock_page(
+    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
+) -> Wallclock:
+    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
+    own = (state.source("wallclock") if state else None) or (a.record if a else None)
+    if a is None or own is None or not a.tiers or a.record.wallclock is None:
+        return Wallclock(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
     rows = tuple(
         TierRow(
             anchor(row_id("tier", t.tier)),
@@ -384,9 +393,10 @@ def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette)
             chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs, palette)),
         )
     wc = a.record.wallclock
+    several = state is not None and not state.one_run
     return Wallclock(
-        links.ref(a.record),
-        slug(f"wallclock-{a.record.date}"),
+        links.ref(own),
+        slug(f"wallclock-{own.date}"),
         rows,
         pairs,
         tier_charts,
@@ -396,4 +406,6 @@ def wallclock_page(a: Analysis | None, links: RunLinks, palette: charts.Palette)
         _profile(a),
         _cost_section(a.cost_model, palette),
         md(_timed(wc)),
+        provenance(state, links) if several and state is not None else None,
+        tuple(md(d) for d in state.differences()) if state is not None else (),
     )
