@@ -27,7 +27,7 @@ VERBS = {
     "show": "summarise a run record: timings, pairs, framing, verdicts",
     "validate": "check run records against the JSON Schema",
     "env": "print the environment fingerprint a run would record",
-    "check": "exit 1 when a policy gate fails in the newest records",
+    "check": "exit 1 when a policy gate fails in any machine's current results",
     "compare": "compare two records case by case (faster / slower / same / inconclusive)",
     "calibrate": "calibrate each machine's run-to-run drift from A/A pairs (same build measured twice)",
     "instructions": "count instructions per output token of tiers' decodes under callgrind (valgrind)",

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests_support import build, html, later, site_project
+from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_project
 
 from measure.current import compose
 from measure.model import from_document
@@ -269,3 +269,84 @@ def test_a_reference_machine_without_records_fails_the_build_naming_the_config_a
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"{config}: plugins.measure.reference_machine = 'nope': no complete record" in done.stderr
     assert doc["machine_id"] in done.stderr
+
+
+CHROMIUM = "/usr/bin/chromium"
+PAGES = ("results/", "results/wallclock/", "results/framing/", "results/methods/", "results/machines/")
+
+
+def test_the_pages_of_a_composed_state_in_chromium_light_dark_and_narrow(both_suites, tmp_path):
+    """Two machines; the reference's newest run is wall-clock only, at another commit: what a reader sees."""
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    import functools
+    import http.server
+    import threading
+
+    doc, _ = both_suites
+    results = _write(tmp_path / "results", doc, later(doc, 0.2, "dddddd"), wallclock_only(doc, 1, "aaaaaa", "b"))
+    _write(results, other_machine(doc))
+    project = site_project(tmp_path / "p")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(project.parent / "site"))
+    )
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    done = build(project, results, site_url=base + "/")
+    assert done.returncode == 0, done.stderr[-3000:]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    shots = screenshots()
+    try:
+        with playwright_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for scheme, width, height in (("light", 1440, 900), ("dark", 1440, 900), ("light", 390, 844)):
+                context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+                tab = context.new_page()
+                errors: list[str] = []
+                tab.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+                tab.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                for path in PAGES:
+                    tab.goto(f"{base}/{path}", wait_until="networkidle")
+                    if tab.locator(".measure-chart").count():
+                        tab.wait_for_selector(".measure-chart .main-svg", timeout=15000)
+                    name = "current-" + (path.removeprefix("results/").strip("/") or "overview")
+                    tab.screenshot(path=str(shots / f"{name}-{scheme}-{width}.png"), full_page=True)
+                    if path != "results/machines/":  # the builds-differ warning is drawn as an admonition
+                        assert tab.locator(".admonition.warning").count() >= 1, path
+                    if width == 1440 and path == "results/":
+                        rows = tab.locator("#machines ~ .md-typeset__scrollwrap").first.locator("tbody tr")
+                        assert rows.count() == 2
+                        overflow = tab.evaluate(
+                            "() => [...document.querySelectorAll('.md-content .md-typeset__scrollwrap')]"
+                            ".filter(w => w.scrollWidth > w.clientWidth + 1).length"
+                        )
+                        assert overflow == 0, f"{overflow} Overview table(s) scroll sideways at {width} px"
+                        rows.nth(1).locator("a[href*='history/']").first.click()
+                        tab.wait_for_url("**/history/**")
+                        assert ARM.lower() in tab.url
+                assert errors == [], (scheme, width, errors)
+                context.close()
+            browser.close()
+    finally:
+        server.shutdown()
+
+
+def test_check_gates_the_framing_result_a_wallclock_only_run_leaves_current(both_suites, tmp_path, capsys):
+    from measure.cli import main
+
+    doc, _ = both_suites
+    broken = later(doc, 0, "eeeeee")  # an fp32 tier whose argmax moves under batched framing: a gate failure
+    fp32 = next(t for t in broken["framing"]["legs"][0]["tiers"] if t["tier"] == "base-fp32")
+    fp32["blocks"][0]["argmax_agree"] -= 1
+    results = _write(tmp_path / "results", broken, wallclock_only(broken, 1, "aaaaaa"))
+    capsys.readouterr()
+    assert main(["check", "--results", str(results)]) == 1
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("FAIL")]
+    assert f"{broken['run_id']}.json" in line and "aaaaaa.json" in line and "base-fp32" in line
+    _write(results, later(doc, 2, "ffffff"))  # a newer framing result without the fault
+    assert main(["check", "--results", str(results)]) == 0

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests_support import build, html, later, site_project, write_config
+from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_project, write_config
 
 from measure.config import load_config
 from measure.record import load_record, write_atomic
@@ -269,15 +269,7 @@ def browser_page(hostile_record, tmp_path_factory):
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
+            args=CHROMIUM_ARGS,
         )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -357,18 +349,9 @@ def _context(page, scheme: str, width: int, height: int):
     return page.context.browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
 
 
-def _screenshots() -> Path:
-    """Where the page screenshots go: $MEASURE_SCREENSHOTS (``.ci/run`` keeps them), else a temporary folder."""
-    import tempfile
-
-    folder = Path(os.environ.get("MEASURE_SCREENSHOTS") or tempfile.mkdtemp(prefix="measure-shots-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 def test_pages_fit_answer_first_and_load_plotly_only_where_they_draw(browser_page, hostile_record):
     page, base, _ = browser_page
-    shots = _screenshots()
+    shots = screenshots()
     run_page = f"results/runs/{hostile_record[0]['machine_id']}--{hostile_record[0]['run_id']}/"
     for scheme, width, height in (("light", 1440, 900), ("dark", 1440, 900), ("light", 390, 844)):
         context = _context(page, scheme, width, height)

@@ -128,3 +128,24 @@ def later(doc: dict[str, Any], days: float = 0, suffix: str = "abcdef", machine:
     if machine is not None:
         out["machine_id"] = machine
     return out
+
+
+def screenshots() -> Path:
+    """Where page screenshots go: $MEASURE_SCREENSHOTS (``.ci/run`` keeps them), else a temporary folder."""
+    import tempfile
+
+    folder = Path(os.environ.get("MEASURE_SCREENSHOTS") or tempfile.mkdtemp(prefix="measure-shots-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""Headless Debian Chromium as the site tests drive it: no sandbox in containers, nothing fetched behind our back."""

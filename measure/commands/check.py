@@ -1,4 +1,9 @@
-"""Exit 1 when a policy gate fails in the newest complete record of each machine (a gate failure is a bug)."""
+"""Exit 1 when a policy gate fails in each machine's current results (a gate failure is a bug).
+
+A machine's current results are what its pages show: the newest complete record of each part (wall-clock,
+cost profile, framing, instruction counts), so after a wall-clock-only run the framing gates are still those
+of the newest framing result, not skipped.
+"""
 
 from __future__ import annotations
 
@@ -12,25 +17,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from measure.current import compose
     from measure.errors import MeasureError
     from measure.record import load
     from measure.terminal import clean
-    from measure.tree import entries, newest_per_machine
+    from measure.tree import current_parts, entries
     from measure.verdicts import failed_gates, verdicts
 
     if args.files:
-        records = [load(path) for path in args.files]
+        checked = [(str(path), load(path)) for path in args.files]
     else:
-        records = [load(e.path) for e in newest_per_machine(entries(args.results)).values()]
-        if not records:
+        loaded = {}
+        checked = []
+        for parts in current_parts(entries(args.results)).values():
+            state = compose({p: loaded.setdefault(e.path, load(e.path)) for p, e in parts.items()})
+            checked.append((" + ".join(dict.fromkeys(r.source for r in state.sources.values())), state.record))
+        if not checked:
             raise MeasureError(f"{args.results}: no complete run records (expected <machine-id>/<run-id>.json)")
     failures = 0
-    for r in records:
+    for where, r in checked:
         found = verdicts(r)
         bad = [v for v in failed_gates(found) if v.outcome not in ("success", "info")]
         for v in bad:
-            print(clean(f"FAIL {r.source}: {v.question} {v.subject}: {v.answer} (rule: {v.rule})"))
+            print(clean(f"FAIL {where}: {v.question} {v.subject}: {v.answer} (rule: {v.rule})"))
         if not bad:
-            print(clean(f"ok {r.source}: {len(found)} verdicts, no gate failed"))
+            print(clean(f"ok {where}: {len(found)} verdicts, no gate failed"))
         failures += len(bad)
     return 1 if failures else 0

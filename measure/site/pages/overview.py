@@ -362,7 +362,8 @@ def _machine_line(state: Current, a: Analysis, reference: bool, links: RunLinks)
     if framing:
         worst = min(framing, key=lambda v: RANK[v.outcome])
         changed = sum(v.outcome == "failure" for v in framing)
-        what = "stable" if not changed else f"{changed} of {len(framing)} tiers change"
+        what = f"{changed} of {len(framing)} tiers change" if changed else "stable"
+        what += "; presents move" if worst.outcome == "warning" else ""
         framing_cell = trusted(f"{badge(worst.outcome)} {what}")
     else:
         framing_cell = md("-")
