@@ -64,13 +64,15 @@ NEEDS_VALGRIND = pytest.mark.skipif(
 
 
 @NEEDS_VALGRIND
-def test_one_row_of_the_lite_tier_is_counted_in_the_decode_region_only():
-    found = count(bundled.LITE, bundled.GOLDEN, 1)
+def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
+    # fp32: valgrind emulates a CPU without the native SIMD paths, so a quantized tier's kernels there are not
+    # this machine's and may decode otherwise; an fp32 decode is the same row under both
+    found = count(bundled.SMALL_FP32, bundled.GOLDEN, 1)
     text = load_golden(bundled.GOLDEN).rows[0].input
-    assert found.rows == 1 and found.tokens == len(greedy(load_tier(bundled.LITE), text).tokens)
+    assert found.rows == 1 and found.tokens == len(greedy(load_tier(bundled.SMALL_FP32), text).tokens)
     # Python and onnxruntime start-up alone run hundreds of millions of instructions; one row of the
-    # small int4 tier runs about ten million, so a count this size is the decode region and nothing else.
-    assert 1e6 < found.instructions < 1e8
+    # small tier runs tens of millions at most, so a count this size is the decode region and nothing else.
+    assert 1e6 < found.instructions < 1e8, found.instructions
 
 
 # ------------------------------------------------------------------ stored, compared, calibrated, charted
