@@ -48,6 +48,11 @@ class Current:
     def source(self, part: str) -> Record | None:
         return self.sources.get(part)
 
+    @property
+    def newest(self) -> Record:
+        """The newest run the state takes a part from (whose ids and environment ``record`` carries)."""
+        return max(self.sources.values(), key=lambda r: r.order)
+
     def runs(self, parts: tuple[str, ...] = PARTS) -> tuple[tuple[tuple[str, ...], Record], ...]:
         """The distinct runs behind ``parts``, each with the parts it gave, in :data:`PARTS` order of first part."""
         out: dict[str, tuple[list[str], Record]] = {}

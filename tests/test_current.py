@@ -19,7 +19,7 @@ from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_p
 
 from measure.current import compose
 from measure.model import from_document
-from measure.record import load_record, write_atomic
+from measure.record import load_record, validate, write_atomic
 from measure.report import analyse
 from measure.verdicts import verdicts
 
@@ -59,6 +59,8 @@ def other_machine(doc: dict, machine: str = ARM, suffix: str = "bbbbbb") -> dict
 
 
 def _record(doc: dict):
+    """The typed record of a variant, validated with the shipped schema first."""
+    validate(doc, doc["run_id"])
     return from_document(doc, doc["run_id"])
 
 

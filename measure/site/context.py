@@ -100,12 +100,11 @@ class States:
         return sorted(self.states, key=lambda m: (m != first, m))
 
 
-def provenance(state: Current, links: RunLinks, prefix: str = "runs/", parts: tuple[str, ...] | None = None) -> Md:
+def provenance(state: Current, links: RunLinks, prefix: str = "runs/") -> Md:
     """Where each part of a state was measured, one clause per run: "wall-clock and cost profile from run
     [X](…), 2026-12-04; framing from run [Y](…), 2026-12-03"."""
-    found = state.runs(parts) if parts is not None else state.runs()
     clauses = []
-    for what, r in found:
+    for what, r in state.runs():
         ref = links.ref(r, prefix)
         clauses.append(f"{md(label(what))} from run [{ref.run_id}]({ref.link}), {ref.date}")
     return trusted("; ".join(clauses))

@@ -40,7 +40,7 @@ def machines_page(states: States, links: RunLinks) -> Machines:
             md(m),
             md(a.record.environment.machine.cpu),
             md(a.record.environment.machine.arch),
-            links.ref(max(states.states[m].sources.values(), key=lambda r: r.order)),
+            links.ref(states.states[m].newest),
             provenance(states.states[m], links),
         )
         for m, a in ordered

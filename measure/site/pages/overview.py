@@ -390,7 +390,6 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
         return Overview(None, (), (), (), (), (), (), records, md(""), md(""), (), md(""), (), ())
     state, current = states.states[ref.machine], states.analyses[ref.machine]
     h = headline(current)
-    newest = max(state.sources.values(), key=lambda r: r.order)
     sources = provenance(state, links)
     runtimes = tuple(md(name) for name, _ in (h.tiers[0].runtimes if h.tiers else ()))
     record_links = []
@@ -400,7 +399,7 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
             record_links.append((md(r.run_id), trusted(link.removesuffix(".md") + ".json")))
     several = len(states.states) > 1
     return Overview(
-        links.ref(newest),
+        links.ref(state.newest),
         sentences(current, h, sources),
         tuple(_summary_row(t) for t in h.tiers),
         runtimes,
