@@ -1,13 +1,13 @@
-"""The mkdocs plugin: RESULTS pages generated from the records at build time, never written into docs/.
+"""The mkdocs plugin (mkdocs 1.6 and ProperDocs): the site source of :mod:`measure.site.source`, generated
+at build time and never written into docs/.
 
-It brings everything the pages need, so a site needs only ``theme: material`` and
-``plugins: [search, measure]``: the templates (inside the installed package),
-the chart script and stylesheet (added to ``extra_javascript`` / ``extra_css``
-and served, with plotly.min.js, from the site itself), and the nav section for
-the pages of :data:`render.PAGES` (unless the site's own nav lists them).
-``on_files`` adds every page as ``File.generated`` (mkdocs >= 1.6), plus
-``metrics.json``; ``on_serve`` watches the results folder, so a new record shows
-up in an open ``mkdocs serve`` tab.
+A thin wrapper: the pages, their data and their assets are the files ``measure render``
+writes for Zensical, handed to mkdocs as ``File.generated`` under the ``prefix`` folder,
+so every host builds the same pages. What only a host can do stays here: the nav section
+for the pages of :data:`render.PAGES` (unless the site's own nav lists them), the summary
+for ``<!-- measure:summary -->`` in the site's own pages, the Markdown extensions the
+pages need, and ``on_serve`` watching the results folder, so a new record shows up in an
+open ``mkdocs serve`` tab.
 """
 
 from __future__ import annotations
@@ -25,31 +25,13 @@ from mkdocs.structure.files import File, Files, InclusionLevel, file_sort_key
 from mkdocs.utils import nest_paths
 
 from measure.errors import MeasureError
-from measure.site.render import PAGES, PREFIX, TEMPLATES, render_results
+from measure.site.render import PAGES, PREFIX, TEMPLATES
+from measure.site.source import site_source
 
-ASSETS = Path(__file__).resolve().parent / "assets"
-"""The chart script and stylesheet, shipped inside the package."""
-PLOTLY_JS = "assets/javascripts/plotly.min.js"
-SCRIPTS = ("assets/javascripts/measure.js",)
-"""The script that draws every figure; it fetches plotly.js (served beside it) only on pages with a chart."""
-STYLES = ("assets/stylesheets/measure.css",)
 MARKER = "<!-- measure:summary -->"
 """Where a site's own page (Home) gets the summary of its records."""
-
-
-def plotly_js() -> Path:
-    """The plotly.min.js the plotly package ships: the site loads it locally, never from a CDN."""
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise PluginError(f"{path}: plotly.min.js not found in the installed plotly package")
-    return path
-
-
-def _asset_sources() -> dict[str, Path]:
-    """Site path -> the file it is served from."""
-    return {PLOTLY_JS: plotly_js()} | {uri: ASSETS / PurePosixPath(uri).name for uri in (*SCRIPTS, *STYLES)}
+EXTENSIONS = ("attr_list", "admonition", "tables", "toc")
+"""The Markdown extensions the pages are written for (anchors and the asset block, notes, tables, headings)."""
 
 
 def _nav_paths(item: Any) -> Iterator[str]:
@@ -103,9 +85,11 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
     def on_config(self, config):
         if not config.site_url and os.environ.get("MEASURE_SITE_URL"):  # what the reusable workflow deploys to
             config.site_url = os.environ["MEASURE_SITE_URL"].rstrip("/") + "/"
-        scripts = {str(s) for s in config.extra_javascript}
-        config.extra_javascript.extend(uri for uri in SCRIPTS if uri not in scripts)
-        config.extra_css.extend(uri for uri in STYLES if uri not in config.extra_css)
+        names = {
+            str(e).rsplit(".", 1)[-1] if str(e).startswith("markdown.extensions.") else str(e)
+            for e in config.markdown_extensions
+        }
+        config.markdown_extensions.extend(e for e in EXTENSIONS if e not in names)
         return config
 
     def on_files(self, files: Files, config) -> Files:
@@ -114,18 +98,20 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         # folder named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site.
         explicit = bool(os.environ.get("MEASURE_RESULTS")) or self.config.results != "results"
         try:
-            pages, metrics, self._home = render_results(
-                results, templates, self.config.prefix, self._cache(config), missing_ok=not explicit
-            )
+            source = site_source(results, templates, self._cache(config), missing_ok=not explicit)
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
+        self._home = source.home
         fixed = {self._uri(p.path) for p in PAGES}
-        for path, text in pages.items():
-            inclusion = InclusionLevel.UNDEFINED if path in fixed else InclusionLevel.NOT_IN_NAV  # runs: linked
-            files.append(File.generated(config, path, content=text, inclusion=inclusion))
-        for uri, source in _asset_sources().items():
-            files.append(File.generated(config, uri, abs_src_path=str(source)))
-        files.append(File.generated(config, "metrics.json", content=metrics))
+        for path, text in source.texts.items():
+            uri = self._uri(path)
+            if not path.endswith(".md"):
+                files.append(File.generated(config, uri, content=text))
+                continue
+            inclusion = InclusionLevel.UNDEFINED if uri in fixed else InclusionLevel.NOT_IN_NAV  # runs: linked
+            files.append(File.generated(config, uri, content=text, inclusion=inclusion))
+        for path, src in source.copies.items():
+            files.append(File.generated(config, self._uri(path), abs_src_path=str(src)))
         config["nav"] = self._nav(config["nav"], files, fixed)
         return files
 
