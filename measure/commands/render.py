@@ -2,20 +2,29 @@
 
 The folder gets every page, metrics.json, summary.csv, the paged runs' records and the
 assets the pages load themselves; ``--watch`` renders again whenever the records (or the
-templates) change, for a generator's own serve to pick up.
+templates) change, for a generator's own serve to pick up. As with the plugin,
+``MEASURE_RESULTS`` names another results tree, and only the default ``results`` may be
+missing (a fresh checkout's pages say no run was recorded yet). Nothing is written outside
+``--out`` unless ``--cache`` (or ``MEASURE_CACHE``) names a summary cache folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
+DEFAULT_RESULTS = Path("results")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--results", type=Path, default=Path("results"), help="results tree (default ./results)")
+    p.add_argument("--results", type=Path, default=None, help="results tree (default $MEASURE_RESULTS, else ./results)")
     p.add_argument("--out", type=Path, required=True, help="folder of the pages, inside the docs (docs/results)")
     p.add_argument("--templates", type=Path, default=None, help="page templates (default: measure's templates/)")
+    p.add_argument(
+        "--cache", type=Path, default=None, help="per-record summary cache folder (default $MEASURE_CACHE, else none)"
+    )
     p.add_argument("--watch", action="store_true", help="render again whenever the records change (Ctrl-C stops)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between two looks at the records (--watch)")
 
@@ -43,22 +52,26 @@ def run(args: argparse.Namespace) -> int:
         raise MeasureError(f"{args.out}: --out is not a folder; expected a folder for the pages")
     if args.interval <= 0:
         raise MeasureError(f"--interval {args.interval}: expected a number of seconds above 0")
+    named = args.results or (Path(os.environ["MEASURE_RESULTS"]) if os.environ.get("MEASURE_RESULTS") else None)
+    results = named or DEFAULT_RESULTS
     templates = args.templates or TEMPLATES
-    cache = Cache(None)  # in memory: a watched render re-analyses only new records, and nothing is written elsewhere
+    folder = args.cache or (Path(os.environ["MEASURE_CACHE"]) if os.environ.get("MEASURE_CACHE") else None)
+    cache = Cache(folder)  # kept between renders: a watched render analyses only the records that are new
 
     def render() -> None:
-        print(write_site_source(site_source(args.results, templates, cache), args.out).describe(), flush=True)
+        source = site_source(results, templates, cache, missing_ok=named is None)
+        print(write_site_source(source, args.out).describe(), flush=True)
 
     if not args.watch:
         render()
         return 0
-    seen = _state(args.results, templates)
+    seen = _state(results, templates)
     render()
-    print(f"watching {args.results} (Ctrl-C stops)", flush=True)
+    print(f"watching {results} (Ctrl-C stops)", flush=True)
     try:
         while True:
             time.sleep(args.interval)
-            now = _state(args.results, templates)
+            now = _state(results, templates)
             if now == seen:
                 continue
             seen = now
