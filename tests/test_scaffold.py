@@ -190,7 +190,7 @@ def test_init_for_zensical_beside_an_existing_mkdocs_yml_names_the_nav_to_add(tm
     assert (tmp_path / "mkdocs.yml").read_text(encoding="utf-8") == "site_name: theirs\n"
     assert not (tmp_path / "zensical.toml").exists()  # Zensical reads the mkdocs.yml that is there
     assert "kept   mkdocs.yml" in out
-    assert "list measure's pages in its nav:\nnav:\n  - Home: index.md\n  - \"Results\":\n" in out
+    assert 'list measure\'s pages in its nav:\nnav:\n  - Home: index.md\n  - "Results":\n' in out
     assert '      - "Wall-clock": results/wallclock.md\n' in out
 
 
