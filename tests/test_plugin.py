@@ -30,3 +30,15 @@ def test_a_fresh_checkout_without_results_builds_a_site_that_says_no_run(tmp_pat
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (project.parent / "site" / "results" / "index.html").is_file()
+
+
+def test_a_page_of_the_docs_folder_where_the_plugin_generates_one_fails_the_build_naming_it(tmp_path):
+    """A folder `measure render` wrote (or a page of the user's) is never replaced by a generated page in silence."""
+    project = site_project(tmp_path / "project")
+    (tmp_path / "empty").mkdir()
+    page = project.parent / "docs" / "results" / "wallclock.md"
+    page.parent.mkdir()
+    page.write_text("# My wall-clock notes\n", encoding="utf-8")
+    done = build(project, tmp_path / "empty")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{page}: the plugin generates this file itself" in done.stderr

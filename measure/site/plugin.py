@@ -102,6 +102,12 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
         self._home = source.home
+        theirs = [f for f in (files.get_file_from_path(self._uri(p)) for p in (*source.texts, *source.copies)) if f]
+        if theirs:  # never replace a file of the docs folder silently (a folder measure render wrote, or the user's)
+            raise PluginError(
+                f"measure: {theirs[0].abs_src_path}: the plugin generates this file itself; build a folder that "
+                "`measure render` wrote without the plugin, or move the file away"
+            )
         fixed = {self._uri(p.path) for p in PAGES}
         for path, text in source.texts.items():
             uri = self._uri(path)
