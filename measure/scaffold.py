@@ -246,8 +246,11 @@ def _site_notes(root: Path, host: Host) -> tuple[Path, list[str]]:
     if not existing:
         return root / host.config, []
     path = existing[0]
-    text = path.read_text(encoding="utf-8")
     name = path.relative_to(root).as_posix()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MeasureError(f"{path}: cannot read this site config ({getattr(exc, 'strerror', None) or exc})") from exc
     if host.plugin and "measure" not in text:
         return path, [f"{name} exists: add measure to its plugins:\n{PLUGIN_BLOCK}"]
     if not host.plugin and "results/index.md" not in text:

@@ -28,7 +28,7 @@ SCRIPT = f"{FOLDER}/measure.js"
 STYLE = f"{FOLDER}/measure.css"
 PLOTLY = f"{FOLDER}/plotly.min.js"
 
-_BOOT = (
+LOADER = (
     "<script>(function (d) {"
     ' var p = d.querySelector("p.measure-assets"); if (!p) return;'
     " function url(n) { var a = p.querySelector('a[href$=\"' + n + '\"]'); return a ? a.href : \"\"; }"
@@ -61,7 +61,7 @@ def block(page: str) -> str:
     """The asset links and their loader for the page at ``page`` (relative to the folder of pages)."""
     here = posixpath.dirname(page) or "."
     links = " ".join(f"[{posixpath.basename(a)}]({posixpath.relpath(a, here)})" for a in (STYLE, SCRIPT, PLOTLY))
-    return f"{links}\n{{: .measure-assets hidden }}\n\n{_BOOT}\n"
+    return f"{links}\n{{: .measure-assets hidden }}\n\n{LOADER}\n"
 
 
 def with_assets(page: str, text: str) -> str:

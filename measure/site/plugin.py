@@ -111,10 +111,8 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
         fixed = {self._uri(p.path) for p in PAGES}
         for path, text in source.texts.items():
             uri = self._uri(path)
-            if not path.endswith(".md"):
-                files.append(File.generated(config, uri, content=text))
-                continue
-            inclusion = InclusionLevel.UNDEFINED if uri in fixed else InclusionLevel.NOT_IN_NAV  # runs: linked
+            linked = path.endswith(".md") and uri not in fixed  # run, month and machine pages: linked, not in the nav
+            inclusion = InclusionLevel.NOT_IN_NAV if linked else InclusionLevel.UNDEFINED
             files.append(File.generated(config, uri, content=text, inclusion=inclusion))
         for path, src in source.copies.items():
             files.append(File.generated(config, self._uri(path), abs_src_path=str(src)))
