@@ -19,6 +19,8 @@ from measure.site.render import PAGES, PREFIX
 
 @dataclass(frozen=True)
 class Host:
+    """One site generator: the config it reads, how it builds and previews, whether it runs the plugin."""
+
     name: str
     config: str
     """The site config it reads first (Zensical reads mkdocs.yml too, ProperDocs mkdocs.yml as a legacy name)."""
