@@ -1,4 +1,4 @@
-"""Site build benchmark: ``mkdocs build --strict`` over 1, 100, 1,000 and 10,000 records. Prints figures only.
+"""Site build benchmark: a site built over 1, 100, 1,000 and 10,000 records. Prints figures only.
 
 The records are copies of one real demo record with varied dates, run ids and
 machines (five machine ids), so every page, the history and the machines
@@ -7,9 +7,12 @@ the time per record, and the weight of the largest page. Each size is built
 twice: *cold* (the first build, no summary cache, as on a fresh CI machine)
 and *warm* (a second build with the cache the first one left in
 ``.cache/measure``, as the publish job keeps it between runs and as ``mkdocs
-serve`` rebuilds when a record is added).
+serve`` rebuilds when a record is added). ``--site`` picks the generator: ``mkdocs build
+--strict`` (the default) or ``properdocs build --strict`` with the plugin, or ``measure render``
+into docs/results followed by ``zensical build --strict`` (both timed together; warm, the
+render finds its summary cache and rewrites no file that did not change).
 
-Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000 10000]``
+Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000 10000] [--site zensical]``
 (default record: the newest under ./results, made by ``measure run``).
 """
 
@@ -29,6 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from measure.record import write_atomic
+from measure.site.hosts import HOSTS, zensical_toml
 from measure.tree import record_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,32 +60,39 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--record", type=Path, default=None)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000, 10000])
+    ap.add_argument("--site", choices=list(HOSTS), default="mkdocs")
     args = ap.parse_args()
     record = args.record or (record_paths(ROOT / "results") or [None])[-1]
     if record is None:
         sys.exit("no record: run `measure run` first or pass --record")
     doc = json.loads(Path(record).read_text(encoding="utf-8"))
-    print(f"record {record} ({Path(record).stat().st_size:,} B)")
+    print(f"record {record} ({Path(record).stat().st_size:,} B), built with {HOSTS[args.site].build}")
+    bin_ = Path(sys.executable).parent
     print(f"{'records':>8}{'cold s':>9}{'warm s':>9}{'ms/record':>11}{'pages':>8}{'largest page':>16}  largest")
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             copies(doc, n, tmp / "results")
             shutil.copytree(ROOT / "docs", tmp / "docs")
-            (tmp / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), encoding="utf-8")
+            if args.site == "zensical":
+                (tmp / "zensical.toml").write_text(zensical_toml("measure RESULTS"), encoding="utf-8")
+                steps = [
+                    [str(bin_ / "measure"), "render", "--out", "docs/results", "--cache", ".cache/measure"],
+                    [str(bin_ / "zensical"), "build", "--strict"],
+                ]
+            else:
+                config = tmp / HOSTS[args.site].config
+                config.write_text((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), encoding="utf-8")
+                steps = [[str(bin_ / args.site), "build", "--strict", "-q", "-f", str(config)]]
             env = dict(os.environ, MEASURE_RESULTS=str(tmp / "results"), NO_MKDOCS_2_WARNING="1")
             times = []
             for _ in ("cold", "warm"):
                 started = time.perf_counter()
-                done = subprocess.run(
-                    [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(tmp / "mkdocs.yml")],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                )
+                for argv in steps:
+                    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tmp)
+                    if done.returncode:
+                        sys.exit(done.stderr[-2000:])
                 times.append(time.perf_counter() - started)
-                if done.returncode:
-                    sys.exit(done.stderr[-2000:])
             pages = list((tmp / "site").rglob("index.html"))
             largest = max(pages, key=lambda p: p.stat().st_size)
             print(

@@ -32,7 +32,7 @@ VERBS = {
     "calibrate": "calibrate each machine's run-to-run drift from A/A pairs (same build measured twice)",
     "instructions": "count instructions per output token of tiers' decodes under callgrind (valgrind)",
     "merge": "merge records from many folders into one results tree (duplicates once, conflicts kept)",
-    "render": "write the RESULTS pages as plain Markdown files",
+    "render": "write the RESULTS site source (pages, data, assets) into a docs folder",
 }
 
 

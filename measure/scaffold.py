@@ -1,5 +1,6 @@
 """What ``measure init`` writes into a model repository: a starter suite config read from its tier folders,
-a golden-rows template, the RESULTS site's mkdocs.yml and the workflow that calls measure's reusable one.
+a golden-rows template, the RESULTS site's config (for the site generator it has: :mod:`measure.site.hosts`)
+and the workflow that calls measure's reusable one.
 
 Nothing here overwrites a file: one that exists is kept and reported, so a second
 ``measure init`` changes nothing. The roles and pairs are a proposal read from
@@ -21,10 +22,10 @@ from measure.errors import MeasureError
 from measure.graphs import LAYOUT_FILES
 from measure.policy import Policy
 from measure.session import SessionConfig
+from measure.site.hosts import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, site_config
 
 CONFIG = Path("measure.toml")
 GOLDEN = Path("golden.jsonl")
-MKDOCS = Path("mkdocs.yml")
 HOME = Path("docs/index.md")
 WORKFLOW = Path(".github/workflows/measure.yml")
 
@@ -238,20 +239,24 @@ GOLDEN_TEMPLATE = (
 )
 """One placeholder row: golden rows are JSONL, one ``{"input", "output"}`` object a line, with no comments."""
 
-PLUGIN_BLOCK = """plugins:
-  - search
-  - measure:
-      results: results
-"""
 
-
-def mkdocs_yml(site_name: str) -> str:
-    return (
-        "# The RESULTS site: `mkdocs build --strict` turns every record under results/ into pages\n"
-        "# (measure's plugin brings the pages, their nav section and the charts).\n"
-        f"site_name: {json.dumps(site_name, ensure_ascii=False)}\n"
-        "theme:\n  name: material\n" + PLUGIN_BLOCK
-    )
+def _site_notes(root: Path, host: Host) -> tuple[Path, list[str]]:
+    """The site config ``host`` reads in ``root`` (one that exists, else the one to write) and what to add to it."""
+    existing = [root / h.config for h in (host, HOSTS["mkdocs"]) if (root / h.config).exists()]
+    if not existing:
+        return root / host.config, []
+    path = existing[0]
+    name = path.relative_to(root).as_posix()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MeasureError(f"{path}: cannot read this site config ({getattr(exc, 'strerror', None) or exc})") from exc
+    if host.plugin and "measure" not in text:
+        return path, [f"{name} exists: add measure to its plugins:\n{PLUGIN_BLOCK}"]
+    if not host.plugin and "results/index.md" not in text:
+        nav = nav_toml() if path.suffix == ".toml" else nav_yaml()
+        return path, [f"{name} exists: Zensical runs no plugin, so list measure's pages in its nav:\n{nav}"]
+    return path, []
 
 
 HOME_PAGE = """# RESULTS
@@ -260,10 +265,11 @@ What measure measured on this repository's model tiers: see the Results section.
 """
 
 
-def caller_workflow(config: str, runners: tuple[str, ...] = RUNNERS, python: str = PYTHON) -> str:
+def caller_workflow(config: str, runners: tuple[str, ...] = RUNNERS, python: str = PYTHON, site: str = "mkdocs") -> str:
     """The few lines a repository needs: measure's reusable workflow, publishing on main, comparing on PRs."""
     with_ = (
         f"      config: {config}\n      runners: '{json.dumps(list(runners))}'\n      python-version: \"{python}\"\n"
+        f"      site: {site}\n"
     )
     return f"""# measure: on a push to main, measure on every runner, keep the records on the `results` branch and
 # publish the RESULTS site to GitHub Pages (Settings > Pages > Source: "GitHub Actions"); on a pull
@@ -314,8 +320,12 @@ class Written:
     why: str
 
 
-def plan(root: Path, tier_dirs: list[Path], golden: Path | None) -> tuple[list[Planned], list[str]]:
-    """Every file ``measure init`` writes under ``root``, those that exist included, and notes for the user."""
+def plan(
+    root: Path, tier_dirs: list[Path], golden: Path | None, host: Host = HOSTS["mkdocs"]
+) -> tuple[list[Planned], list[str]]:
+    """Every file ``measure init`` writes under ``root``, those that exist included, and notes for the user.
+
+    ``host``: the site generator (its config is written when no site config of it is there)."""
     planned: list[Planned] = []
     notes: list[str] = []
     if (root / CONFIG).exists():
@@ -343,16 +353,17 @@ def plan(root: Path, tier_dirs: list[Path], golden: Path | None) -> tuple[list[P
         pairs = ", ".join(f"{d}->{v}" for d, v in proposal.pairs) or "none"
         planned.append(Planned(root / CONFIG, suite_toml(proposal, golden, root), f"tiers {roles}; pairs {pairs}"))
         planned.extend(rows)
-    if (root / MKDOCS).exists():
-        planned.append(Planned(root / MKDOCS, None, ""))
-        if "measure" not in (root / MKDOCS).read_text(encoding="utf-8"):
-            notes.append(f"{MKDOCS} exists: add measure to its plugins:\n{PLUGIN_BLOCK}")
+    site, site_notes = _site_notes(root, host)
+    if site.exists():
+        planned.append(Planned(site, None, ""))
+        notes.extend(site_notes)
     else:
-        planned.append(Planned(root / MKDOCS, mkdocs_yml(f"{root.resolve().name} RESULTS"), "the RESULTS site"))
+        text = site_config(host, f"{root.resolve().name} RESULTS")
+        planned.append(Planned(site, text, f"the RESULTS site, built by {host.name}: {host.build}"))
         home = root / HOME
         planned.append(Planned(home, None if home.exists() else HOME_PAGE, "the site's home page"))
     workflow = root / WORKFLOW
-    text = None if workflow.exists() else caller_workflow(CONFIG.as_posix())
+    text = None if workflow.exists() else caller_workflow(CONFIG.as_posix(), site=host.name)
     planned.append(Planned(workflow, text, "calls measure's reusable workflow: publishes on main, compares PRs"))
     return planned, notes
 

@@ -229,7 +229,7 @@ def test_the_wall_clock_page_shows_the_cost_model_with_stable_anchors(recorded, 
     assert re.search(r"merged costs \d\.\d\d× split per token &#91;\d\.\d\d, \d\.\d\d&#93;", page)
     assert 'id="wallclock-batch-cost"' in page
     assert 'href="#cost-model"' in page  # the speculative pairs table points to it
-    metrics = json.loads((project.parent / "site" / "metrics.json").read_text(encoding="utf-8"))
+    metrics = json.loads((project.parent / "site" / "results" / "metrics.json").read_text(encoding="utf-8"))
     (machine,) = metrics["machines"].values()
     assert set(machine["cost_model"]) == {"small-int4->base-int8@k2", "small-int4->base-int8@k4"}
     for figures in machine["cost_model"].values():

@@ -153,6 +153,11 @@ IMPORT_FLOW = [
         "measure.site.render, measure.site.plugin, measure.verdicts, measure.calibration",
         ("onnxruntime", "onnx", "torch"),
     ),
+    # the site source and its writer serve Zensical too: no mkdocs (nor plotly's Python package) needed
+    (
+        "measure.site.source, measure.site.output, measure.site.hosts, measure.commands.render",
+        ("onnxruntime", "onnx", "torch", "mkdocs", "plotly"),
+    ),
 ]
 
 

@@ -127,7 +127,7 @@ def test_a_profile_and_a_tier_only_an_older_run_has_are_kept(both_suites, tmp_pa
     new_doc["config"]["pairs"] = []
     new_doc["wallclock"]["cases"] = {n: c for n, c in new_doc["wallclock"]["cases"].items() if "small-int4" not in n}
     _write(tmp_path / "results", new_doc)
-    both, new, old = _record(doc), _record(new_doc), _record(framing_only(doc, 0, "cccccc"))
+    both, new, old = _record(doc), _record(new_doc), _record(framing_only(doc, 0.5, "cccccc"))  # after doc, before new
     assert new.parts == ("wallclock",)
     state = compose({"wallclock": new, "profile": both, "framing": old})
     r = state.record
@@ -209,7 +209,7 @@ def test_every_page_shows_the_other_suites_latest_result_with_its_run_and_date(b
     )
     for page in (framing, wallclock, _page(project, "results/methods")):
         assert f"{other} from run {doc['run_id']}, {old_when}" in page and fresh["run_id"] in page
-    metrics = json.loads(_site_file(project, "metrics.json"))["machines"][doc["machine_id"]]
+    metrics = json.loads(_site_file(project, "results/metrics.json"))["machines"][doc["machine_id"]]
     assert metrics["parts"]["framing"] == {"run_id": framing_run["run_id"], "date": framing_run["started_at"][:10]}
     assert metrics["parts"]["wallclock"]["run_id"] == wallclock_run["run_id"]
     assert metrics["framing"] and metrics["tiers"] and metrics["builds_differ"] == []
@@ -223,7 +223,7 @@ def test_suites_from_different_builds_are_said_to_be_so_beside_the_numbers(both_
         text = _page(project, page)
         assert "The suites were measured on different builds" in text, page
         assert "commit: wall-clock and cost profile at bbbbbbbbbb; framing at " in text, page
-    metrics = json.loads(_site_file(project, "metrics.json"))["machines"][doc["machine_id"]]
+    metrics = json.loads(_site_file(project, "results/metrics.json"))["machines"][doc["machine_id"]]
     assert metrics["builds_differ"][0].startswith("commit: wall-clock and cost profile at bbbbbbbbbb")
 
 
@@ -247,7 +247,7 @@ def test_two_machines_the_overview_names_its_own_and_lists_the_other(both_suites
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
         assert len(cells) == 6 and "×" in cells[2] and "/16" in cells[3] and "measure-badge" in cells[4]
         assert html(project, f"results/history/{slug[other]}")  # the link resolves
-        metrics = json.loads(_site_file(project, "metrics.json"))
+        metrics = json.loads(_site_file(project, "results/metrics.json"))
         assert metrics["reference_machine"] == reference and set(metrics["machines"]) == {reference, other}
         machines = _page(project, "results/machines")
         assert machines.index(reference) < machines.index(other)  # the reference machine's column first

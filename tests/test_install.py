@@ -24,7 +24,8 @@ import pytest
 from tests_support import ROOT
 
 from measure import bundled
-from measure.site.plugin import SCRIPTS, STYLES
+from measure.site.hosts import HOSTS, yaml_config
+from measure.site.loader import PLOTLY, SCRIPT, STYLE
 from measure.site.render import PAGES
 
 AUDIT = """\
@@ -68,7 +69,7 @@ def test_the_wheel_carries_the_templates_and_the_chart_assets_as_they_are_in_the
     source = {p.name: p.read_bytes() for p in (ROOT / "templates").iterdir() if p.is_file()}
     assert packaged == source  # no template missing, added or drifted
     assert {p.template for p in PAGES} <= set(packaged)
-    assert assets == {Path(uri).name for uri in (*SCRIPTS, *STYLES)}
+    assert assets == {Path(uri).name for uri in (SCRIPT, STYLE)}  # plotly.min.js comes from the plotly package
 
 
 CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != "VIRTUAL_ENV"}
@@ -133,9 +134,14 @@ def test_a_model_repository_adopts_measure_from_the_wheel(wheel, tmp_path):
     assert where[0].startswith(str(tmp_path / "venv"))
     assert not [p for p in where[1] if p == str(ROOT) or p.startswith(str(ROOT / "measure"))]
 
+    # Zensical installed (the test venv's, as a user's would be) and no site config: init writes zensical.toml
     out = sh("measure", "init", "models/small-fp32-optimum", "--golden", "golden/rows.jsonl")
-    assert "wrote  measure.toml" in out and "wrote  .github/workflows/measure.yml" in out
-    assert "next   measure run --config measure.toml && measure check && mkdocs build --strict" in out
+    assert (
+        "wrote  measure.toml" in out and "wrote  .github/workflows/measure.yml" in out and "wrote  zensical.toml" in out
+    )
+    build = "measure render --out docs/results && zensical build --strict"
+    assert f"next   measure run --config measure.toml && measure check && {build}" in out
+    assert "site: zensical" in (repo / ".github" / "workflows" / "measure.yml").read_text(encoding="utf-8")
     config = repo / "measure.toml"
     text = config.read_text(encoding="utf-8")
     assert 'golden = "golden/rows.jsonl"' in text and 'role = "plain"' in text
@@ -151,19 +157,33 @@ def test_a_model_repository_adopts_measure_from_the_wheel(wheel, tmp_path):
     # the gates judge timings of three rows on a shared machine: what matters here is that the verb works
     check = subprocess.run([str(bin_ / "measure"), "check"], cwd=repo, env=env, capture_output=True, text=True)
     assert check.returncode in (0, 1) and str(record) in check.stdout, check.stderr[-2000:]
-    env["MEASURE_SITE_URL"] = "https://models.example/repo"  # what the publish job sets; mkdocs.yml has no site_url
-    sh("python", "-m", "mkdocs", "build", "--strict")
 
-    site = repo / "site"
-    for page in PAGES:
-        built = site / "results" / page.path.removesuffix("index.md").removesuffix(".md") / "index.html"
-        assert built.is_file(), page.path
-    wallclock = (site / "results" / "wallclock" / "index.html").read_text(encoding="utf-8")
-    figures = re.findall(r'data-figure="([^"]*)"', wallclock)
-    assert figures and all(json.loads(html_module.unescape(f))["data"] for f in figures)
+    # the same records under mkdocs and the plugin the wheel registers, before render fills docs/results
+    (repo / "mkdocs.yml").write_text(yaml_config(HOSTS["mkdocs"], "repo RESULTS"), encoding="utf-8")
+    env["MEASURE_SITE_URL"] = "https://models.example/repo"  # what the publish job sets; mkdocs.yml has no site_url
+    sh("python", "-m", "mkdocs", "build", "--strict", "-d", "site-mkdocs")
+    wallclock = (repo / "site-mkdocs" / "results" / "wallclock" / "index.html").read_text(encoding="utf-8")
     assert '<link rel="canonical" href="https://models.example/repo/results/wallclock/">' in wallclock
-    for uri in (*SCRIPTS, *STYLES):
-        assert (site / uri).is_file() and f"../../{uri}" in wallclock, uri
-    home = (site / "index.html").read_text(encoding="utf-8")
-    assert all(f'href="results/{p.path.removesuffix("index.md").removesuffix(".md")}' in home for p in PAGES[1:])
+    mkdocs_home = (repo / "site-mkdocs" / "index.html").read_text(encoding="utf-8")
+
+    # the user's generator: Zensical over the folder measure render writes
+    said = sh("measure", "render", "--out", "docs/results")
+    assert said.startswith("docs/results: ") and "written" in said
+    done = sh("python", "-m", "zensical", "build", "--strict")
+    assert "Traceback" not in done
+    for built in (repo / "site", repo / "site-mkdocs"):
+        for page in PAGES:
+            html = built / "results" / page.path.removesuffix("index.md").removesuffix(".md") / "index.html"
+            assert html.is_file(), (built, page.path)
+        wallclock = (built / "results" / "wallclock" / "index.html").read_text(encoding="utf-8")
+        figures = re.findall(r'data-figure="([^"]*)"', wallclock)
+        assert figures and all(json.loads(html_module.unescape(f))["data"] for f in figures)
+        for uri in (SCRIPT, STYLE, PLOTLY):  # the assets beside the pages, linked from the page itself
+            assert (built / "results" / uri).is_file() and f'href="../{uri}"' in wallclock, (built, uri)
+    home = (repo / "site" / "index.html").read_text(encoding="utf-8")
+    for text in (home, mkdocs_home):  # the nav lists every page: Zensical's from zensical.toml, mkdocs' from the plugin
+        linked = set(re.findall(r'href="(?:\./)?(results/[^"#]*)"', text))
+        assert {
+            f"results/{p.path.removesuffix('index.md').removesuffix('.md')}/".replace("//", "/") for p in PAGES
+        } <= linked
     assert not log.exists(), log.read_text(encoding="utf-8")[:2000]

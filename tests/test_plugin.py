@@ -64,3 +64,15 @@ def test_a_templates_folder_without_templates_names_the_file_and_the_option(tmp_
     assert f"{project}: plugins.measure.templates = 'my-pages' ({project.parent / 'my-pages'}): no measure page" in (
         done.stderr
     )
+
+
+def test_a_page_of_the_docs_folder_where_the_plugin_generates_one_fails_the_build_naming_it(tmp_path):
+    """A folder `measure render` wrote (or a page of the user's) is never replaced by a generated page in silence."""
+    project = site_project(tmp_path / "project")
+    (tmp_path / "empty").mkdir()
+    page = project.parent / "docs" / "results" / "wallclock.md"
+    page.parent.mkdir()
+    page.write_text("# My wall-clock notes\n", encoding="utf-8")
+    done = build(project, tmp_path / "empty")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{page}: the plugin generates this file itself" in done.stderr

@@ -60,7 +60,7 @@ def test_init_writes_a_config_that_loads_and_a_second_init_changes_nothing(tmp_p
     for src in (bundled.REFERENCE, bundled.PLAIN, bundled.LITE):
         shutil.copytree(src, tmp_path / "models" / src.name)
     monkeypatch.chdir(tmp_path)
-    assert main(["init"]) == 0  # finds the tier folders itself
+    assert main(["init", "--site", "mkdocs"]) == 0  # finds the tier folders itself
     out = capsys.readouterr().out
     written = ["measure.toml", "golden.jsonl", "mkdocs.yml", "docs/index.md", ".github/workflows/measure.yml"]
     for name in written:
@@ -76,6 +76,7 @@ def test_init_writes_a_config_that_loads_and_a_second_init_changes_nothing(tmp_p
     assert config.tier("base-int8").path == (tmp_path / "models" / "base-int8").resolve()
     assert config.golden == (tmp_path / "golden.jsonl").resolve()
     assert "  - measure:\n      results: results\n" in (tmp_path / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "      site: mkdocs\n" in (tmp_path / ".github" / "workflows" / "measure.yml").read_text(encoding="utf-8")
 
     (tmp_path / "measure.toml").write_text("# edited by hand\n", encoding="utf-8")  # never overwritten
     before = _snapshot(tmp_path)
@@ -141,3 +142,66 @@ def test_without_int8_the_first_fp32_tier_is_plain_and_a_second_one_the_referenc
         ("small-int4", "lite"),
     ]
     assert proposal.pairs == ()  # one model: nothing smaller to draft with
+
+
+def test_init_writes_the_site_config_of_the_generator_it_finds(tmp_path, monkeypatch, capsys):
+    """Zensical installed and no site config: zensical.toml, whose nav lists the pages measure render writes."""
+    import tomllib
+    from importlib.util import find_spec
+
+    from measure.site.hosts import HOSTS, detect
+    from measure.site.render import PAGES
+
+    assert find_spec("zensical") is not None  # the test extra installs it
+    shutil.copytree(bundled.SMALL_OPTIMUM, tmp_path / "tier")
+    monkeypatch.chdir(tmp_path)
+    assert detect(tmp_path) is HOSTS["zensical"]
+    assert main(["init", "tier"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote  zensical.toml" in out and not (tmp_path / "mkdocs.yml").exists()
+    next_line = "next   measure run --config measure.toml && measure check && measure render --out docs/results"
+    assert f"{next_line} && zensical build --strict" in out
+    assert "serve  measure render --out docs/results --watch & zensical serve" in out
+    project = tomllib.loads((tmp_path / "zensical.toml").read_text(encoding="utf-8"))["project"]
+    assert project["nav"][0] == {"Home": "index.md"}
+    assert project["nav"][1]["Results"] == [{p.title: f"results/{p.path}"} for p in PAGES]
+    assert project["theme"]["font"] is False  # no web fonts: the site works offline
+    assert "      site: zensical\n" in (tmp_path / ".github" / "workflows" / "measure.yml").read_text(encoding="utf-8")
+    assert detect(tmp_path) is HOSTS["zensical"]  # the config now there names it
+
+
+@pytest.mark.parametrize(
+    ("existing", "host"),
+    [("zensical.toml", "zensical"), ("properdocs.yml", "properdocs"), ("mkdocs.yml", "mkdocs")],
+)
+def test_the_site_config_in_the_repository_names_its_generator(tmp_path, existing, host):
+    from measure.site.hosts import detect
+
+    (tmp_path / existing).write_text("site_name = 'x'\n", encoding="utf-8")
+    assert detect(tmp_path).name == host
+
+
+def test_init_for_zensical_beside_an_existing_mkdocs_yml_names_the_nav_to_add(tmp_path, monkeypatch, capsys):
+    shutil.copytree(bundled.SMALL_OPTIMUM, tmp_path / "tier")
+    (tmp_path / "mkdocs.yml").write_text("site_name: theirs\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "tier", "--site", "zensical"]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "mkdocs.yml").read_text(encoding="utf-8") == "site_name: theirs\n"
+    assert not (tmp_path / "zensical.toml").exists()  # Zensical reads the mkdocs.yml that is there
+    assert "kept   mkdocs.yml" in out
+    assert 'list measure\'s pages in its nav:\nnav:\n  - Home: index.md\n  - "Results":\n' in out
+    assert '      - "Wall-clock": results/wallclock.md\n' in out
+
+
+def test_init_for_properdocs_writes_properdocs_yml_with_the_plugin(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    shutil.copytree(bundled.SMALL_OPTIMUM, tmp_path / "tier")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "tier", "--site", "properdocs"]) == 0
+    out = capsys.readouterr().out
+    doc = yaml.safe_load((tmp_path / "properdocs.yml").read_text(encoding="utf-8"))
+    assert doc["plugins"] == ["search", {"measure": {"results": "results"}}]
+    assert {"attr_list", "admonition", "tables", "toc"} <= set(doc["markdown_extensions"])
+    assert "&& properdocs build --strict" in out and "serve  properdocs serve" in out

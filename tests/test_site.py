@@ -75,9 +75,9 @@ def test_every_page_is_built(built):
     run_page = project.parent / "site" / "results" / "runs" / f"{doc['machine_id']}--{doc['run_id']}" / "index.html"
     assert run_page.is_file()
     assert doc["golden"]["sha256"] in run_page.read_text(encoding="utf-8")
-    metrics = json.loads((project.parent / "site" / "metrics.json").read_text(encoding="utf-8"))
+    metrics = json.loads((project.parent / "site" / "results" / "metrics.json").read_text(encoding="utf-8"))
     assert doc["machine_id"] in metrics["machines"]
-    assert (project.parent / "site" / "assets" / "javascripts" / "plotly.min.js").stat().st_size > 1_000_000
+    assert (project.parent / "site" / "results" / "assets" / "plotly.min.js").stat().st_size > 1_000_000
 
 
 def test_every_verdict_has_a_stable_anchor_and_evidence_that_resolves(built):
@@ -134,8 +134,10 @@ def test_chart_data_is_embedded_and_plotly_left_to_the_chart_script(built):
         figures = re.findall(r'data-figure="([^"]*)"', text)
         assert len(figures) == charts
         assert all(json.loads(html_module.unescape(f))["data"] for f in figures)
-        assert "plotly.min.js" not in text  # fetched by measure.js on pages with a chart, after first paint
-        assert text.count("assets/javascripts/measure.js") == 1
+        # plotly.js is only linked (hidden): measure.js fetches it on pages with a chart, after first paint
+        assert "<script src" not in text.split('class="md-content"', 1)[1].split("</article>", 1)[0]
+        assert text.count('href="../assets/plotly.min.js"') == 1 and text.count('href="../assets/measure.js"') == 1
+        assert "javascripts/measure.js" not in text and "stylesheets/measure.css" not in text  # nothing via config
         assert "cdn.plot.ly" not in text
 
 
@@ -238,7 +240,7 @@ def test_render_verb_writes_plain_markdown(built, tmp_path):
     assert main(["render", "--results", str(results), "--out", str(tmp_path / "md")]) == 0
     text = (tmp_path / "md" / "framing.md").read_text(encoding="utf-8")
     assert "| tier | precision |" in text and "<script>alert" not in text
-    assert (tmp_path / "md" / "metrics.json").is_file()
+    assert (tmp_path / "md" / "metrics.json").is_file() and (tmp_path / "md" / "assets" / "measure.js").is_file()
 
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -73,18 +73,58 @@ def test_pull_requests_compare_through_the_reusable_workflow():
     assert "permissions" not in job and doc["permissions"] == {"contents": "read"}
 
 
-def test_the_reusable_workflow_measures_as_the_readme_does_then_publishes():
+def _step(job: dict, name: str) -> dict:
+    return next(s for s in job["steps"] if s.get("name") == name)
+
+
+SITE_STEP = "Which site generator builds the RESULTS site"
+
+
+def _site_outputs(folder, site: str = "", config: str | None = None) -> tuple[int, dict[str, str], str]:
+    """The site step's script run for real in ``folder`` (holding ``config``), as a caller's ``site`` input sets it."""
+    if config:
+        (folder / config).write_text("site_name: x\n", encoding="utf-8")
+    out = folder / "github-output"
+    out.write_text("", encoding="utf-8")
+    script = _step(REUSABLE["jobs"]["measure"], SITE_STEP)["run"]
+    done = subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=folder,
+        env={"PATH": "/usr/bin:/bin", "SITE": site, "GITHUB_OUTPUT": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = out.read_text(encoding="utf-8").splitlines()
+    return done.returncode, dict(line.split("=", 1) for line in lines), done.stdout
+
+
+def test_the_reusable_workflow_measures_as_the_readme_does_then_publishes(tmp_path):
     measure, publish = REUSABLE["jobs"]["measure"], REUSABLE["jobs"]["publish"]
     assert measure["strategy"]["matrix"]["runner"] == "${{ fromJSON(inputs.runners) }}"
     main_job, _ = readme_setup_commands()
-    # with this project's inputs (install "-e .", no config) the install and measure steps are the README's main job
-    runs = _job_runs(measure, **{"$MEASURE_INSTALL": "-e .", '${MEASURE_CONFIG:+--config "$MEASURE_CONFIG"}': ""})
+    # with this project's inputs (install "-e .", no config, no site: its mkdocs.yml names mkdocs) the install,
+    # measure and build steps are the README's main job
+    rc, site, _ = _site_outputs(tmp_path, config="mkdocs.yml")
+    assert rc == 0 and site["name"] == "mkdocs" and site["requirement"] == ""
+    shell = {
+        "$MEASURE_INSTALL": "-e .",
+        '${MEASURE_CONFIG:+--config "$MEASURE_CONFIG"}': "",
+        "${{ steps.site.outputs.build }}": site["build"],
+    }
+    runs = _job_runs(measure, **shell)
+    named = {s.get("name"): r for s, r in zip([s for s in measure["steps"] if "run" in s], runs, strict=True)}
     # the README's optional npm step is the workflow's own step, before the install
     optional_npm = f"(command -v npm >/dev/null && {NPM_CI} || true) && "
     assert main_job.startswith(optional_npm)
-    assert " && ".join(runs[1:3]) == main_job.removeprefix(optional_npm)
-    assert runs.index(NPM_CI) < runs.index(runs[1])
-    assert runs[3] == ".venv/bin/measure run --suite wallclock"  # the A/A partner of the main job's run
+    ours = [named["Install measure"], named["Measure and check"], named["Build the site"]]
+    assert " && ".join(ours) == main_job.removeprefix(optional_npm)
+    order = list(named)
+    assert order.index("Install measure") < order.index(SITE_STEP) < order.index("Measure and check")
+    assert runs.index(NPM_CI) < runs.index(named["Install measure"])
+    assert named["Measure the same build again (an A/A pair for the history's noise figures)"] == (
+        ".venv/bin/measure run --suite wallclock"  # the A/A partner of the main job's run
+    )
     steps = {s.get("name", s.get("uses")): s for s in measure["steps"]}
     assert steps["Measure the same build again (an A/A pair for the history's noise figures)"]["if"] == (
         "${{ inputs.publish }}"
@@ -92,12 +132,47 @@ def test_the_reusable_workflow_measures_as_the_readme_does_then_publishes():
     upload = next(s for s in measure["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "${{ inputs.publish }}"
     assert publish["if"] == "${{ inputs.publish && !cancelled() }}" and publish["needs"] == "measure"
-    runs = " ".join(_runs(publish))
+    runs = " ".join(_job_runs(publish, **shell))
     assert "measure merge artifacts --into history/results" in runs and "mkdocs build --strict" in runs
-    assert runs.index("measure merge") < runs.index("measure calibrate history/results --write") < runs.index("mkdocs")
+    built = runs.index(".venv/bin/mkdocs build --strict", runs.index("measure merge"))
+    assert runs.index("measure merge") < runs.index("measure calibrate history/results --write") < built
     assert "git push origin results" in runs
+    build = _step(publish, "Build the site from the whole history")
+    assert build["run"] == "${{ steps.site.outputs.build }}" and build["env"]["MEASURE_RESULTS"] == "history/results"
+    assert build["env"]["MEASURE_CACHE"] == ".cache/measure"  # the cache the step before restores
     assert publish["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     assert publish["steps"][-1]["uses"].startswith("actions/deploy-pages@")
+
+
+@pytest.mark.parametrize(
+    ("site", "config", "name"),
+    [
+        ("", None, "mkdocs"),
+        ("", "mkdocs.yml", "mkdocs"),
+        ("", "properdocs.yml", "properdocs"),
+        ("", "zensical.toml", "zensical"),
+        ("zensical", "mkdocs.yml", "zensical"),  # Zensical reading a mkdocs.yml: the input names it
+        ("properdocs", None, "properdocs"),
+    ],
+)
+def test_the_site_is_built_by_the_generator_the_input_or_the_site_config_names(tmp_path, site, config, name):
+    import tomllib
+
+    rc, out, _ = _site_outputs(tmp_path, site, config)
+    assert rc == 0 and out["name"] == name
+    from measure.site.hosts import HOSTS
+
+    assert out["build"] == " && ".join(f".venv/bin/{part}" for part in HOSTS[name].build.split(" && "))
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert out["requirement"] == ("" if name == "mkdocs" else extras[name][0])  # the range the tests ran
+    assert extras[name][0] in extras["test"] if name != "mkdocs" else True
+    publish_step = _step(REUSABLE["jobs"]["publish"], SITE_STEP)
+    assert publish_step == _step(REUSABLE["jobs"]["measure"], SITE_STEP)  # one rule in both jobs
+
+
+def test_an_unknown_site_generator_fails_the_step_naming_it(tmp_path):
+    rc, out, said = _site_outputs(tmp_path, "hugo")
+    assert rc == 1 and out == {} and "site: 'hugo': expected mkdocs, properdocs or zensical" in said
 
 
 def test_the_reusable_workflow_compares_pull_requests_with_the_merge_base_and_gates():

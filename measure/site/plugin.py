@@ -1,13 +1,13 @@
-"""The mkdocs plugin: RESULTS pages generated from the records at build time, never written into docs/.
+"""The mkdocs plugin (mkdocs 1.6 and ProperDocs): the site source of :mod:`measure.site.source`, generated
+at build time and never written into docs/.
 
-It brings everything the pages need, so a site needs only ``theme: material`` and
-``plugins: [search, measure]``: the templates (inside the installed package),
-the chart script and stylesheet (added to ``extra_javascript`` / ``extra_css``
-and served, with plotly.min.js, from the site itself), and the nav section for
-the pages of :data:`render.PAGES` (unless the site's own nav lists them).
-``on_files`` adds every page as ``File.generated`` (mkdocs >= 1.6), plus
-``metrics.json``; ``on_serve`` watches the results folder, so a new record shows
-up in an open ``mkdocs serve`` tab.
+A thin wrapper: the pages, their data and their assets are the files ``measure render``
+writes for Zensical, handed to mkdocs as ``File.generated`` under the ``prefix`` folder,
+so every host builds the same pages. What only a host can do stays here: the nav section
+for the pages of :data:`render.PAGES` (unless the site's own nav lists them), the summary
+for ``<!-- measure:summary -->`` in the site's own pages, the Markdown extensions the
+pages need, and ``on_serve`` watching the results folder, so a new record shows up in an
+open ``mkdocs serve`` tab.
 """
 
 from __future__ import annotations
@@ -25,31 +25,13 @@ from mkdocs.structure.files import File, Files, InclusionLevel, file_sort_key
 from mkdocs.utils import nest_paths
 
 from measure.errors import MeasureError, SettingError
-from measure.site.render import PAGES, PREFIX, TEMPLATES, render_results
+from measure.site.render import PAGES, PREFIX, TEMPLATES
+from measure.site.source import site_source
 
-ASSETS = Path(__file__).resolve().parent / "assets"
-"""The chart script and stylesheet, shipped inside the package."""
-PLOTLY_JS = "assets/javascripts/plotly.min.js"
-SCRIPTS = ("assets/javascripts/measure.js",)
-"""The script that draws every figure; it fetches plotly.js (served beside it) only on pages with a chart."""
-STYLES = ("assets/stylesheets/measure.css",)
 MARKER = "<!-- measure:summary -->"
 """Where a site's own page (Home) gets the summary of its records."""
-
-
-def plotly_js() -> Path:
-    """The plotly.min.js the plotly package ships: the site loads it locally, never from a CDN."""
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise PluginError(f"{path}: plotly.min.js not found in the installed plotly package")
-    return path
-
-
-def _asset_sources() -> dict[str, Path]:
-    """Site path -> the file it is served from."""
-    return {PLOTLY_JS: plotly_js()} | {uri: ASSETS / PurePosixPath(uri).name for uri in (*SCRIPTS, *STYLES)}
+EXTENSIONS = ("attr_list", "admonition", "tables", "toc")
+"""The Markdown extensions the pages are written for (anchors and the asset block, notes, tables, headings)."""
 
 
 def _nav_paths(item: Any) -> Iterator[str]:
@@ -106,9 +88,11 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
     def on_config(self, config):
         if not config.site_url and os.environ.get("MEASURE_SITE_URL"):  # what the reusable workflow deploys to
             config.site_url = os.environ["MEASURE_SITE_URL"].rstrip("/") + "/"
-        scripts = {str(s) for s in config.extra_javascript}
-        config.extra_javascript.extend(uri for uri in SCRIPTS if uri not in scripts)
-        config.extra_css.extend(uri for uri in STYLES if uri not in config.extra_css)
+        names = {
+            str(e).rsplit(".", 1)[-1] if str(e).startswith("markdown.extensions.") else str(e)
+            for e in config.markdown_extensions
+        }
+        config.markdown_extensions.extend(e for e in EXTENSIONS if e not in names)
         return config
 
     def _setting(self, config, name: str, resolved: Path | None = None) -> str:
@@ -142,10 +126,9 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
                 "(expected overview.md.j2 and the others)"
             )
         try:
-            pages, metrics, self._home = render_results(
+            source = site_source(
                 results,
                 templates,
-                self.config.prefix,
                 self._cache(config),
                 missing_ok=not explicit,
                 reference_machine=self.config.reference_machine or None,
@@ -155,13 +138,21 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
             raise PluginError(f"measure: {where}: {exc.problem}") from exc
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
+        self._home = source.home
+        theirs = [f for f in (files.get_file_from_path(self._uri(p)) for p in (*source.texts, *source.copies)) if f]
+        if theirs:  # never replace a file of the docs folder silently (a folder measure render wrote, or the user's)
+            raise PluginError(
+                f"measure: {theirs[0].abs_src_path}: the plugin generates this file itself; build a folder that "
+                "`measure render` wrote without the plugin, or move the file away"
+            )
         fixed = {self._uri(p.path) for p in PAGES}
-        for path, text in pages.items():
-            inclusion = InclusionLevel.UNDEFINED if path in fixed else InclusionLevel.NOT_IN_NAV  # runs: linked
-            files.append(File.generated(config, path, content=text, inclusion=inclusion))
-        for uri, source in _asset_sources().items():
-            files.append(File.generated(config, uri, abs_src_path=str(source)))
-        files.append(File.generated(config, "metrics.json", content=metrics))
+        for path, text in source.texts.items():
+            uri = self._uri(path)
+            linked = path.endswith(".md") and uri not in fixed  # run, month and machine pages: linked, not in the nav
+            inclusion = InclusionLevel.NOT_IN_NAV if linked else InclusionLevel.UNDEFINED
+            files.append(File.generated(config, uri, content=text, inclusion=inclusion))
+        for path, src in source.copies.items():
+            files.append(File.generated(config, self._uri(path), abs_src_path=str(src)))
         config["nav"] = self._nav(config["nav"], files, fixed)
         return files
 

@@ -79,24 +79,26 @@ RUN_PAGE = "run.md.j2"
 
 
 def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> dict[str, str]:
-    """Page path (relative to docs) -> Markdown."""
+    """Page path (under ``prefix``; ``""``: relative to the folder of pages) -> Markdown, and the data files."""
+
+    def at(path: str) -> str:
+        return f"{prefix}/{path}" if prefix else path
+
     try:
-        pages = {
-            f"{prefix}/{p.path}": env.get_template(p.template).render(page=getattr(site, p.context)) for p in PAGES
-        }
+        pages = {at(p.path): env.get_template(p.template).render(page=getattr(site, p.context)) for p in PAGES}
         machine_tpl = env.get_template("history-machine.md.j2")
         for slug, page in site.history_pages.items():
-            pages[f"{prefix}/history/{slug}.md"] = machine_tpl.render(page=page)
+            pages[at(f"history/{slug}.md")] = machine_tpl.render(page=page)
         month_tpl = env.get_template("runs-month.md.j2")
         for slug, page in site.months.items():
-            pages[f"{prefix}/runs/{slug}.md"] = month_tpl.render(page=page)
+            pages[at(f"runs/{slug}.md")] = month_tpl.render(page=page)
         run_tpl = env.get_template(RUN_PAGE)
         for slug, page in site.runs:
-            pages[f"{prefix}/runs/{slug}.md"] = run_tpl.render(page=page)
+            pages[at(f"runs/{slug}.md")] = run_tpl.render(page=page)
     except jinja2.TemplateError as exc:
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
         raise MeasureError(f"template error{where}: {exc}") from exc
-    pages.update({f"{prefix}/{path}": text for path, text in site.files.items()})
+    pages.update({at(path): text for path, text in site.files.items()})
     return pages
 
 
@@ -104,18 +106,18 @@ def render_results(
     results: Path,
     templates: Path = TEMPLATES,
     prefix: str = PREFIX,
-    cache: Path | None = None,
+    cache: Path | Cache | None = None,
     missing_ok: bool = False,
     reference_machine: str | None = None,
 ) -> tuple[dict[str, str], str, str]:
     """Pages, the metrics.json text and the Home summary (Markdown, links under ``results/``) of a results tree.
 
-    ``cache``: the summary cache folder (None: summaries live for this build only).
-    A missing results folder is an error unless ``missing_ok`` (the default
+    ``cache``: the summary cache folder (None: summaries live for this build only), or a cache
+    kept between renders. A missing results folder is an error unless ``missing_ok`` (the default
     ``results`` of a fresh checkout, before any run): then the pages say "no run".
     ``reference_machine``: the machine the Overview answers for (default: the most complete records).
     """
-    store = Cache(cache)
+    store = cache if isinstance(cache, Cache) else Cache(cache)
     loaded = Loaded(results, [], {}) if missing_ok and not results.exists() else load_results(results, store)
     site = build_site(loaded, store, reference_machine)
     env = environment(templates)

@@ -1,20 +1,28 @@
-/* measure's charts. plotly.js (4.8 MB) is fetched only by pages that draw a chart, after the page has painted,
-   from the site itself. Material's instant navigation swaps pages without a reload, so drawing runs on each
-   document$ emission, and again with the other axis colours when the palette toggles. */
+/* measure's charts. Each page loads this script itself (measure/site/loader.py: a hidden paragraph of links the
+   site generator resolved, and a one-line loader), once per tab. plotly.js (4.8 MB) is fetched only by pages that
+   draw a chart, after the page has painted, from the site itself, at the URL the page's own link gives it.
+   Material's (and Zensical's) instant navigation swaps pages without a reload, so drawing runs on each document$
+   emission, and again with the other axis colours when the palette toggles. */
 (function () {
+  if (window.measureCharts) return;  /* loaded twice (two loaders raced): the first one draws */
   var here = document.currentScript && document.currentScript.src;
-  var plotlySrc = here ? here.replace(/measure\.js(\?.*)?$/, "plotly.min.js") : "assets/javascripts/plotly.min.js";
+  var fallback = here ? here.replace(/measure\.js(\?.*)?$/, "plotly.min.js") : "plotly.min.js";
   var loading = null;
+
+  function plotlySrc() {
+    var link = document.querySelector('p.measure-assets a[href$="plotly.min.js"]');
+    return link ? link.href : fallback;
+  }
 
   function plotly() {
     if (window.Plotly) return Promise.resolve(window.Plotly);
     if (!loading) {
       loading = new Promise(function (resolve, reject) {
         var s = document.createElement("script");
-        s.src = plotlySrc;
+        s.src = plotlySrc();
         s.async = true;
         s.onload = function () { resolve(window.Plotly); };
-        s.onerror = reject;
+        s.onerror = function (e) { loading = null; reject(e); };
         document.head.appendChild(s);
       });
     }
@@ -70,12 +78,15 @@
     });
   }
 
-  if (typeof document$ !== "undefined") {
-    document$.subscribe(draw);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", draw);
-  } else {
-    draw();
+  function start() {
+    /* Material's bundle defines document$ (a replay subject: a late subscriber draws the current page at once);
+       any other host gets one draw per page load */
+    if (typeof document$ !== "undefined") document$.subscribe(draw);
+    else draw();
+    new MutationObserver(draw).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
   }
-  new MutationObserver(draw).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+
+  window.measureCharts = { draw: draw };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
