@@ -181,23 +181,27 @@ def test_render_watch_renders_again_when_a_record_arrives(both_suites, tmp_path)
     argv = [sys.executable, "-m", "measure", "render", "--results", str(results), "--out", str(out)]
     proc = subprocess.Popen([*argv, "--watch", "--interval", "0.2"], stdout=log, stderr=subprocess.STDOUT, env=env)
 
-    def appears(path: Path, deadline: float) -> bool:
+    def said() -> str:
+        return (tmp_path / "watch.log").read_text(encoding="utf-8")
+
+    def until(done, seconds: float = 120) -> bool:
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if path.is_file():
+            if done():
                 return True
             time.sleep(0.2)
         return False
 
     try:
-        assert appears(out / "runs" / f"{_slug(doc)}.md", time.monotonic() + 120), (tmp_path / "watch.log").read_text()
+        assert until(lambda: (out / "runs" / f"{_slug(doc)}.md").is_file()), said()
         newer = _later(doc, 3600)
         write_atomic(results / newer["machine_id"] / f"{newer['run_id']}.json", newer)
-        assert appears(out / "runs" / f"{_slug(newer)}.md", time.monotonic() + 120), (
-            tmp_path / "watch.log"
-        ).read_text()
+        assert until(lambda: (out / "runs" / f"{_slug(newer)}.md").is_file()), said()
+        # the page is written before the render reports it: wait for the report, not only the file
+        assert until(lambda: said().count("written") == 2), said()
     finally:
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
-    said = (tmp_path / "watch.log").read_text(encoding="utf-8")
-    assert f"watching {results}" in said and said.count("written") == 2 and "Traceback" not in said
+    text = said()
+    assert f"watching {results}" in text and text.count("written") == 2 and "Traceback" not in text
