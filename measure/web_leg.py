@@ -145,7 +145,7 @@ class WebRuntime:
             if ready.get("status") == "skipped":
                 raise LegUnavailable(ready.get("reason", "playwright-core is not installed"))
             if ready.get("status") != "ready":
-                raise LegUnavailable(ready.get("reason") or self._tail() or "the browser did not start")
+                raise LegFailed(f"{RUNTIME}: {ready.get('reason') or self._tail() or 'the browser did not start'}")
             self.host: str = ready["browser"]
             self.server = LoopbackServer()
             self.server.add_file("/index.html", PAGE)

@@ -133,7 +133,7 @@ def test_without_node_on_path_the_leg_is_skipped_and_the_site_builds(tmp_path, m
 
 def test_node_leg_off_in_the_config_records_one_leg(tmp_path):
     config = write_config(tmp_path, rows=2, repeats=2)
-    config.write_text(config.read_text(encoding="utf-8") + "node_leg = false\n", encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8") + "node_leg = false\nweb_leg = false\n", encoding="utf-8")
     doc = load_record(run(load_config(config), ["framing"], tmp_path / "results", argv=["test"]))
     assert [leg["runtime"] for leg in doc["framing"]["legs"]] == ["onnxruntime"]
 

@@ -308,6 +308,17 @@ def test_without_the_browser_the_leg_is_skipped_with_the_reason(tmp_path):
     assert "Runtime × precision" in page and "was not found" in page
 
 
+@needs_web
+def test_a_browser_that_does_not_start_fails_the_leg_with_the_reason(tmp_path):
+    config = write_config(tmp_path, rows=1, repeats=2)
+    text = config.read_text(encoding="utf-8") + f"node_leg = false\nbrowser = {json.dumps(shutil.which('false'))}\n"
+    config.write_text(text, encoding="utf-8")
+    doc = load_record(run(load_config(config), ["framing"], tmp_path / "results", argv=["test"]))
+    _, web = doc["framing"]["legs"]
+    assert (web["status"], web["tiers"]) == ("failed", [])
+    assert web["reason"].startswith("onnxruntime-web: the browser ") and "did not start" in web["reason"]
+
+
 def test_without_the_npm_packages_the_leg_says_how_to_install_them(tmp_path, monkeypatch):
     monkeypatch.setattr(web_leg, "package_places", lambda: [tmp_path])
     with pytest.raises(node_leg.LegUnavailable, match=r"onnxruntime-web is not installed .*npm ci --ignore-scripts"):

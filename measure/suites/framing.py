@@ -152,7 +152,7 @@ class NodeLeg:
 
     def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
-        if self.out["status"] == "skipped":
+        if self.out["status"] != "measured":
             return
         rows = []
         for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
@@ -200,7 +200,11 @@ class WebLeg(NodeLeg):
     language = "browser"
 
     def _open(self, config: FramingConfig) -> None:
-        self.web = web_leg.WebRuntime(config.browser, node=config.node)
+        try:
+            self.web = web_leg.WebRuntime(config.browser, node=config.node)
+        except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
+            self.out.update(status="failed", reason=str(exc))
+            return
         self.out["host"] = self.web.host
 
     def _run(self, tier: Tier, rows: list[node_leg.NodeRow]) -> dict[str, Any]:

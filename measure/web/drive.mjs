@@ -35,9 +35,8 @@ let browser;
 try {
   browser = await chromium.launch({
     executablePath: browserPath,
-    headless: true,
+    headless: true, // playwright adds --no-sandbox (its default), which root and containers need
     args: [
-      "--no-sandbox",
       "--disable-gpu",
       "--disable-background-networking",
       "--disable-component-update",
