@@ -107,6 +107,20 @@ def external_data(graph: Path) -> list[str]:
     return names
 
 
+def warmup_graph() -> bytes:
+    """The smallest graph (one Identity): the page loads it first, so onnxruntime-web's wasm is compiled and
+    started before the first tier (while the Python leg decodes it), not inside that tier's decodes."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "warmup", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
 class WebRuntime:
     """One browser and one loopback server for a whole leg; each tier gets a page of its own.
 
@@ -114,8 +128,13 @@ class WebRuntime:
     :func:`measure.node_leg.run_tier` plus the page's execution facts.
     """
 
-    def __init__(self, browser: str = "chromium", *, node: str = "node", timeout_s: float = 900.0) -> None:
+    def __init__(
+        self, browser: str = "chromium", *, node: str = "node", threads: int = 0, timeout_s: float = 900.0
+    ) -> None:
+        """Start the server and the browser; the page starts loading (and onnxruntime-web's wasm with
+        ``threads``, 0 for its default) at once, while the caller goes on with the Python leg."""
         self.timeout_s = timeout_s
+        self.threads = threads
         browser_path = find_browser(browser)
         executable = node_leg.find_node(node)
         self.dist = find_package("onnxruntime-web") / "node_modules" / "onnxruntime-web" / "dist"
@@ -123,11 +142,19 @@ class WebRuntime:
         missing = [f for f in ORT_FILES if not (self.dist / f).is_file()]
         if missing:
             raise LegUnavailable(f"onnxruntime-web at {self.dist} lacks {', '.join(missing)}; reinstall it")
+        self.server: LoopbackServer | None = LoopbackServer()
+        self.server.add_file("/index.html", PAGE)
+        self.server.add_file("/page.mjs", PAGE_SCRIPT)
+        self.server.add_file("/framing-core.mjs", CORE)
+        self.server.add_bytes("/warmup.onnx", warmup_graph(), "application/octet-stream")
+        for name in ORT_FILES:
+            self.server.add_file(f"/ort/{name}", self.dist / name)
+        self.page = self.server.url(f"/index.html?threads={int(threads)}")
         self._stderr: deque[str] = deque(maxlen=20)
         self._lines: queue.Queue[str | None] = queue.Queue()
         try:
             self._proc = subprocess.Popen(
-                [executable, str(DRIVER), browser_path, str(root)],
+                [executable, str(DRIVER), browser_path, str(root), self.page],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -136,10 +163,10 @@ class WebRuntime:
                 env=os.environ.copy(),
             )
         except OSError as exc:
+            self.server.close()
             raise LegUnavailable(f"Node.js ({executable}) cannot be started: {exc.strerror}") from exc
         threading.Thread(target=self._read, args=(self._proc.stdout, self._lines), daemon=True).start()
         threading.Thread(target=self._drain, daemon=True).start()
-        self.server: LoopbackServer | None = None
         try:
             ready = self._next(START_TIMEOUT_S, "starting the browser")
             if ready.get("status") == "skipped":
@@ -147,12 +174,6 @@ class WebRuntime:
             if ready.get("status") != "ready":
                 raise LegFailed(f"{RUNTIME}: {ready.get('reason') or self._tail() or 'the browser did not start'}")
             self.host: str = ready["browser"]
-            self.server = LoopbackServer()
-            self.server.add_file("/index.html", PAGE)
-            self.server.add_file("/page.mjs", PAGE_SCRIPT)
-            self.server.add_file("/framing-core.mjs", CORE)
-            for name in ORT_FILES:
-                self.server.add_file(f"/ort/{name}", self.dist / name)
         except BaseException:
             self.close()
             raise
@@ -191,7 +212,7 @@ class WebRuntime:
         return answer
 
     def request(self, tier: Tier, rows: list[NodeRow], blocks: list[int | str], **extra: Any) -> dict[str, Any]:
-        """What the page reads: the Node leg's request, minus local paths, plus the thread count to ask for."""
+        """What the page reads: the Node leg's request, minus local paths, plus the graphs' external data files."""
         described = node_leg.describe(tier)
         del described["folder"]  # the page fetches files by name from the server, never by path
         graphs = [described["encoder"]["file"], *described["decoder"]["files"]]
@@ -204,7 +225,6 @@ class WebRuntime:
             | node_leg.request_rows(rows, blocks, extra.pop("timing_repeats", 0))
             | {
                 "tier": tier.name,
-                "threads": int(tier.config.intra_op_threads or 0),
                 "external_data": external,
             }
             | extra
@@ -244,7 +264,7 @@ class WebRuntime:
             tier, rows, blocks, timing_repeats=timing_repeats, return_first_row_logits=first_row_logits
         )
         with self.serving(tier, request) as token:
-            visit = {"url": self.server.url("/index.html"), "token": token, "timeout_ms": int(self.timeout_s * 1000)}
+            visit = {"url": self.page, "token": token, "timeout_ms": int(self.timeout_s * 1000)}
             assert self._proc.stdin is not None
             try:
                 self._proc.stdin.write(json.dumps(visit) + "\n")

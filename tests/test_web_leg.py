@@ -53,7 +53,7 @@ needs_web = pytest.mark.skipif(
 def web():
     if not _web_ready():
         pytest.skip("no Chromium, Node.js or npm packages here")
-    with web_leg.WebRuntime(CHROMIUM) as runtime:
+    with web_leg.WebRuntime(CHROMIUM, threads=1) as runtime:
         yield runtime
 
 
@@ -196,7 +196,7 @@ def test_quantized_tiers_are_measured_in_the_browser_not_assumed(web, folder, go
 def test_threads_are_what_the_isolated_page_gets(tmp_path, golden):
     tier = load_tier(bundled.SMALL_FP32, SessionConfig(intra_op_threads=2))
     rows, _ = _rows(tier, golden, [0])
-    with web_leg.WebRuntime(CHROMIUM) as fresh:  # threads are set when a page's wasm starts
+    with web_leg.WebRuntime(CHROMIUM, threads=2) as fresh:  # threads are set when a page's wasm starts
         execution = fresh.run_tier(tier, rows, [2])["execution"]
     assert execution["cross_origin_isolated"] is True  # COOP/COEP from the loopback server
     assert (execution["threads_requested"], execution["threads"]) == (2, 2)

@@ -194,14 +194,19 @@ class NodeLeg:
 
 # --- the onnxruntime-web leg (issue 30): the same facts in a Chromium page, one browser for the run ---
 class WebLeg(NodeLeg):
-    """The onnxruntime-web leg: a browser and a loopback server for the whole run, a page per tier."""
+    """The onnxruntime-web leg: one browser, one loopback server and one page (reloaded after a failure) per run."""
 
     runtime = web_leg.RUNTIME
     language = "browser"
 
+    def __init__(self, config: FramingConfig, blocks: list[int | str], threads: int = 0) -> None:
+        self.threads = threads
+        """The sessions' intra-op threads: the page's wasm threads (0: onnxruntime-web's default)."""
+        super().__init__(config, blocks)
+
     def _open(self, config: FramingConfig) -> None:
         try:
-            self.web = web_leg.WebRuntime(config.browser, node=config.node)
+            self.web = web_leg.WebRuntime(config.browser, node=config.node, threads=self.threads)
         except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
             self.out.update(status="failed", reason=str(exc))
             return
@@ -287,8 +292,9 @@ def run_framing(
     python["tiers"] = []
     out.update({"blocks": blocks, "legs": [python], "acceptance": []})
     others = [NodeLeg(config, blocks)] if config.node_leg else []
-    if config.web_leg:  # issue 30: the browser leg
-        others.append(WebLeg(config, blocks))
+    if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
+        threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0
+        others.append(WebLeg(config, blocks, threads))
     out["legs"].extend(leg.out for leg in others)
     total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs)
     done = 0

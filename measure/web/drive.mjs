@@ -5,7 +5,8 @@
 // stdout. The page is loaded once and kept while tiers succeed (onnxruntime-web's wasm starts once);
 // after a failure or a timeout the next tier gets a freshly loaded page.
 //
-// argv: BROWSER (the executable) ROOT (the folder whose node_modules holds playwright-core).
+// argv: BROWSER (the executable) ROOT (the folder whose node_modules holds playwright-core) PAGE (the
+// page's URL: it is loaded at once, so onnxruntime-web's wasm starts while Python decodes the first tier).
 // stdout: first {"status": "ready", "browser": ...}, then one answer per request line.
 // Exit status: 0 stdin closed; 3 playwright-core is not installed; 1 the browser did not start
 // (stdout's JSON line gives the reason).
@@ -15,7 +16,7 @@ import path from "node:path";
 import process from "node:process";
 import readline from "node:readline";
 
-const [browserPath, root] = process.argv.slice(2);
+const [browserPath, root, pageUrl] = process.argv.slice(2);
 const say = (answer) => process.stdout.write(JSON.stringify(answer) + "\n");
 const firstLine = (err) => String(err?.message ?? err).split("\n")[0];
 
@@ -48,25 +49,28 @@ try {
   say({ status: "failed", reason: `the browser ${browserPath} did not start: ${firstLine(err)}` });
   process.exit(1);
 }
-say({ status: "ready", browser: `Chromium ${browser.version()} (headless)` });
-
 const context = await browser.newContext();
 let page = null;
+let loading = null;
 let errors = [];
 
-async function load(url) {
-  page = await context.newPage();
-  errors = [];
-  page.on("pageerror", (err) => errors.push(firstLine(err)));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text().split("\n")[0]));
-  await page.goto(url);
-  await page.waitForFunction(() => window.measureReady === true, null, { timeout: 60000, polling: 50 });
+function load(url) {
+  loading = (async () => {
+    page = await context.newPage();
+    errors = [];
+    page.on("pageerror", (err) => errors.push(firstLine(err)));
+    page.on("console", (m) => m.type() === "error" && errors.push(m.text().split("\n")[0]));
+    await page.goto(url);
+    await page.waitForFunction(() => window.measureReady === true, null, { timeout: 120000, polling: 50 });
+  })();
+  return loading;
 }
 
 async function visit(url, token, timeout) {
   let timer;
   try {
-    if (page === null || page.url().split("?")[0] !== url) await load(url);
+    if (loading === null) load(url);
+    await loading;
     const late = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer in ${timeout / 1000} s`)), timeout);
     });
@@ -85,8 +89,12 @@ async function visit(url, token, timeout) {
 async function drop() {
   const old = page;
   page = null;
+  loading = null;
   await old?.close().catch(() => {});
 }
+
+say({ status: "ready", browser: `Chromium ${browser.version()} (headless)` });
+load(pageUrl).catch(() => {}); // its failure is reported by the first tier that waits for it
 
 for await (const line of readline.createInterface({ input: process.stdin })) {
   if (!line.trim()) continue;

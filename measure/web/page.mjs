@@ -29,10 +29,6 @@ async function bytes(url, name) {
 
 async function measure(token) {
   const request = JSON.parse(new TextDecoder().decode(await bytes(`requests/${token}.json`, "the request")));
-  // read by onnxruntime-web when its wasm starts (the first session of the page), the same for every tier
-  if (request.threads > 0) ort.env.wasm.numThreads = request.threads; // else onnxruntime-web's default
-  ort.env.wasm.proxy = false;
-  ort.env.logLevel = "error";
   const base = `tiers/${token}/`;
   const sessions = [];
   const open = async (file) => {
@@ -64,7 +60,7 @@ async function measure(token) {
       execution: {
         provider: "wasm",
         threads: ort.env.wasm.numThreads, // what onnxruntime-web settled on when its wasm started
-        threads_requested: request.threads > 0 ? request.threads : null,
+        threads_requested: THREADS > 0 ? THREADS : null,
         cross_origin_isolated: globalThis.crossOriginIsolated === true,
         simd: WebAssembly.validate(SIMD_PROBE),
         hardware_concurrency: navigator.hardwareConcurrency ?? null,
@@ -82,5 +78,20 @@ window.measureTier = (token) =>
     say(`failed: ${reasonOf(err)}`);
     return { status: "failed", reason: reasonOf(err) };
   });
-say("ready");
+// The threads are the page's, from its URL: onnxruntime-web reads them once, when its wasm starts. It
+// starts here, on the smallest graph, while the Python leg decodes the first tier.
+const THREADS = Number(new URLSearchParams(location.search).get("threads") ?? 0);
+if (THREADS > 0) ort.env.wasm.numThreads = THREADS; // else onnxruntime-web's default
+ort.env.wasm.proxy = false;
+ort.env.logLevel = "error";
+try {
+  const warm = await ort.InferenceSession.create(await bytes("warmup.onnx", "the warm-up graph"), {
+    executionProviders: ["wasm"],
+  });
+  await warm.run({ x: new ort.Tensor("float32", Float32Array.from([1]), [1]) });
+  await warm.release();
+  say("ready");
+} catch (err) {
+  say(`onnxruntime-web did not start: ${reasonOf(err)}`); // the first tier fails with the same words
+}
 window.measureReady = true;
