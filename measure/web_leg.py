@@ -40,8 +40,6 @@ CORE = node_leg.SCRIPT.parent / "framing-core.mjs"
 """The framing facts in JavaScript, shared with the Node leg."""
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 """What the page loads of onnxruntime-web's ``dist/``: the wasm-only build (CPU, SIMD, threads)."""
-_NOT_INSTALLED = 3
-"""drive.mjs's exit status when playwright-core cannot be found."""
 START_TIMEOUT_S = 60.0
 
 
@@ -122,7 +120,7 @@ def warmup_graph() -> bytes:
 
 
 class WebRuntime:
-    """One browser and one loopback server for a whole leg; each tier gets a page of its own.
+    """One browser, one loopback server and one page for a whole leg (the page is reloaded after a failure).
 
     Start it with ``with WebRuntime(...) as web:``; :meth:`run_tier` answers like
     :func:`measure.node_leg.run_tier` plus the page's execution facts.

@@ -21,6 +21,9 @@ const SIMD_PROBE = Uint8Array.from([
 
 const OPT_LEVELS = { disable: "disabled", basic: "basic", extended: "extended", all: "all" };
 
+// The threads are the page's, from its URL: onnxruntime-web reads them once, when its wasm starts.
+const THREADS = Number(new URLSearchParams(location.search).get("threads") ?? 0);
+
 async function bytes(url, name) {
   const r = await fetch(url);
   if (!r.ok) throw new Error(`${name}: the page could not fetch it (HTTP ${r.status} ${r.statusText || ""})`.trim());
@@ -78,9 +81,8 @@ window.measureTier = (token) =>
     say(`failed: ${reasonOf(err)}`);
     return { status: "failed", reason: reasonOf(err) };
   });
-// The threads are the page's, from its URL: onnxruntime-web reads them once, when its wasm starts. It
-// starts here, on the smallest graph, while the Python leg decodes the first tier.
-const THREADS = Number(new URLSearchParams(location.search).get("threads") ?? 0);
+
+// onnxruntime-web's wasm starts here, on the smallest graph, while the Python leg decodes the first tier.
 if (THREADS > 0) ort.env.wasm.numThreads = THREADS; // else onnxruntime-web's default
 ort.env.wasm.proxy = false;
 ort.env.logLevel = "error";
