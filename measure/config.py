@@ -119,9 +119,9 @@ class FramingConfig:
     """The Chromium executable the web leg drives (a path, or a name looked up on PATH); never downloaded."""
     leg_repeats: int = 2
     """Greedy passes over the golden rows each other runtime (Node, browser) times: the one that records the
-    decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two keep
-    the Node leg at its former cost (its single-step replay is now the recording pass) and the browser leg
-    within 30 s on the demo; three or more give each figure a range."""
+    decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add
+    one pass to each leg (the Node leg's single-step replay is now its recording pass, so it pays about one pass
+    more than before); three or more give each figure a range."""
 
 
 @dataclass(frozen=True)
