@@ -120,8 +120,8 @@ class FramingConfig:
     leg_repeats: int = 2
     """Greedy passes over the golden rows each other runtime (Node, browser) times: the one that records the
     decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add
-    one pass to each leg (the Node leg's single-step replay is now its recording pass, so it pays about one pass
-    more than before); three or more give each figure a range."""
+    one timed pass to each leg, which the legs mostly win back by taking the recording pass as their single-step
+    replay; three or more give each figure a range."""
 
 
 @dataclass(frozen=True)
