@@ -243,7 +243,7 @@ def test_a_hostile_golden_row_reaches_the_page_as_data_never_as_markup(web, smal
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(web.server.url("/index.html"))
         assert HOSTILE not in page.content()
-        page.wait_for_function("window.measureReady === true")
+        page.wait_for_function("() => window.measureReady === true")  # a function: the CSP refuses eval
         page.evaluate(  # every text the status line shows while the page decodes
             "() => { window.seen = []; const s = document.getElementById('status');"
             " new MutationObserver(() => window.seen.push(s.textContent))"

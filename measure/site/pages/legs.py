@@ -71,7 +71,7 @@ def _execution(leg: Leg, record: Record) -> str:
 
 
 def _speed(s: Speed | None) -> Md:
-    """The median first; range, passes and the ratio to Python's on a second, smaller line (narrow columns)."""
+    """The median first; the timed passes' range (or "1 pass") and the ratio to Python's on a smaller second line."""
     if s is None:
         return md("-")
     spread = f"[{s.lo:.3f}, {s.hi:.3f}]" if s.passes > 1 else "1 pass"
