@@ -112,7 +112,17 @@ class FramingConfig:
     node_leg: bool = True
     """Also decode every tier under onnxruntime-node; recorded as skipped, with the reason, where it cannot run."""
     node: str = "node"
-    """The Node.js executable, looked up on PATH."""
+    """The Node.js executable, looked up on PATH (it also runs the web leg's browser driver)."""
+    web_leg: bool = True
+    """Also decode every tier under onnxruntime-web in headless Chromium; recorded as skipped, with the reason,
+    where the browser or the npm packages are missing."""
+    browser: str = "chromium"
+    """The Chromium executable the web leg drives (a path, or a name looked up on PATH); never downloaded."""
+    leg_repeats: int = 2
+    """Greedy passes over the golden rows each other runtime (Node, browser) times: the one that records the
+    decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add
+    one timed pass to each leg, which the legs mostly win back by taking the recording pass as their single-step
+    replay; three or more give each figure a range."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ class NodeRow:
     source_ids: list[int]
     prefix: list[int]
     max_new_tokens: int
+    line: int = 0
+    """The golden row's line and source text: the browser page shows them (as text) while it decodes."""
+    source: str = ""
 
 
 def find_node(executable: str = "node") -> str:
@@ -74,6 +77,24 @@ def describe(tier: Tier) -> dict[str, Any]:
     }
 
 
+def request_rows(rows: list[NodeRow], blocks: list[int | str], timing_repeats: int) -> dict[str, Any]:
+    """The part of a request framing-core.mjs reads besides the tier: rows, blocks, timed passes."""
+    return {
+        "blocks": blocks,
+        "rows": [
+            {
+                "source_ids": r.source_ids,
+                "prefix": r.prefix,
+                "max_new_tokens": r.max_new_tokens,
+                "line": r.line,
+                "source": r.source,
+            }
+            for r in rows
+        ],
+        "timing_repeats": timing_repeats,
+    }
+
+
 def run_tier(
     tier: Tier,
     rows: list[NodeRow],
@@ -82,18 +103,17 @@ def run_tier(
     node: str = "node",
     timeout_s: float = 900.0,
     first_row_logits: bool = False,
+    timing_repeats: int = 0,
 ) -> dict[str, Any]:
     """Framing facts and greedy decodes of one tier under onnxruntime-node.
 
     ``first_row_logits`` also returns the single-step logits of the first row, the
-    figure a test holds against Python onnxruntime's.
+    figure a test holds against Python onnxruntime's; ``timing_repeats`` times that many
+    greedy passes over the rows after the one that records the decodes.
     """
     executable = find_node(node)
-    request = describe(tier) | {
-        "blocks": blocks,
-        "rows": [{"source_ids": r.source_ids, "prefix": r.prefix, "max_new_tokens": r.max_new_tokens} for r in rows],
-        "return_first_row_logits": first_row_logits,
-    }
+    request = describe(tier) | request_rows(rows, blocks, timing_repeats)
+    request["return_first_row_logits"] = first_row_logits
     try:
         done = subprocess.run(
             [executable, str(SCRIPT)],

@@ -39,6 +39,15 @@ JSON format history (``schema_version``, kept apart from the tool version):
   absent means ``text``, the source text in, tokenizing included) and
   ``wallclock.cases[].tokenize_s`` (the tokenizing kept out of that region, per
   repeat, per row: the source's encode plus the output's decode to text).
+  Also the onnxruntime-web leg (``runtime`` onnxruntime-web, ``language``
+  browser, ``host`` the browser) and, on the legs after Python's:
+  ``execution`` (the browser leg: ``provider``, ``threads`` used and
+  requested, ``cross_origin_isolated``, ``simd``), per tier ``divergence``
+  (each row whose decode leaves Python's: ``row``, ``line``, ``step``, both
+  tokens, the runtime's ``margin`` and ``python_margin``) and ``timing``
+  (``greedy_ms`` of each greedy pass over the rows, the recording pass first,
+  and ``tokens`` per pass); ``config.framing.web_leg``, ``browser``,
+  ``leg_repeats``.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

@@ -33,7 +33,7 @@ from measure.tree import record_paths
 from measure.verdicts import Verdict, verdicts
 from measure.writing import write_bytes
 
-ANALYSIS_VERSION = 6
+ANALYSIS_VERSION = 7
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 

@@ -322,13 +322,31 @@ def framing_verdicts(record: Record, policy: Policy) -> list[Verdict]:
 
 
 RUNTIME_QUESTION = "Does another runtime decode these artifacts like Python onnxruntime?"
+BROWSER_QUESTION = "Are decodes unchanged in the browser?"
+"""The onnxruntime-web leg's greedy parity, its own question: the tier a page would actually run."""
+
+
+def _parity_question(leg: Leg) -> tuple[str, str]:
+    """(topic, question) of a leg's greedy-decode parity with Python onnxruntime."""
+    return ("browser-parity", BROWSER_QUESTION) if leg.browser else ("runtime-parity", RUNTIME_QUESTION)
+
+
+def _first_divergence(t: FramingTier) -> str:
+    """Where the first differing row parts from Python's decode, and how close the call was on both sides."""
+    if not t.divergence:
+        return ""
+    d = t.divergence[0]
+    where = f"line {d.line}" if d.line is not None else f"row {d.row + 1}"
+    python = f", Python's {d.python_margin:.3g}" if d.python_margin is not None else ""
+    return f"; first divergence: {where}, token {d.step + 1} (logit margin {d.margin:.3g}{python})"
 
 
 def _not_measured(leg: Leg, t: FramingTier | None) -> Verdict:
     what = leg if t is None else t
+    topic, question = _parity_question(leg)
     return Verdict(
-        "runtime-parity",
-        RUNTIME_QUESTION,
+        topic,
+        question,
         leg.runtime if t is None else f"{t.tier} under {leg.runtime}",
         leg.runtime,
         "info",
@@ -364,16 +382,17 @@ def runtime_verdicts(record: Record, policy: Policy) -> list[Verdict]:
                 continue
             same = sum(x == y for x, y in zip(ref.output_ids, t.output_ids, strict=False))
             rows = len(ref.output_ids)
+            topic, question = _parity_question(leg)
             out.append(
                 Verdict(
-                    "runtime-parity",
-                    RUNTIME_QUESTION,
+                    topic,
+                    question,
                     subject,
                     t.tier,
                     "success" if same == rows else "failure" if t.fp32 else "warning",
                     f"{'yes' if same == rows else 'no'}: {same}/{rows} greedy decodes identical",
                     "the runtime's greedy decode of every golden row equals Python onnxruntime's, token by token",
-                    f"{same}/{rows} rows",
+                    f"{same}/{rows} rows{_first_divergence(t) if same != rows else ''}",
                     same / rows if rows else None,
                 )
             )

@@ -102,7 +102,7 @@ def test_missing_onnxruntime_node_is_unavailable_with_the_fix(tmp_path, monkeypa
 @needs_ort_node
 def test_the_suite_records_both_legs_with_runtime_versions(both_suites):
     doc, _ = both_suites
-    python, node = doc["framing"]["legs"]
+    python, node, *_ = doc["framing"]["legs"]  # then the browser leg, where it runs
     assert (python["runtime"], python["version"]) == ("onnxruntime", doc["environment"]["onnxruntime"])
     assert (node["runtime"], node["version"], node["status"]) == ("onnxruntime-node", "1.30.0", "measured")
     assert node["host"].startswith("Node.js v")
@@ -137,7 +137,7 @@ def test_without_node_on_path_the_leg_is_skipped_and_the_site_builds(tmp_path, m
 
 def test_node_leg_off_in_the_config_records_one_leg(tmp_path):
     config = write_config(tmp_path, rows=2, repeats=2)
-    config.write_text(config.read_text(encoding="utf-8") + "node_leg = false\n", encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8") + "node_leg = false\nweb_leg = false\n", encoding="utf-8")
     doc = load_record(run(load_config(config), ["framing"], tmp_path / "results", argv=["test"]))
     assert [leg["runtime"] for leg in doc["framing"]["legs"]] == ["onnxruntime"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from statistics import median
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -96,14 +97,20 @@ def _print_framing(r, w: int, pw: int) -> None:
         )
         _print(f"  {t.tier:<{w}}{t.precision:<{pw}}{cells}")
     for leg in r.legs[1:]:
-        _print(f"\n{leg.runtime} {leg.version or ''} leg: {leg.status}  {leg.reason}".rstrip())
+        host = f" on {leg.host}" if leg.host else ""
+        _print(f"\n{leg.runtime} {leg.version or ''} leg{host}: {leg.status}  {leg.reason}".rstrip())
+        if leg.execution:
+            e = leg.execution
+            isolated = "cross-origin isolated" if e.cross_origin_isolated else "not isolated"
+            _print(f"  {e.provider}, {e.threads} thread(s), {isolated}, SIMD {'on' if e.simd else 'off'}")
         for t in leg.tiers:
             if not t.measured:
                 _print(f"  {t.tier:<{w}}{t.status}: {t.reason}")
                 continue
+            speed = f"; greedy {median(t.timing.ms_per_token):.3f} ms/token" if t.timing else ""
             _print(
                 f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
-                f"(present |diff| <= {t.present_max_abs_diff:.1e})"
+                f"(present |diff| <= {t.present_max_abs_diff:.1e}){speed}"
             )
     _print("\nacceptance (probe / runtime), output preservation")
     aw = max([28, *(len(a.name) + 2 for a in r.framing.acceptance)])

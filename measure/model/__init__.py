@@ -11,7 +11,21 @@ Simple sums that several pages print (argmax agreement, rows whose decode
 framing leaves unchanged) are properties of the part they sum, written once.
 """
 
-from measure.model.framing import FP32, Acceptance, Block, Counts, Differing, Framing, FramingTier, Leg, Miss, Quality
+from measure.model.framing import (
+    FP32,
+    Acceptance,
+    Block,
+    Counts,
+    Differing,
+    Divergence,
+    Execution,
+    Framing,
+    FramingTier,
+    Leg,
+    LegTiming,
+    Miss,
+    Quality,
+)
 from measure.model.instructions import Instructions, InstructionTier
 from measure.model.read import from_document
 from measure.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
@@ -37,7 +51,9 @@ __all__ = [
     "Config",
     "Counts",
     "Differing",
+    "Divergence",
     "Environment",
+    "Execution",
     "Framing",
     "FramingTier",
     "Git",
@@ -47,6 +63,7 @@ __all__ = [
     "LayoutPair",
     "LayoutVariant",
     "Leg",
+    "LegTiming",
     "Machine",
     "Miss",
     "Pairing",

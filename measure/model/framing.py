@@ -49,6 +49,55 @@ class Quality:
 
 
 @dataclass(frozen=True)
+class Divergence:
+    """Where another runtime's greedy decode of one golden row first leaves Python onnxruntime's."""
+
+    row: int
+    """0-based index into the golden rows."""
+    line: int | None
+    step: int
+    """The decoder step (0: the call fed the start token); the output token's 1-based position is step + 1."""
+    token: int
+    """This runtime's argmax there."""
+    expected: int
+    """Python onnxruntime's token (eos where Python stopped)."""
+    margin: float
+    """This runtime's logit of ``token`` minus its logit of ``expected``."""
+    python_margin: float | None
+    """Python onnxruntime's logit of ``expected`` minus its logit of ``token`` at the same step."""
+
+
+@dataclass(frozen=True)
+class LegTiming:
+    """Greedy passes over every golden row under one runtime, the first being the one that recorded the decodes."""
+
+    greedy_ms: tuple[float, ...]
+    tokens: int
+    """Output tokens of one pass."""
+
+    @property
+    def timed_ms(self) -> tuple[float, ...]:
+        """The passes a figure is taken from: all but the first (its calls warm the runtime up), if there are more."""
+        return self.greedy_ms[1:] or self.greedy_ms
+
+    @property
+    def ms_per_token(self) -> tuple[float, ...]:
+        return tuple(ms / max(1, self.tokens) for ms in self.timed_ms)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a runtime ran, as the browser page found it: provider, threads, isolation, SIMD."""
+
+    provider: str
+    threads: int
+    threads_requested: int | None
+    cross_origin_isolated: bool
+    simd: bool
+    hardware_concurrency: int | None
+
+
+@dataclass(frozen=True)
 class FramingTier:
     """One tier's framing facts under one runtime; quality only on the Python leg."""
 
@@ -60,6 +109,10 @@ class FramingTier:
     outputs: tuple[str, ...]
     output_ids: tuple[tuple[int, ...], ...] | None
     quality: Quality | None
+    divergence: tuple[Divergence, ...] = ()
+    """Other runtimes' legs: rows whose greedy decode leaves Python's, where and by what margin."""
+    timing: LegTiming | None = None
+    """Other runtimes' legs: greedy passes timed under that runtime."""
 
     @property
     def measured(self) -> bool:
@@ -109,6 +162,13 @@ class Leg:
     status: str
     reason: str
     tiers: tuple[FramingTier, ...]
+    execution: Execution | None = None
+    """The browser leg: execution provider, threads, cross-origin isolation, SIMD."""
+
+    @property
+    def browser(self) -> bool:
+        """The leg ran in a browser page (onnxruntime-web)."""
+        return self.language == "browser"
 
     @property
     def name(self) -> str:

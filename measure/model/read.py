@@ -11,10 +11,13 @@ from measure.model.framing import (
     Block,
     Counts,
     Differing,
+    Divergence,
+    Execution,
     Framing,
     FramingTier,
     LayerDiff,
     Leg,
+    LegTiming,
     Miss,
     Quality,
 )
@@ -214,6 +217,40 @@ def _framing_tier(t: dict[str, Any]) -> FramingTier:
         outputs=tuple(t.get("outputs", ())),
         output_ids=None if ids is None else tuple(tuple(row) for row in ids),
         quality=_quality(t.get("quality")),
+        divergence=tuple(_divergence(d) for d in t.get("divergence", ())),
+        timing=_leg_timing(t.get("timing")),
+    )
+
+
+def _divergence(d: dict[str, Any]) -> Divergence:
+    python = d.get("python_margin")
+    return Divergence(
+        row=int(d["row"]),
+        line=d.get("line"),
+        step=int(d["step"]),
+        token=int(d["token"]),
+        expected=int(d["expected"]),
+        margin=float(d["margin"]),
+        python_margin=None if python is None else float(python),
+    )
+
+
+def _leg_timing(t: dict[str, Any] | None) -> LegTiming | None:
+    if not t:
+        return None
+    return LegTiming(tuple(float(ms) for ms in t["greedy_ms"]), int(t["tokens"]))
+
+
+def _execution(e: dict[str, Any] | None) -> Execution | None:
+    if not e:
+        return None
+    return Execution(
+        provider=e["provider"],
+        threads=int(e["threads"]),
+        threads_requested=e.get("threads_requested"),
+        cross_origin_isolated=bool(e["cross_origin_isolated"]),
+        simd=bool(e["simd"]),
+        hardware_concurrency=e.get("hardware_concurrency"),
     )
 
 
@@ -243,6 +280,7 @@ def _framing(fr: dict[str, Any] | None) -> Framing | None:
             status=leg["status"],
             reason=leg.get("reason", ""),
             tiers=tuple(_framing_tier(t) for t in leg.get("tiers", ())),
+            execution=_execution(leg.get("execution")),
         )
         for leg in fr.get("legs", ())
     )

@@ -18,6 +18,7 @@ ROWS = {
     "framing-parity": ("framing.md", "framing"),
     "runtime-framing-parity": ("framing.md", "runtime"),
     "runtime-parity": ("framing.md", "runtime"),
+    "browser-parity": ("framing.md", "runtime"),
     "output-preservation": ("framing.md", "accept"),
     "self-acceptance": ("framing.md", "accept"),
     "acceptance": ("framing.md", "accept"),
@@ -36,7 +37,7 @@ def row_id(kind: str, key: str) -> Md:
 def evidence(v: Verdict) -> str:
     """Relative link from a page under the results prefix to the row the verdict rests on."""
     page, kind = ROWS.get(v.topic, ("methods.md", "policy"))
-    if v.topic == "runtime-parity" and v.outcome == "info":
+    if v.topic in ("runtime-parity", "browser-parity") and v.outcome == "info":
         return f"{page}#runtimes"
     if kind == "summary":
         return f"{page}#summary"

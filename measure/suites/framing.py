@@ -7,9 +7,10 @@ for each speculative pair and self-pair (probe, runtime, self), output
 preservation, and quality against the golden outputs. What is measured is
 recorded; nothing is assumed about which precision should differ.
 
-Each runtime is a *leg*: Python onnxruntime always; onnxruntime-node too
-(:mod:`measure.node_leg`) on the very prefixes the Python leg decoded, plus
-its own greedy decodes, so the page can set runtime against precision.
+Each runtime is a *leg*: Python onnxruntime always; onnxruntime-node
+(:mod:`measure.node_leg`) and onnxruntime-web in Chromium (:mod:`measure.web_leg`)
+too, on the very prefixes the Python leg decoded, plus their own greedy decodes
+(timed, and where they leave Python's), so the page can set runtime against precision.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from measure import node_leg
+from measure import node_leg, web_leg
 from measure.artifacts import Tier
 from measure.config import FramingConfig
 from measure.decode import feed_prefix, greedy
@@ -116,38 +117,51 @@ def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[s
 class NodeLeg:
     """The onnxruntime-node leg of one run: tries each tier, stops trying once the runtime is missing."""
 
+    runtime = node_leg.RUNTIME
+    language = "node"
+
     def __init__(self, config: FramingConfig, blocks: list[int | str]) -> None:
         self.node = config.node
         self.blocks = blocks
+        self.repeats = config.leg_repeats
         self.out: dict[str, Any] = {
-            "runtime": node_leg.RUNTIME,
-            "language": "node",
+            "runtime": self.runtime,
+            "language": self.language,
             "version": None,
             "host": None,
             "status": "measured",
             "tiers": [],
         }
         try:
-            node_leg.find_node(self.node)
+            self._open(config)
         except node_leg.LegSkipped as exc:
             self._skip(str(exc))
+
+    def _open(self, config: FramingConfig) -> None:
+        node_leg.find_node(self.node)
+
+    def _run(self, tier: Tier, rows: list[node_leg.NodeRow]) -> dict[str, Any]:
+        return node_leg.run_tier(tier, rows, self.blocks, node=self.node, timing_repeats=self.repeats)
+
+    def _measured(self, answer: dict[str, Any]) -> None:
+        """The leg-wide facts of a tier's answer: version and host."""
+        self.out.update(version=answer.get("version"), host=answer.get("node") and f"Node.js {answer['node']}")
 
     def _skip(self, reason: str) -> None:
         self.out.update(status="skipped", reason=reason)
 
     def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
-        """Decode ``tier`` under Node on the Python leg's prefixes; a tier that cannot run says why."""
-        if self.out["status"] == "skipped":
+        """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
+        if self.out["status"] != "measured":
             return
         rows = []
         for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
             ids = tier.source_ids(row.input)
-            rows.append(
-                node_leg.NodeRow(ids, [tier.special.decoder_start, *out_ids], tier.default_max_new_tokens(len(ids)))
-            )
+            prefix = [tier.special.decoder_start, *out_ids]
+            rows.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
         entry: dict[str, Any] = {"tier": tier.name, "precision": python["precision"]}
         try:
-            answer = node_leg.run_tier(tier, rows, self.blocks, node=self.node)
+            answer = self._run(tier, rows)
         except node_leg.LegUnavailable as exc:
             self._skip(str(exc))
             return
@@ -155,23 +169,78 @@ class NodeLeg:
             status = "skipped" if isinstance(exc, node_leg.LegSkipped) else "failed"
             self.out["tiers"].append(entry | {"status": status, "reason": str(exc)})
             return
-        self.out.update(version=answer.get("version"), host=answer.get("node") and f"Node.js {answer['node']}")
+        self._measured(answer)
         ids = answer["output_ids"]
-        self.out["tiers"].append(
-            entry
-            | {
-                "status": "measured",
-                "blocks": answer["blocks"],
-                "output_ids": ids,
-                "outputs": [tier.tokenizer.decode(i) for i in ids],
-            }
-        )
+        entry |= {
+            "status": "measured",
+            "blocks": answer["blocks"],
+            "output_ids": ids,
+            "outputs": [tier.tokenizer.decode(i) for i in ids],
+            "divergence": _divergence(tier, rows, golden, answer.get("divergence", [])),
+        }
+        if answer.get("timing"):
+            entry["timing"] = answer["timing"]
+        self.out["tiers"].append(entry)
 
     def finish(self) -> dict[str, Any]:
         tiers = self.out["tiers"]
         if self.out["status"] == "measured" and tiers and all(t["status"] == "failed" for t in tiers):
             self.out.update(status="failed", reason=tiers[0]["reason"])
         return self.out
+
+    def close(self) -> None:
+        """Nothing outlives a tier here; the web leg holds a browser."""
+
+
+# --- the onnxruntime-web leg (issue 30): the same facts in a Chromium page, one browser for the run ---
+class WebLeg(NodeLeg):
+    """The onnxruntime-web leg: one browser, one loopback server and one page (reloaded after a failure) per run."""
+
+    runtime = web_leg.RUNTIME
+    language = "browser"
+
+    def __init__(self, config: FramingConfig, blocks: list[int | str], threads: int = 0) -> None:
+        self.threads = threads
+        """The sessions' intra-op threads: the page's wasm threads (0: onnxruntime-web's default)."""
+        super().__init__(config, blocks)
+
+    def _open(self, config: FramingConfig) -> None:
+        try:
+            self.web = web_leg.WebRuntime(config.browser, node=config.node, threads=self.threads)
+        except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
+            self.out.update(status="failed", reason=str(exc))
+            return
+        self.out["host"] = self.web.host
+
+    def _run(self, tier: Tier, rows: list[node_leg.NodeRow]) -> dict[str, Any]:
+        return self.web.run_tier(tier, rows, self.blocks, timing_repeats=self.repeats)
+
+    def _measured(self, answer: dict[str, Any]) -> None:
+        self.out.update(version=answer.get("version"), execution=answer["execution"])
+
+    def close(self) -> None:
+        web = getattr(self, "web", None)
+        if web is not None:
+            web.close()
+
+
+def _divergence(
+    tier: Tier, rows: list[node_leg.NodeRow], golden: GoldenRows, found: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each row where another runtime's argmax leaves the Python leg's decode, with Python's own margin there.
+
+    The runtime's margin is its logit of its token over that of Python's; Python's margin, the
+    reverse under Python onnxruntime at the same step: two near-zero margins are a near-tie, one
+    large margin a kernel that moved the logits.
+    """
+    out = []
+    for d in found:
+        row = rows[d["row"]]
+        logits, _ = feed_prefix(tier, row.source_ids, row.prefix[: d["step"] + 1], 1)
+        step = logits[d["step"]]
+        python_margin = float(step[d["expected"]]) - float(step[d["token"]])
+        out.append(d | {"line": golden.rows[d["row"]].line, "python_margin": python_margin})
+    return out
 
 
 def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
@@ -222,22 +291,28 @@ def run_framing(
     python = {"runtime": "onnxruntime", "language": "python", "version": runtime_version, "status": "measured"}
     python["tiers"] = []
     out.update({"blocks": blocks, "legs": [python], "acceptance": []})
-    node = NodeLeg(config, blocks) if config.node_leg else None
-    if node:
-        out["legs"].append(node.out)
-    total = len(tiers) * (2 if node else 1) + len(pairs) + len(self_pairs)
+    others = [NodeLeg(config, blocks)] if config.node_leg else []
+    if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
+        threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0
+        others.append(WebLeg(config, blocks, threads))
+    out["legs"].extend(leg.out for leg in others)
+    total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs)
     done = 0
-    for tier in tiers.values():
-        python["tiers"].append(tier_parity(tier, golden, config))
-        done += 1
-        progress(f"framing {tier.name}", done, total)
-        save()
-        if node:
-            node.add(tier, golden, python["tiers"][-1])
-            node.finish()
+    try:
+        for tier in tiers.values():
+            python["tiers"].append(tier_parity(tier, golden, config))
             done += 1
-            progress(f"framing {tier.name} ({node_leg.RUNTIME})", done, total)
+            progress(f"framing {tier.name}", done, total)
             save()
+            for leg in others:
+                leg.add(tier, golden, python["tiers"][-1])
+                leg.finish()
+                done += 1
+                progress(f"framing {tier.name} ({leg.runtime})", done, total)
+                save()
+    finally:
+        for leg in others:
+            leg.close()
     for is_self, group in ((False, pairs), (True, self_pairs)):
         for name, pair in group.items():
             out["acceptance"].append(pair_acceptance(pair, golden, config.probe_k, is_self))

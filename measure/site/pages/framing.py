@@ -11,6 +11,7 @@ from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.site.pages.legs import LegFacts, leg_facts
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class Runtimes:
     """Column heads of ``parity``: every runtime but Python onnxruntime."""
     parity: tuple[RuntimeParity, ...]
     notes: tuple[LegNote, ...]
+    legs: LegFacts | None = None
+    """Hosts and execution, ms/token per runtime, rows whose decodes part from Python's (issue 30)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,7 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
             for t, cells in found.parity
         ),
         tuple(notes),
+        leg_facts(a.record),
     )
 
 
