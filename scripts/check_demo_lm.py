@@ -53,6 +53,13 @@ def session(path: Path) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
+def attr_value(attr) -> object:
+    import onnx
+
+    value = onnx.helper.get_attribute_value(attr)
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def describe(sess: ort.InferenceSession, path: Path) -> dict:
     """Inputs and outputs as onnxruntime sees them, and the graph's operators (nested branches included)."""
     import onnx
@@ -61,11 +68,15 @@ def describe(sess: ort.InferenceSession, path: Path) -> dict:
         return {"name": v.name, "type": v.type, "shape": [d if isinstance(d, int) else str(d) for d in v.shape]}
 
     ops: dict[str, int] = {}
+    attention: dict = {}
 
     def walk(graph) -> None:
         for node in graph.node:
             key = f"{node.domain}:{node.op_type}" if node.domain else node.op_type
             ops[key] = ops.get(key, 0) + 1
+            if node.op_type == "GroupQueryAttention" and not attention:  # the genai graph's: what feeding it takes
+                attention["inputs"] = list(node.input)
+                attention["attributes"] = {a.name: attr_value(a) for a in node.attribute}
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.GRAPH:
                     walk(attr.g)
@@ -75,7 +86,7 @@ def describe(sess: ort.InferenceSession, path: Path) -> dict:
         "inputs": [row(v) for v in sess.get_inputs()],
         "outputs": [row(v) for v in sess.get_outputs()],
         "ops": dict(sorted(ops.items(), key=lambda kv: -kv[1])),
-    }
+    } | ({"group_query_attention": attention} if attention else {})
 
 
 class Loop:
@@ -298,6 +309,8 @@ def main() -> None:
             print(f"  {f}")
             ops = entry["graphs"][f]["ops"]
             print("    ops:", ", ".join(f"{k} {v}" for k, v in ops.items()))
+            if "group_query_attention" in entry["graphs"][f]:
+                print("    GroupQueryAttention:", json.dumps(entry["graphs"][f]["group_query_attention"]))
             for kind in ("inputs", "outputs"):
                 shown = entry["graphs"][f][kind]
                 for v in shown if len(shown) <= 8 else [*shown[:4], None, *shown[-2:]]:
