@@ -6,8 +6,9 @@ makes them; the golden file stays ``golden-v1.jsonl``), learnt as a causal LM:
 ``LlamaForCausalLM`` (RMSNorm, rotary, SwiGLU) with grouped-query attention (fewer
 key/value heads than attention heads, head size a multiple of 16, as
 onnxruntime-genai's CPU GroupQueryAttention with fused rotary needs); a *base*
-model and a *small* drafter with the same character tokenizer. Seeded: a rebuild
-on the same torch version reproduces the same weights.
+model and a *small* drafter with the same character tokenizer. Seeded (weights and
+batch order) on one torch thread by default, so a rebuild with the same torch
+version should give the same weights (not compared bit for bit here).
 
 What it writes under ``measure/demo/`` (never the HF weights; each folder keeps
 ``config.json``, ``generation_config.json``, ``tokenizer.json`` and ``tier.json``):
@@ -226,7 +227,8 @@ def torch_exact(model, index, vocab, rows) -> int:
             eos_token_id=EOS,
             pad_token_id=PAD,
         )[0, ids.shape[1] :].tolist()
-        text = "".join(vocab[i] for i in out if i not in (EOS, PAD))
+        out = out[: out.index(EOS)] if EOS in out else out  # generate pads after eos
+        text = "".join(vocab[i] for i in out)
         hits += text == r["output"]
     return hits
 
@@ -288,7 +290,7 @@ def quantize(src: Path, dst: Path, to: str) -> dict:
 
 
 def build_genai(python: str, hf: Path, out: Path, precision: str, cache: Path) -> None:
-    """onnxruntime-genai's model builder on the local HF folder (no hub access)."""
+    """onnxruntime-genai's model builder on the local HF folder (``hf_remote=false``: no remote model code)."""
     fresh(out)
     cmd = [python, "-m", "onnxruntime_genai.models.builder", "-i", str(hf), "-o", str(out), "-p", precision]
     cmd += ["-e", "cpu", "-c", str(cache), "--extra_options", "hf_remote=false"]
@@ -373,6 +375,10 @@ def main() -> None:
     pairs, rows = golden_rows()
     vocab = build_vocab(pairs, rows)
     index = {t: i for i, t in enumerate(vocab)}
+    for name, c in MODELS.items():
+        widths = {c.hidden, c.intermediate, c.heads * c.head_dim, c.kv_heads * c.head_dim}
+        if len(vocab) in widths:
+            sys.exit(f"{name}: a Linear layer {len(vocab)} wide, as wide as the vocabulary (see MODELS)")
     args.work.mkdir(parents=True, exist_ok=True)
     hf = {name: args.work / f"{name}-hf" for name in MODELS}
     info: dict[str, dict] = {}
