@@ -2,7 +2,7 @@
 
 ``simulate`` (the default) draws record pairs from the noise of real records
 (``tests/data/record-v*.json`` unless ``--record`` names others) and runs
-:func:`measure.comparison.compare` itself on each:
+:func:`measure.analysis.comparison.compare` itself on each:
 
 * the noise of one repeat is a residual of log ms/token per repeat (each
   case's repeats minus their mean, rescaled by sqrt(n / (n - 1))), drawn with
@@ -44,7 +44,7 @@ tier over the first ``--rows`` golden rows) for ``--tiers``; it prints each
 tier's spread within a stage and between the two stages, then draws record
 pairs from that noise (normal on the log scale: the pooled sd between runs,
 plus a per-record shift of the pooled sd between stages) and runs
-:func:`measure.comparison.compare` on them at the policy's
+:func:`measure.analysis.comparison.compare` on them at the policy's
 ``instructions_tolerance``: A/A false calls and "same" at that band and at
 ±5%, and the power to call a 3% and a 5% slowdown of one tier; ``--inflate``
 repeats the simulation with the noise that many times larger.
@@ -65,14 +65,14 @@ from pathlib import Path
 import numpy as np
 
 from measure import bundled
-from measure.comparison import CaseSamples, Drift, compare, compare_records, pairing_of
-from measure.config import load_config
-from measure.model import Record
+from measure.analysis.comparison import CaseSamples, Drift, compare, compare_records, pairing_of
+from measure.analysis.stats import summarize
+from measure.engine.session import Slowdown
 from measure.policy import Policy
-from measure.record import load
-from measure.runner import run
-from measure.session import Slowdown
-from measure.stats import summarize
+from measure.record.io import load
+from measure.record.model import Record
+from measure.suites.config import load_config
+from measure.suites.runner import run
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 EFFECTS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
@@ -218,7 +218,7 @@ def _centred(logs: np.ndarray) -> np.ndarray:
 
 
 def paired_noise(base: Record, new: Record, metric: str) -> PairedNoise:
-    from measure.comparison import samples_of
+    from measure.analysis.comparison import samples_of
 
     b, n = samples_of(base, metric), samples_of(new, metric)
     names = [c for c in b if c in n and len(b[c].ms_per_token) == len(n[c].ms_per_token) >= 2]
@@ -350,7 +350,7 @@ def real(args: argparse.Namespace) -> None:
 
 def real_paired(config, folder: Path, args: argparse.Namespace) -> None:
     """Paired jobs (``measure ab``): the config against itself, then against itself with small-int4 slowed."""
-    from measure.paired import run_paired
+    from measure.suites.paired import run_paired
 
     slowed = f"slowed {args.slowdown:.0%}"
     print(f"{'job':<16}{'metric':<7}{'case':<28}{'new/base':>9}  {'95% CI':<16}{'p change':>9}  outcome")
@@ -369,7 +369,7 @@ def real_paired(config, folder: Path, args: argparse.Namespace) -> None:
 
 def _stage(tiers: list[str], rows: int, runs: int) -> dict[str, np.ndarray]:
     """One record's worth of counts: per tier, instructions per token of ``runs`` separate callgrind runs."""
-    from measure.instructions import count
+    from measure.suites.callgrind import count
 
     out = {}
     for name in tiers:

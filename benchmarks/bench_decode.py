@@ -27,7 +27,7 @@ an id array built per call, every output fetched, a cache object per call) on th
 same sessions, side by side with the current loop, so the gain is measured in one
 run. Then, from direct timing: the cost of one verifier call of n tokens against a
 single step (n = 1, 2, 3, 5, 9) per tier, and the speculative speedup predicted from
-those measured costs (:mod:`measure.costmodel`) beside Leviathan et al.'s, with each
+those measured costs (:mod:`measure.analysis.speedup`) beside Leviathan et al.'s, with each
 k's efficiency = observed / measured-cost prediction.
 
 Run: ``python benchmarks/bench_decode.py [--repeats N]``.
@@ -44,13 +44,13 @@ from time import perf_counter
 import numpy as np
 
 from measure import bundled
-from measure.artifacts import Tier, load_tier
-from measure.costmodel import CallCosts, fit_batch_cost, predict
-from measure.decode import Decoded, finish, greedy_ids, greedy_uncached
-from measure.golden import load_golden
-from measure.graphs import Cache, MergedDecoder, OptimumDecoder, SimpleDecoder
-from measure.session import TimedSession, Trace
-from measure.speculative import Round, SpeculativeDecoded, SpeculativePair
+from measure.analysis.speedup import CallCosts, fit_batch_cost, predict
+from measure.engine.artifacts import Tier, load_tier
+from measure.engine.decode import Decoded, finish, greedy_ids, greedy_uncached
+from measure.engine.graphs import Cache, MergedDecoder, OptimumDecoder, SimpleDecoder
+from measure.engine.session import TimedSession, Trace
+from measure.engine.speculative import Round, SpeculativeDecoded, SpeculativePair
+from measure.suites.golden import load_golden
 
 DEMO = bundled.GOLDEN.parent
 BATCH_NS = (1, 2, 3, 5, 9)

@@ -65,10 +65,10 @@ def _ms_per_token(entry: dict) -> str:
 
 
 def main() -> None:
-    from measure.config import load_config
-    from measure.golden import load_golden
-    from measure.runner import load_tiers
+    from measure.suites.config import load_config
     from measure.suites.framing import NodeLeg, WebLeg, tier_parity
+    from measure.suites.golden import load_golden
+    from measure.suites.runner import load_tiers
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=None, help="a suite config (default: the bundled demo's)")

@@ -31,9 +31,9 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from measure.record import write_atomic
+from measure.record.io import write_atomic
+from measure.record.tree import record_paths
 from measure.site.hosts import HOSTS, zensical_toml
-from measure.tree import record_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

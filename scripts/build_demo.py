@@ -562,7 +562,7 @@ def write_calibration(pairs: list[tuple[str, str]], judged: list[dict]) -> Path:
 
 
 def export(models, configs, vocab, golden, hard, pairs) -> None:
-    from measure.quantize import quantize_tier
+    from measure.tools.quantize import quantize_tier
 
     DEMO.mkdir(parents=True, exist_ok=True)
     for old in ("base-int8", "base-int8-static", "small-int8", "small-int4"):

@@ -16,7 +16,7 @@ What it writes under ``measure/demo/`` (never the HF weights; each folder keeps
 - ``lm-base-fp32``, ``lm-small-fp32``: optimum's current causal-LM export
   (``optimum-cli export onnx --task text-generation-with-past``: one ``model.onnx``);
 - ``lm-base-int8`` (dynamic int8), ``lm-base-int4``, ``lm-small-int4`` (MatMulNBits,
-  block 32), quantized as ``measure/quantize.py`` does it;
+  block 32), quantized as ``measure/tools/quantize.py`` does it;
 - ``lm-small-fp32-split`` (``decoder_model.onnx`` + ``decoder_with_past_model.onnx``)
   and ``lm-small-fp32-merged`` (``decoder_model_merged.onnx``, ``use_cache_branch``):
   optimum's older layouts, written by optimum's exporter with the two legacy
@@ -278,7 +278,7 @@ def export_legacy(hf: Path, split: Path, merged: Path) -> None:
 
 def quantize(src: Path, dst: Path, to: str) -> dict:
     """One ``model.onnx``, quantized by the very functions ``measure quantize`` calls."""
-    from measure.quantize import _int4, _int8
+    from measure.tools.quantize import _int4, _int8
 
     fresh(dst)
     params = (

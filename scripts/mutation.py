@@ -2,7 +2,7 @@
 
     .venv/bin/pip install -e '.[test,mutation]'
     .venv/bin/python scripts/mutation.py                        # every module in pyproject.toml
-    .venv/bin/python scripts/mutation.py measure/stats.py --jobs 2
+    .venv/bin/python scripts/mutation.py measure/analysis/stats.py --jobs 2
     .venv/bin/python scripts/mutation.py --report               # scores of the last runs, no re-run
 
 mutmut (configured under ``[tool.mutmut]``) plants one small bug at a time in a
@@ -50,7 +50,7 @@ def modules() -> dict[str, list[str]]:
 
 
 def mutant_globs(module: str) -> list[str]:
-    """mutmut names a mutant ``measure.stats.x_holm__mutmut_3``: the dotted module, then the function.
+    """mutmut names a mutant ``measure.analysis.stats.x_holm__mutmut_3``: the dotted module, then the function.
 
     ``[tool.measure.mutation.functions]`` may limit a module to the functions that decide
     something (``xǁClassǁmethod*`` for a method); by default every function is mutated.

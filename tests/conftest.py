@@ -9,8 +9,8 @@ import pytest
 from tests_support import write_config
 
 from measure import bundled
-from measure.artifacts import Tier, load_tier
-from measure.golden import GoldenRows, load_golden
+from measure.engine.artifacts import Tier, load_tier
+from measure.suites.golden import GoldenRows, load_golden
 
 
 @pytest.fixture(scope="session")
@@ -61,9 +61,9 @@ def mini_config(tmp_path: Path):
 @pytest.fixture(scope="session")
 def both_suites(tmp_path_factory):
     """One real run of both suites over 16 golden rows, shared by the tests that read its record."""
-    from measure.config import load_config
-    from measure.record import load_record
-    from measure.runner import run
+    from measure.record.io import load_record
+    from measure.suites.config import load_config
+    from measure.suites.runner import run
 
     folder = tmp_path_factory.mktemp("run")
     config = load_config(write_config(folder, rows=16, repeats=3, workers=2))

@@ -9,8 +9,8 @@ import onnx
 import pytest
 
 from measure import bundled
-from measure.artifacts import load_tier
-from measure.decode import greedy
+from measure.engine.artifacts import load_tier
+from measure.engine.decode import greedy
 from measure.errors import MeasureError
 
 

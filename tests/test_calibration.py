@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from tests_support import write_config
 
-from measure.calibration import build_key, calibrate, load_calibration, write
-from measure.comparison import Drift
-from measure.config import load_config
+from measure.analysis.calibration import build_key, calibrate, load_calibration, write
+from measure.analysis.comparison import Drift
+from measure.analysis.summary import Cache, load_results, summarize_record
 from measure.errors import MeasureError
-from measure.model import from_document
-from measure.record import load_record, write_atomic
-from measure.runner import run
-from measure.summary import Cache, load_results, summarize_record
-from measure.tree import calibration_path
+from measure.record.io import load_record, write_atomic
+from measure.record.model import from_document
+from measure.record.tree import calibration_path
+from measure.suites.config import load_config
+from measure.suites.runner import run
 
 COMMIT = "c" * 40
 

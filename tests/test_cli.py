@@ -146,11 +146,12 @@ def test_env_verb():
 IMPORT_FLOW = [
     # measurement never imports rendering (nor torch); rendering never imports the runtime
     (
-        "measure.cli, measure.decode, measure.speculative, measure.quantize, measure.runner, measure.calibration",
+        "measure.cli, measure.engine.decode, measure.engine.speculative, measure.tools.quantize, "
+        "measure.suites.runner, measure.analysis.calibration",
         ("torch", "jinja2", "plotly", "mkdocs", "markupsafe"),
     ),
     (
-        "measure.site.render, measure.site.plugin, measure.verdicts, measure.calibration",
+        "measure.site.render, measure.site.plugin, measure.analysis.verdicts, measure.analysis.calibration",
         ("onnxruntime", "onnx", "torch"),
     ),
     # the site source and its writer serve Zensical too: no mkdocs (nor plotly's Python package) needed

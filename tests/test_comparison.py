@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.comparison import SAME_RUN, CaseSamples, Drift, compare_records, pairing_of
-from measure.comparison import compare as compare_samples
-from measure.model import from_document
+from measure.analysis.comparison import SAME_RUN, CaseSamples, Drift, compare_records, pairing_of
+from measure.analysis.comparison import compare as compare_samples
+from measure.analysis.stats import summarize
 from measure.policy import Policy
-from measure.stats import summarize
+from measure.record.model import from_document
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from measure.config import load_config
 from measure.errors import MeasureError
+from measure.suites.config import load_config
 
 
 def test_bundled_config_resolves():

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_project
 
-from measure.current import compose
-from measure.model import from_document
-from measure.record import load_record, validate, write_atomic
-from measure.report import analyse
-from measure.verdicts import verdicts
+from measure.analysis.analyse import analyse
+from measure.analysis.current import compose
+from measure.analysis.verdicts import verdicts
+from measure.record.io import load_record, validate, write_atomic
+from measure.record.model import from_document
 
 ARM = "linux-aarch64-4c-0000000000"
 

@@ -7,8 +7,8 @@ from time import perf_counter
 import numpy as np
 import pytest
 
-from measure.decode import feed_prefix, greedy, greedy_ids, greedy_uncached
-from measure.session import Trace
+from measure.engine.decode import feed_prefix, greedy, greedy_ids, greedy_uncached
+from measure.engine.session import Trace
 
 
 def framings(tier, text, tokens):
@@ -128,7 +128,7 @@ def _feed_loop(tier, text):
 @pytest.mark.parametrize("name", ["small-fp32", "small-fp32-optimum", "small-fp32-merged", "base-int8"])
 def test_the_lean_greedy_loop_equals_repeated_feeds_on_every_row_and_layout(name, golden):
     from measure import bundled
-    from measure.artifacts import load_tier
+    from measure.engine.artifacts import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows:
@@ -139,7 +139,7 @@ def test_the_lean_greedy_loop_equals_repeated_feeds_on_every_row_and_layout(name
 @pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
 def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
     from measure import bundled
-    from measure.artifacts import load_tier
+    from measure.engine.artifacts import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     eos = tier.special.eos
@@ -168,8 +168,8 @@ def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
 def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
     """The speculative loop's kept feeds give the same logits and trimmed caches, bit for bit, as Cache objects."""
     from measure import bundled
-    from measure.artifacts import load_tier
-    from measure.graphs import Lane
+    from measure.engine.artifacts import load_tier
+    from measure.engine.graphs import Lane
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:
@@ -193,8 +193,8 @@ def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
 def test_a_lane_begun_from_the_encoder_equals_one_made_from_the_empty_cache(name, golden):
     """``Tier.begin`` builds the start lane from feeds made once per decoder: the same calls, bit for bit."""
     from measure import bundled
-    from measure.artifacts import load_tier
-    from measure.graphs import Lane
+    from measure.engine.artifacts import load_tier
+    from measure.engine.graphs import Lane
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:

@@ -8,7 +8,7 @@ import pytest
 
 from measure import bundled
 from measure.errors import MeasureError
-from measure.golden import load_golden
+from measure.suites.golden import char_error_rate, edit_distance, load_golden
 
 
 def test_bundled_golden_rows(golden):
@@ -35,3 +35,21 @@ def test_missing_field_is_named(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(MeasureError, match="cannot read golden rows"):
         load_golden(tmp_path / "absent.jsonl")
+
+
+def test_character_error_rate():
+    assert char_error_rate("kitten", "sitting") == pytest.approx(3 / 7)
+    assert char_error_rate("abc", "abc") == 0.0
+
+
+def test_edit_distance_counts_each_kind_of_edit_once():
+    assert edit_distance("", "abc") == 3
+    assert edit_distance("abc", "") == 3
+    assert edit_distance("abc", "abd") == 1
+    assert edit_distance("abc", "ac") == 1
+    assert edit_distance("ac", "abc") == 1
+    assert edit_distance("flaw", "lawn") == 2
+    assert edit_distance([1, 2, 3], [1, 2, 3]) == 0
+    assert char_error_rate("", "") == 0.0
+    assert char_error_rate("ab", "") == 2.0
+    assert char_error_rate("abcd", "abce") == 0.25

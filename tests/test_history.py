@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from tests_support import build, html, site_project
 
-from measure.calibration import load_calibration
+from measure.analysis.calibration import load_calibration
+from measure.analysis.history import machine_history, verdict_series
+from measure.analysis.summary import Cache, load_results
 from measure.cli import main
-from measure.history import machine_history, verdict_series
-from measure.record import load_record, write_atomic
-from measure.summary import Cache, load_results
-from measure.tree import by_machine
+from measure.record.io import load_record, write_atomic
+from measure.record.tree import by_machine
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -125,7 +125,7 @@ def test_a_verdict_that_got_worse_is_marked(tree):
 def test_history_reads_the_recorded_drift_not_a_recomputed_one(tree, capsys):
     import json
 
-    from measure.tree import calibration_path
+    from measure.record.tree import calibration_path
 
     assert main(["calibrate", str(tree), "--write", "--quantile", "0.9"]) == 0
     loaded = load_results(tree, Cache(None))

@@ -34,7 +34,7 @@ from tests_support import ROOT, write_config
 
 from measure import bundled
 from measure.cli import main
-from measure.record import MACHINE_ID
+from measure.record.io import MACHINE_ID
 from measure.site.loader import LOADER
 
 DATA = ROOT / "tests" / "data"
@@ -363,7 +363,7 @@ def _results_file(tmp: Path) -> list[str]:
 def _machine_folder_file(tmp: Path) -> list[str]:
     (tmp / "results").mkdir()
     (tmp / "results" / V2["machine_id"]).write_text("x", encoding="utf-8")  # this machine's id: this host's
-    from measure.environment import environment
+    from measure.suites.environment import environment
 
     mid = environment(argv=[])["machine_id"]
     (tmp / "results" / V2["machine_id"]).rename(tmp / "results" / mid)

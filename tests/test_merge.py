@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 from measure.cli import main
-from measure.merge import merge
-from measure.record import load_record
-from measure.tree import record_paths
+from measure.record.io import load_record
+from measure.record.merge import merge
+from measure.record.tree import record_paths
 
 DATA = Path(__file__).resolve().parent / "data" / "record-v1.json"
 

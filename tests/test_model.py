@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.model import Record
-from measure.record import load, load_record
+from measure.record.io import load, load_record
+from measure.record.model import Record
 
 DATA = Path(__file__).resolve().parent / "data"
 

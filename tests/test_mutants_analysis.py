@@ -18,15 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.analysis import pair_timings, tier_timings
-from measure.model import from_document
-from measure.record import SCHEMA_VERSION, load_record
-from measure.report import analyse, metrics
+from measure.analysis.analyse import analyse, metrics
+from measure.analysis.stats import Estimate, fit_exponent, summarize
+from measure.analysis.timings import pair_timings, tier_timings
+from measure.analysis.verdicts import failed_gates, verdicts
+from measure.record.io import SCHEMA_VERSION, load_record
+from measure.record.model import from_document
 from measure.site.charts import Palette
 from measure.site.context import RunLinks
 from measure.site.pages.wallclock import wallclock_page
-from measure.stats import Estimate, fit_exponent, summarize
-from measure.verdicts import failed_gates, verdicts
 
 DATA = Path(__file__).resolve().parent / "data"
 SCALE = (1.0, 1.2, 0.9)  # one factor per repeat: the median repeat is the first

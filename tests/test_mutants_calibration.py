@@ -1,6 +1,6 @@
 """A/A calibration over many synthetic drifts: the tolerance is the stated quantile, not the largest drift.
 
-Runs are small stand-ins with the attributes pairing reads (:class:`measure.calibration.AARun`),
+Runs are small stand-ins with the attributes pairing reads (:class:`measure.analysis.calibration.AARun`),
 so the drifts are exactly the ones written here and the quantile can be worked out by hand.
 """
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from measure.calibration import AAPair, Calibration, build_key, calibrate, from_dict, load_calibration, write
-from measure.comparison import CaseSamples
+from measure.analysis.calibration import AAPair, Calibration, build_key, calibrate, from_dict, load_calibration, write
+from measure.analysis.comparison import CaseSamples
+from measure.analysis.stats import Estimate
 from measure.errors import MeasureError
-from measure.model import from_document
-from measure.record import SCHEMA_VERSION, load_record
-from measure.stats import Estimate
+from measure.record.io import SCHEMA_VERSION, load_record
+from measure.record.model import from_document
 
 MACHINE = "m1"
 DATA = Path(__file__).resolve().parent / "data"

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.comparison import compare, compare_records, samples_of
-from measure.model import from_document
+from measure.analysis.comparison import compare, compare_records, samples_of
 from measure.policy import Policy
+from measure.record.model import from_document
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -14,13 +14,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from measure.golden import GoldenRows
-from measure.model import from_document
-from measure.record import SCHEMA_VERSION, load_record
-from measure.report import analyse, metrics
-from measure.speculative import Round, SpeculativePair
+from measure.analysis.analyse import analyse, metrics
+from measure.analysis.verdicts import failed_gates, verdicts
+from measure.engine.speculative import Round, SpeculativePair
+from measure.record.io import SCHEMA_VERSION, load_record
+from measure.record.model import from_document
 from measure.suites.framing import _Diff, pair_acceptance
-from measure.verdicts import failed_gates, verdicts
+from measure.suites.golden import GoldenRows
 
 DATA = Path(__file__).resolve().parent / "data"
 

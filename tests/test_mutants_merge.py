@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from measure.errors import MeasureError
-from measure.merge import content_hash, merge
-from measure.record import load_record
+from measure.record.io import load_record
+from measure.record.merge import content_hash, merge
 
 DATA = Path(__file__).resolve().parent / "data" / "record-v1.json"
 

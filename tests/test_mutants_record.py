@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from measure.errors import MeasureError
-from measure.record import (
+from measure.record.io import (
     RUN_ID,
     SCHEMA_VERSION,
     RecordWriter,

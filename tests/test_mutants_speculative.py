@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from measure.decode import greedy
-from measure.speculative import SpeculativePair
+from measure.engine.decode import greedy
+from measure.engine.speculative import SpeculativePair
 
 ROWS = 4
 

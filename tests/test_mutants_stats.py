@@ -9,11 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from measure.stats import (
+from measure.analysis.stats import (
     Estimate,
     _row_medians,
-    char_error_rate,
-    edit_distance,
     fit_exponent,
     holm,
     median_interval,
@@ -91,19 +89,6 @@ def test_predicted_speedup_clamps_acceptance_and_follows_leviathan():
     assert predicted_speedup(-0.5, 3, 0.25) == pytest.approx(1 / 1.75)  # clamped to 0
     assert predicted_speedup(0.5, 2, 0.0) == pytest.approx(1.75)  # 1 + a + a^2
     assert predicted_speedup(0.5, 2, 1.0) == pytest.approx(1.75 / 3)
-
-
-def test_edit_distance_counts_each_kind_of_edit_once():
-    assert edit_distance("", "abc") == 3
-    assert edit_distance("abc", "") == 3
-    assert edit_distance("abc", "abd") == 1
-    assert edit_distance("abc", "ac") == 1
-    assert edit_distance("ac", "abc") == 1
-    assert edit_distance("flaw", "lawn") == 2
-    assert edit_distance([1, 2, 3], [1, 2, 3]) == 0
-    assert char_error_rate("", "") == 0.0
-    assert char_error_rate("ab", "") == 2.0
-    assert char_error_rate("abcd", "abce") == 0.25
 
 
 def test_row_medians_of_odd_and_even_rows():

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from measure.analysis import PairTiming, TierTiming
-from measure.model import from_document
+from measure.analysis.stats import Estimate
+from measure.analysis.timings import PairTiming, TierTiming
+from measure.analysis.verdicts import Verdict, failed_gates, framing_verdicts, verdicts, wallclock_verdicts
 from measure.policy import Policy
-from measure.record import SCHEMA_VERSION, load_record
-from measure.stats import Estimate
-from measure.verdicts import Verdict, failed_gates, framing_verdicts, verdicts, wallclock_verdicts
+from measure.record.io import SCHEMA_VERSION, load_record
+from measure.record.model import from_document
 
 DATA = Path(__file__).resolve().parent / "data"
 POLICY = Policy(exponent_max=1.15, overhead_max=0.1, framing_tolerance=1e-4, speedup_min=1.0)

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from tests_support import build, html, ort_node_installed, site_project, write_config
 
-from measure import bundled, node_leg
-from measure.artifacts import Tier, load_tier
-from measure.config import load_config
-from measure.decode import feed_prefix, greedy
-from measure.golden import GoldenRows
-from measure.record import SCHEMA_VERSION, load_record, write_atomic
-from measure.runner import run
+from measure import bundled
+from measure.engine.artifacts import Tier, load_tier
+from measure.engine.decode import feed_prefix, greedy
+from measure.record.io import SCHEMA_VERSION, load_record, write_atomic
+from measure.suites import node_leg
+from measure.suites.config import load_config
+from measure.suites.golden import GoldenRows
+from measure.suites.runner import run
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not on PATH (.ci/run installs it)")
 needs_ort_node = pytest.mark.skipif(

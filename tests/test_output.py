@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from measure.cli import main
-from measure.record import write_atomic
+from measure.record.io import write_atomic
 from measure.site.output import MANIFEST
 from measure.site.source import NAV_PAGES
 

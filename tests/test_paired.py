@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from tests_support import ROOT, write_config
 
+from measure.analysis.comparison import ONE_JOB, SAME_RUN, compare_records, pairing_of, samples_of
 from measure.cli import main
-from measure.comparison import ONE_JOB, SAME_RUN, compare_records, pairing_of, samples_of
-from measure.config import load_config
 from measure.errors import MeasureError
-from measure.golden import head, load_golden
-from measure.model import from_document
-from measure.paired import run_paired
-from measure.record import load, load_record
+from measure.record.io import load, load_record
+from measure.record.model import from_document
+from measure.suites.config import load_config
+from measure.suites.golden import head, load_golden
+from measure.suites.paired import run_paired
 from measure.suites.wallclock import base_first
 
 DATA = ROOT / "tests" / "data"
@@ -198,7 +198,7 @@ def test_the_paired_fixtures_are_small_real_and_valid():
 
 
 def test_the_two_sides_of_a_job_are_never_an_aa_pair_of_the_calibration():
-    from measure.calibration import build_key
+    from measure.analysis.calibration import build_key
 
     docs = [json.loads(p.read_text(encoding="utf-8")) for p in PAIRED]
     for d in docs:

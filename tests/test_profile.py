@@ -10,19 +10,19 @@ import numpy as np
 import pytest
 from tests_support import ROOT, write_config
 
-from measure import resources
+from measure.analysis.analyse import analyse, metrics
+from measure.analysis.comparison import compare_records
+from measure.analysis.profile import metric_samples, tier_costs
 from measure.cli import main
-from measure.comparison import compare_records
-from measure.config import load_config
-from measure.cost import metric_samples, tier_costs
 from measure.errors import MeasureError
-from measure.model import from_document
-from measure.record import load, load_record
-from measure.report import analyse, metrics
-from measure.runner import run
+from measure.record.io import load, load_record
+from measure.record.model import from_document
 from measure.site.charts import Palette
 from measure.site.context import RunLinks
 from measure.site.pages.wallclock import wallclock_page
+from measure.suites import resources
+from measure.suites.config import load_config
+from measure.suites.runner import run
 
 OLD_RECORDS = [ROOT / "tests" / "data" / "record-v1.json", ROOT / "tests" / "data" / "record-v2.json"]
 

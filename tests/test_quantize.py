@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from measure import bundled
-from measure.artifacts import load_tier
-from measure.decode import feed_prefix, greedy
+from measure.engine.artifacts import load_tier
+from measure.engine.decode import feed_prefix, greedy
+from measure.engine.fingerprint import sha256_file
 from measure.errors import MeasureError
-from measure.fingerprint import sha256_file
-from measure.golden import load_golden
-from measure.quantize import quantize_tier
+from measure.suites.golden import load_golden
+from measure.tools.quantize import quantize_tier
 
 
 def _same_model(tier, golden) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from measure.errors import MeasureError
-from measure.record import SCHEMA_VERSION, load_record, migrate, validate, write_atomic
-from measure.tree import record_paths
+from measure.record.io import SCHEMA_VERSION, load_record, migrate, validate, write_atomic
+from measure.record.tree import record_paths
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from measure.analysis import pair_timings, tier_timings
-from measure.config import load_config
+from measure.analysis.timings import pair_timings, tier_timings
 from measure.errors import MeasureError
-from measure.model import from_document
-from measure.record import load_record
-from measure.runner import run
+from measure.record.io import load_record
+from measure.record.model import from_document
+from measure.suites.config import load_config
+from measure.suites.runner import run
 
 
 def test_record_is_complete_and_valid(both_suites):
@@ -76,7 +76,7 @@ def test_framing_fp32_is_control_and_int8_differs(both_suites):
 def test_acceptance_three_ways_and_preservation(both_suites, golden):
     """The counts agree with each other and with the golden rows on any CPU; what a quantized pair accepts or
     preserves here is this machine's finding, not something to assert (an fp32 pair's is, in test_speculative)."""
-    from measure.stats import char_error_rate
+    from measure.suites.golden import char_error_rate
 
     doc, _ = both_suites
     acc = {(a["drafter"], a["verifier"]): a for a in doc["framing"]["acceptance"]}
@@ -134,7 +134,7 @@ def test_bad_golden_row_is_refused_before_measuring(mini_config, tmp_path):
 
 
 def test_an_injected_slowdown_is_recorded_and_slows_only_its_tier(mini_config, tmp_path):
-    from measure.session import Slowdown
+    from measure.engine.session import Slowdown
 
     config = load_config(mini_config(rows=4, repeats=2))
     hooks = {"small-int4": Slowdown(4.0)}

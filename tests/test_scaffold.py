@@ -10,8 +10,8 @@ import pytest
 
 from measure import bundled
 from measure.cli import main
-from measure.config import load_config
-from measure.scaffold import find_tier_folders, propose, read_tier
+from measure.suites.config import load_config
+from measure.tools.scaffold import find_tier_folders, propose, read_tier
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from measure import bundled
-from measure.artifacts import load_tier
+from measure.engine.artifacts import load_tier
+from measure.engine.session import SessionConfig, Slowdown, Trace, c_level_run
 from measure.errors import MeasureError
-from measure.session import SessionConfig, Slowdown, Trace, c_level_run
 
 
 def test_options_are_recorded():
@@ -36,13 +36,13 @@ def test_a_missing_provider_is_refused_when_sessions_are_built():
 
 
 def test_the_config_module_does_not_import_onnxruntime():
-    code = "import sys, measure.config; print('onnxruntime' in sys.modules)"
+    code = "import sys, measure.suites.config; print('onnxruntime' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
 
 def test_trace_filters_by_label(base_fp32):
-    from measure.decode import greedy
+    from measure.engine.decode import greedy
 
     trace = Trace()
     greedy(base_fp32, "дом", trace=trace)
@@ -54,7 +54,7 @@ def test_trace_filters_by_label(base_fp32):
 
 
 def test_an_after_run_hook_runs_inside_the_timing():
-    from measure.decode import greedy
+    from measure.engine.decode import greedy
 
     seen: list[float] = []
     tier = load_tier(bundled.LITE, after_run=seen.append)
@@ -65,7 +65,7 @@ def test_an_after_run_hook_runs_inside_the_timing():
 
 
 def test_a_slowdown_stretches_every_call_by_its_factor():
-    from measure.decode import greedy
+    from measure.engine.decode import greedy
 
     seen: list[float] = []
 
@@ -93,8 +93,8 @@ def test_cpu_sessions_call_onnxruntime_past_its_python_wrapper():
 
 @pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
 def test_the_public_run_decodes_bit_for_bit_as_the_direct_call(name, golden):
-    from measure.decode import feed_prefix, greedy
-    from measure.speculative import SpeculativePair
+    from measure.engine.decode import feed_prefix, greedy
+    from measure.engine.speculative import SpeculativePair
 
     direct, public = load_tier(bundled.GOLDEN.parent / name), load_tier(bundled.GOLDEN.parent / name)
     for session in _sessions(public):
@@ -116,7 +116,7 @@ def test_the_public_run_decodes_bit_for_bit_as_the_direct_call(name, golden):
 
 def test_a_changed_private_entry_falls_back_to_the_public_run_for_good(golden):
     """A private entry that refuses the call's arguments (TypeError) is replaced by the public run, once."""
-    from measure.decode import greedy
+    from measure.engine.decode import greedy
 
     plain, changed = load_tier(bundled.LITE), load_tier(bundled.LITE)
     for session in _sessions(changed):  # a real entry with another signature: one argument too many

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_project, write_config
 
-from measure.config import load_config
-from measure.record import load_record, write_atomic
-from measure.runner import run
+from measure.record.io import load_record, write_atomic
 from measure.site.escape import md
+from measure.suites.config import load_config
+from measure.suites.runner import run
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE_IN = "<script>alert(1)</script> | `x` **b**"
@@ -100,8 +100,8 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
     import csv
     import io
 
-    from measure.model import from_document
-    from measure.report import analyse, headline
+    from measure.analysis.analyse import analyse, headline
+    from measure.record.model import from_document
 
     project, doc = built
     h = headline(analyse(from_document(doc, "built")))
@@ -453,8 +453,8 @@ def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
 
 
 def _site(results: Path):
+    from measure.analysis.summary import Cache, load_results
     from measure.site.build import build_site
-    from measure.summary import Cache, load_results
 
     cache = Cache(None)
     return build_site(load_results(results, cache), cache)
@@ -492,9 +492,9 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
 
 
 def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tier_only(built, tmp_path):
-    from measure.calibration import calibrate, write
-    from measure.record import load_record
-    from measure.summary import Cache, load_results
+    from measure.analysis.calibration import calibrate, write
+    from measure.analysis.summary import Cache, load_results
+    from measure.record.io import load_record
 
     project, _ = built
     base = load_record(ROOT / "tests" / "data" / "record-v1.json")  # a real recorded run, 5 repeats
@@ -585,7 +585,7 @@ def test_every_verdict_topic_has_a_row_to_link_to():
     """A new verdict topic must say where its evidence is (else its link would fall back to Methods)."""
     import inspect
 
-    from measure import verdicts
+    from measure.analysis.timings import verdicts
     from measure.site.evidence import ROWS
 
     source = inspect.getsource(verdicts)

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from measure import bundled
-from measure.artifacts import load_tier
-from measure.decode import greedy
+from measure.engine.artifacts import load_tier
+from measure.engine.decode import greedy
+from measure.engine.speculative import SpeculativePair
 from measure.errors import MeasureError
-from measure.speculative import SpeculativePair
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 8])
@@ -107,7 +107,7 @@ def test_k_must_be_positive(small_fp32, base_fp32):
 
 def test_the_clock_stops_when_the_last_round_is_decided(small_int4, base_int8, golden):
     """As greedy: wall time ends at the stamp after the last call, before either lane's caches are let go."""
-    from measure.session import Trace
+    from measure.engine.session import Trace
 
     pair = SpeculativePair(small_int4, base_int8)
     for row in golden.rows[:8]:

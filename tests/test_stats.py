@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from measure.stats import (
-    char_error_rate,
+from measure.analysis.stats import (
     fit_exponent,
     holm,
     median_interval,
@@ -49,11 +48,6 @@ def test_leviathan_speedup():
     assert predicted_speedup(0.0, 4, 0.5) == pytest.approx(1 / 3)
     a, k, c = 0.8, 4, 0.1
     assert predicted_speedup(a, k, c) == pytest.approx((1 - a ** (k + 1)) / ((1 - a) * (k * c + 1)))
-
-
-def test_character_error_rate():
-    assert char_error_rate("kitten", "sitting") == pytest.approx(3 / 7)
-    assert char_error_rate("abc", "abc") == 0.0
 
 
 def test_holm_by_hand_on_distinct_p_values():

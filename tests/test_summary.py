@@ -6,9 +6,9 @@ import copy
 import json
 from pathlib import Path
 
-from measure.record import load, load_record, write_atomic
+from measure.analysis.summary import ANALYSIS_VERSION, Cache, load_results, summarize_record
+from measure.record.io import load, load_record, write_atomic
 from measure.site.render import render_results
-from measure.summary import ANALYSIS_VERSION, Cache, load_results, summarize_record
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from measure import bundled
-from measure.tokenizer import ByteTokenizer, load_tokenizer
+from measure.engine.tokenizer import ByteTokenizer, load_tokenizer
 
 
 def test_byte_scheme_round_trips_utf8():

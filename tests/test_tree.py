@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from measure.errors import SettingError
-from measure.tree import by_machine, current_parts, newest, newest_parts, newest_per_machine, reference_machine
+from measure.record.tree import by_machine, current_parts, newest, newest_parts, newest_per_machine, reference_machine
 
 
 @dataclass(frozen=True)

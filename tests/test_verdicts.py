@@ -6,11 +6,11 @@ import copy
 from dataclasses import replace
 from pathlib import Path
 
-from measure.model import from_document
+from measure.analysis.verdicts import failed_gates
+from measure.analysis.verdicts import verdicts as judge
 from measure.policy import policy_from
-from measure.record import SCHEMA_VERSION, load_record
-from measure.verdicts import failed_gates
-from measure.verdicts import verdicts as judge
+from measure.record.io import SCHEMA_VERSION, load_record
+from measure.record.model import from_document
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -13,20 +13,21 @@ import numpy as np
 import pytest
 from tests_support import build, html, site_project, write_config
 
-from measure import bundled, node_leg, web_leg
-from measure.artifacts import Tier, load_tier
-from measure.config import load_config
-from measure.decode import feed_prefix, greedy
+from measure import bundled
+from measure.analysis.runtime_axis import runtime_speeds
+from measure.analysis.verdicts import verdicts
+from measure.engine.artifacts import Tier, load_tier
+from measure.engine.decode import feed_prefix, greedy
+from measure.engine.options import SessionConfig
 from measure.errors import MeasureError
-from measure.golden import GoldenRows
-from measure.model import from_document
-from measure.record import SCHEMA_VERSION, load_record, validate, write_atomic
-from measure.runner import run
-from measure.runtime_axis import runtime_speeds
-from measure.session_options import SessionConfig
+from measure.record.io import SCHEMA_VERSION, load_record, validate, write_atomic
+from measure.record.model import from_document
 from measure.site.escape import md
-from measure.verdicts import verdicts
-from measure.web_server import LoopbackServer
+from measure.suites import node_leg, web_leg
+from measure.suites.config import load_config
+from measure.suites.golden import GoldenRows
+from measure.suites.runner import run
+from measure.suites.web_server import LoopbackServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 

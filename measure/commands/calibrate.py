@@ -27,9 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.calibration import calibrate, write
+    from measure.analysis.calibration import calibrate, write
+    from measure.analysis.summary import Cache, load_results
     from measure.errors import MeasureError
-    from measure.summary import Cache, load_results
     from measure.terminal import clean
 
     if not args.results.is_dir():

@@ -17,12 +17,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.current import compose
+    from measure.analysis.current import compose
+    from measure.analysis.verdicts import failed_gates, verdicts
     from measure.errors import MeasureError
-    from measure.record import load
+    from measure.record.io import load
+    from measure.record.tree import current_parts, entries
     from measure.terminal import clean
-    from measure.tree import current_parts, entries
-    from measure.verdicts import failed_gates, verdicts
 
     if args.files:
         checked = [(str(path), load(path)) for path in args.files]

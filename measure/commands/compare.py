@@ -4,7 +4,7 @@ Per case, log ms/token per repeat (wall or CPU time, ``--metric``; or callgrind
 instructions per token per run, in the policy's own ``instructions_tolerance``): slower or
 faster when Welch's p-value, Holm-adjusted, is below the policy's alpha and the
 ratio is past the band; same when the ratio's interval (level 1 - alpha) lies
-inside the band (see :mod:`measure.comparison`). The policy is NEW's; a
+inside the band (see :mod:`measure.analysis.comparison`). The policy is NEW's; a
 results-tree BASE brings its machine's A/A drift into every interval.
 The two records of one ``measure ab`` job, or a record compared with itself,
 are paired by repeat (a paired t on the per-repeat differences), and say so.
@@ -29,7 +29,7 @@ METRICS = [
     "memory_bytes",
 ]
 """wall and cpu: ms/token per repeat; instructions: callgrind instructions/token per run; the rest:
-measure.cost.METRICS (kept here so parsing imports nothing)."""
+measure.analysis.profile.METRICS (kept here so parsing imports nothing)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -94,7 +94,7 @@ def _markdown(base: Path, new: Path, rows: list, failing: list, source: str, met
 
 def _newest(results: Path, machine: str | None, commit: str | None) -> Path | None:
     """The newest complete record in a tree, of one machine and (by prefix) one commit when given."""
-    from measure.tree import entries, newest
+    from measure.record.tree import entries, newest
 
     found = newest(entries(results), machine, commit)
     return None if found is None else found.path
@@ -102,7 +102,7 @@ def _newest(results: Path, machine: str | None, commit: str | None) -> Path | No
 
 def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | None, str]:
     """The A/A drift of ``metric`` recorded for NEW's machine in the results tree BASE's record lies in."""
-    from measure.calibration import STRONG_PAIRS, load_calibration
+    from measure.analysis.calibration import STRONG_PAIRS, load_calibration
 
     results = base_path.parent.parent  # <results>/<machine-id>/<run-id>.json
     cal = load_calibration(results, machine)
@@ -116,13 +116,13 @@ def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | Non
 
 
 if TYPE_CHECKING:
-    from measure.comparison import Drift
+    from measure.analysis.comparison import Drift
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.comparison import compare_records, pairing_of
+    from measure.analysis.comparison import compare_records, pairing_of
     from measure.errors import MeasureError
-    from measure.record import load
+    from measure.record.io import load
     from measure.terminal import clean
 
     new_path = _newest(args.new, None, None) if args.new.is_dir() else args.new

@@ -38,10 +38,10 @@ def stdin_lines() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.artifacts import load_tier
-    from measure.decode import greedy
-    from measure.session_options import SessionConfig
-    from measure.speculative import SpeculativePair
+    from measure.engine.artifacts import load_tier
+    from measure.engine.decode import greedy
+    from measure.engine.options import SessionConfig
+    from measure.engine.speculative import SpeculativePair
 
     if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise MeasureError(f"--max-new-tokens: expected at least 1, got {args.max_new_tokens}")

@@ -11,7 +11,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.environment import environment
+    from measure.suites.environment import environment
 
     env = environment()
     if args.json:

@@ -13,7 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.artifacts import load_tier
+    from measure.engine.artifacts import load_tier
     from measure.terminal import clean
 
     tier = load_tier(args.tier)

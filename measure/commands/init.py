@@ -31,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.scaffold import CONFIG, plan, write_new
     from measure.site.hosts import HOSTS, detect, host
+    from measure.tools.scaffold import CONFIG, plan, write_new
 
     root = Path.cwd()
     site = host(args.site) if args.site else detect(root)

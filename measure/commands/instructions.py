@@ -1,7 +1,7 @@
 """Count instructions per output token of tiers' greedy decodes under callgrind (a proxy for regressions over time).
 
 Each tier runs in its own child process under ``valgrind --tool=callgrind``;
-only the decodes of the golden rows are counted (see :mod:`measure.instructions`).
+only the decodes of the golden rows are counted (see :mod:`measure.suites.callgrind`).
 Compare a tier with itself over time, never tiers with each other.
 """
 
@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from measure import bundled
     from measure.errors import MeasureError
-    from measure.golden import load_golden
-    from measure.instructions import count, decode_region
+    from measure.suites.callgrind import count, decode_region
+    from measure.suites.golden import load_golden
 
     if args.rows < 1:
         raise MeasureError(f"--rows: expected a positive number, got {args.rows}")

@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.merge import merge
+    from measure.record.merge import merge
     from measure.terminal import clean
 
     report = merge(list(args.sources), args.into)

@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.artifacts import load_tier
-    from measure.quantize import quantize_tier
+    from measure.engine.artifacts import load_tier
+    from measure.tools.quantize import quantize_tier
 
     out = quantize_tier(
         args.src,

@@ -48,11 +48,11 @@ def _state(*folders: Path) -> tuple[tuple[str, int, int], ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from measure.analysis.summary import Cache
     from measure.errors import MeasureError, SettingError
     from measure.site.output import write_site_source
     from measure.site.render import TEMPLATES
     from measure.site.source import site_source
-    from measure.summary import Cache
 
     if args.out.exists() and not args.out.is_dir():
         raise MeasureError(f"{args.out}: --out is not a folder; expected a folder for the pages")

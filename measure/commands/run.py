@@ -58,8 +58,8 @@ def _progress():
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from measure.config import SUITES, load_config
-    from measure.runner import run as run_suites
+    from measure.suites.config import SUITES, load_config
+    from measure.suites.runner import run as run_suites
 
     config = load_config(args.config)
     if args.instructions:

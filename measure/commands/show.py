@@ -146,11 +146,11 @@ def _print_tokenizing(wc) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis import pair_timings, tier_timings
-    from measure.callcosts import cost_model
-    from measure.cost import has_profile, tier_costs
-    from measure.record import load
-    from measure.verdicts import verdicts
+    from measure.analysis.cost_model import cost_model
+    from measure.analysis.profile import has_profile, tier_costs
+    from measure.analysis.timings import pair_timings, tier_timings
+    from measure.analysis.verdicts import verdicts
+    from measure.record.io import load
 
     r = load(args.file)
     env = r.environment

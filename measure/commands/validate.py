@@ -11,7 +11,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.record import load_record
+    from measure.record.io import load_record
     from measure.terminal import clean
 
     for path in args.files:

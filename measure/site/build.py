@@ -13,11 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from measure.calibration import load_calibration
-from measure.current import compose
-from measure.history import machine_history, verdict_series
-from measure.model import Record
-from measure.report import analyse, headline, metrics
+from measure.analysis.analyse import analyse, headline, metrics
+from measure.analysis.calibration import load_calibration
+from measure.analysis.current import compose
+from measure.analysis.history import machine_history, verdict_series
+from measure.analysis.summary import Cache, Loaded, Summary
+from measure.record.model import Record
+from measure.record.tree import by_machine, current_parts
+from measure.record.tree import reference_machine as pick_reference
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
 from measure.site.pages.framing import Framing, framing_page
@@ -28,9 +31,6 @@ from measure.site.pages.methods import Methods, methods_page
 from measure.site.pages.overview import Overview, overview_page, summary_csv
 from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
 from measure.site.pages.wallclock import Wallclock, wallclock_page
-from measure.summary import Cache, Loaded, Summary
-from measure.tree import by_machine, current_parts
-from measure.tree import reference_machine as pick_reference
 
 
 @dataclass
@@ -56,7 +56,8 @@ class Site:
 
 def build_site(loaded: Loaded, cache: Cache, reference_machine: str | None = None) -> Site:
     """``reference_machine``: the machine the Overview, Wall-clock, Framing parity and Methods answer for (the
-    plugin's option); None picks the machine with the most complete records (:func:`measure.tree.reference_machine`)."""
+    plugin's option); None picks the machine with the most complete records
+    (:func:`measure.record.tree.reference_machine`)."""
     summaries = loaded.summaries
     records: dict[str, Record] = {}
 

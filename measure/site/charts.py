@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from measure.analysis import PairTiming, TierTiming
-from measure.callcosts import BatchCost
-from measure.model import FramingTier, Record
+from measure.analysis.cost_model import BatchCost
+from measure.analysis.timings import PairTiming, TierTiming
+from measure.record.model import FramingTier, Record
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
 """Distinguishable with every common colour-vision deficiency; no red next to green."""

@@ -14,11 +14,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from measure.current import Current, label
-from measure.report import Analysis
+from measure.analysis.analyse import Analysis
+from measure.analysis.current import Current, label
+from measure.analysis.stats import Estimate
+from measure.record.tree import Dated, Reference
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
-from measure.stats import Estimate
-from measure.tree import Dated, Reference
 from measure.writing import finite
 
 ADMONITION = {

@@ -7,8 +7,8 @@ Anchors carry no date: a shared link to the current evidence keeps working.
 
 from __future__ import annotations
 
+from measure.analysis.verdicts import Verdict
 from measure.site.escape import Md, slug
-from measure.verdicts import Verdict
 
 ROWS = {
     "decode-linear": ("wallclock.md", "tier"),

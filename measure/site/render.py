@@ -14,9 +14,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from measure.analysis.summary import Cache, Loaded, load_results
 from measure.errors import MeasureError
 from measure.site.build import Site, build_site
-from measure.summary import Cache, Loaded, load_results
 from measure.writing import finite, json_text
 
 PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"

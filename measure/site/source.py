@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from measure.analysis.summary import Cache
 from measure.site.loader import asset_sources, with_assets
 from measure.site.render import PAGES, TEMPLATES, render_results
-from measure.summary import Cache
 
 METRICS = "metrics.json"
 

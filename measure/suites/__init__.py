@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # importing the package must not load onnxruntime
-    from measure.artifacts import Tier
-    from measure.speculative import SpeculativePair
+    from measure.engine.artifacts import Tier
+    from measure.engine.speculative import SpeculativePair
 
 Progress = Callable[[str, int, int], None]
 """``progress(what, done, total)``: the CLI draws a bar on a terminal and plain lines in CI."""

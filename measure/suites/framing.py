@@ -8,7 +8,7 @@ preservation, and quality against the golden outputs. What is measured is
 recorded; nothing is assumed about which precision should differ.
 
 Each runtime is a *leg*: Python onnxruntime always; onnxruntime-node
-(:mod:`measure.node_leg`) and onnxruntime-web in Chromium (:mod:`measure.web_leg`)
+(:mod:`measure.suites.node_leg`) and onnxruntime-web in Chromium (:mod:`measure.suites.web_leg`)
 too, on the very prefixes the Python leg decoded, plus their own greedy decodes
 (timed, and where they leave Python's), so the page can set runtime against precision.
 """
@@ -19,15 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from measure import node_leg, web_leg
-from measure.artifacts import Tier
-from measure.config import FramingConfig
-from measure.decode import feed_prefix, greedy
-from measure.golden import GoldenRows
-from measure.graphs import Cache
-from measure.speculative import SpeculativePair
-from measure.stats import char_error_rate
-from measure.suites import Progress, Save, no_progress
+from measure.engine.artifacts import Tier
+from measure.engine.decode import feed_prefix, greedy
+from measure.engine.graphs import Cache
+from measure.engine.speculative import SpeculativePair
+from measure.suites import Progress, Save, no_progress, node_leg, web_leg
+from measure.suites.config import FramingConfig
+from measure.suites.golden import GoldenRows, char_error_rate
 
 
 class _Diff:

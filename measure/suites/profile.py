@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import measure
-from measure.artifacts import load_tier
-from measure.config import SuiteConfig
-from measure.decode import greedy
+from measure.engine.artifacts import load_tier
+from measure.engine.decode import greedy
 from measure.errors import MeasureError
 from measure.suites import Progress, Save, no_progress, ns
+from measure.suites.config import SuiteConfig
 
 WORKER = "measure.suites.profile_worker"
-BASELINE_IMPORTS = "measure.artifacts, measure.decode (onnxruntime, numpy, tokenizers); no tier loaded"
+BASELINE_IMPORTS = "measure.engine.artifacts, measure.engine.decode (onnxruntime, numpy, tokenizers); no tier loaded"
 WORKER_TIMEOUT_S = 600
 
 

@@ -15,10 +15,10 @@ import sys
 from time import perf_counter
 from typing import Any
 
-from measure.artifacts import load_tier  # imported before any timing: the baseline imports the same
-from measure.decode import greedy
-from measure.resources import peak_rss
-from measure.session import SessionConfig
+from measure.engine.artifacts import load_tier  # imported before any timing: the baseline imports the same
+from measure.engine.decode import greedy
+from measure.engine.session import SessionConfig
+from measure.suites.resources import peak_rss
 
 
 def work(request: dict[str, Any]) -> dict[str, Any]:

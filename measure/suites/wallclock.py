@@ -26,11 +26,11 @@ from functools import partial
 from time import perf_counter, process_time
 from typing import Any
 
-from measure.artifacts import Tier
-from measure.config import WallclockConfig
-from measure.decode import Decoded, greedy_ids
-from measure.speculative import SpeculativeDecoded, SpeculativePair
+from measure.engine.artifacts import Tier
+from measure.engine.decode import Decoded, greedy_ids
+from measure.engine.speculative import SpeculativeDecoded, SpeculativePair
 from measure.suites import Loader, Progress, Save, no_progress, ns
+from measure.suites.config import WallclockConfig
 
 TIMED = "ids"
 """What ``wall_s`` spans in records this module writes (``wallclock.timed``): token ids in -> ids out."""

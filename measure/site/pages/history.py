@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.history import RANK, MachineHistory, VerdictSeries
+from measure.analysis.history import RANK, MachineHistory, VerdictSeries
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, badge, chart, fmt_ci, md
 from measure.site.escape import slug

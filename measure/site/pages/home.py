@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.report import Analysis
+from measure.analysis.analyse import Analysis
+from measure.analysis.summary import Summary
 from measure.site.context import Md, md
-from measure.summary import Summary
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.model import Leg, Record
-from measure.runtime_axis import Speed, runtime_speeds
+from measure.analysis.runtime_axis import Speed, runtime_speeds
+from measure.record.model import Leg, Record
 from measure.site.context import Md, marked, md, trusted
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.parity import machine_parity
+from measure.analysis.parity import machine_parity
 from measure.site.context import Md, RunLinks, RunRef, States, fmt_ci, md, provenance
 
 

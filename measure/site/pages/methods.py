@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.current import Current
-from measure.report import Analysis
+from measure.analysis.analyse import Analysis
+from measure.analysis.current import Current
 from measure.site.context import Md, RunLinks, RunRef, Setting, md, provenance
 
 TIMED = {

@@ -13,16 +13,16 @@ import csv
 import io
 from dataclasses import dataclass
 
-from measure.current import Current
-from measure.current import label as label_of
-from measure.report import Analysis, Headline, PairLine, TierLine, headline
+from measure.analysis.analyse import Analysis, Headline, PairLine, TierLine, headline
+from measure.analysis.current import Current
+from measure.analysis.current import label as label_of
+from measure.analysis.stats import Estimate
+from measure.analysis.verdicts import Verdict
+from measure.record.tree import Reference
 from measure.site.context import Md, RunLinks, RunRef, States, badge, md, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
 from measure.site.pages.history import machine_slug
-from measure.stats import Estimate
-from measure.tree import Reference
-from measure.verdicts import Verdict
 
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from measure.model import Record
+from measure.analysis.summary import Summary
+from measure.analysis.verdicts import Verdict
+from measure.record.model import Record
 from measure.site.context import Md, RunLinks, RunRef, Setting, md, month_slug, trusted
 from measure.site.escape import pre
-from measure.summary import Summary
-from measure.verdicts import Verdict
 
 PAGES_PER_MACHINE = 20
 """Runs per machine, newest first, that get a page of their own."""

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.callcosts import CostModel
-from measure.cost import TierCost, has_profile
-from measure.current import Current
-from measure.model.wallclock import Wallclock as WallclockModel
-from measure.report import Analysis
+from measure.analysis.analyse import Analysis
+from measure.analysis.cost_model import CostModel
+from measure.analysis.current import Current
+from measure.analysis.profile import TierCost, has_profile
+from measure.analysis.stats import Estimate
+from measure.record.model.wallclock import Wallclock as WallclockModel
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, provenance, stacked, trusted
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
-from measure.stats import Estimate
 
 
 @dataclass(frozen=True)

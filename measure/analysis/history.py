@@ -1,0 +1,226 @@
+"""History: what a machine's records say over time. Pure functions of cached summaries.
+
+Three things per machine, all from :class:`~measure.analysis.summary.Summary` (never a
+raw record, so a history of 10,000 records costs 10,000 cache reads):
+
+* the ms/token series of each greedy tier, broken where consecutive records
+  stop being comparable (other golden rows, another timed region), with the reason;
+* the instructions-per-token series of each greedy tier, for records that
+  counted them under callgrind (broken, too, where the valgrind version or
+  the rows counted change);
+* the changes the calibrated gate calls between consecutive comparable
+  records, judged by :func:`measure.analysis.comparison.compare` with the drift the
+  machine's *recorded* ``calibration.json`` states, exactly as ``measure
+  compare`` judges a pull request: in wall-clock ms/token, and in
+  instructions per token in that metric's own band; each change names the
+  metric that called it;
+* for each verdict, spans of consecutive records that gave it one outcome.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from measure.analysis.calibration import Calibration
+from measure.analysis.comparison import Comparison
+from measure.analysis.stats import Estimate
+from measure.analysis.summary import Cache, Summary
+from measure.analysis.verdicts import Verdict
+from measure.policy import Policy
+
+
+@dataclass(frozen=True)
+class Point:
+    run: Summary
+    ms_per_token: Estimate
+
+
+@dataclass(frozen=True)
+class CountPoint:
+    """One record's callgrind instructions per token of one tier (median over its runs)."""
+
+    run: Summary
+    per_token: Estimate
+
+
+@dataclass(frozen=True)
+class Break:
+    """Consecutive records that cannot be compared, and why."""
+
+    before: Summary
+    after: Summary
+    reason: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """A wall-clock case that a record measured faster or slower than the comparable record before it."""
+
+    base: Summary
+    new: Summary
+    comparison: Comparison
+    metric: str = "wall"
+    """The metric that called it: wall (ms/token) or instructions (per token, under callgrind)."""
+
+
+@dataclass(frozen=True)
+class Band:
+    """The band the history was judged with (the policy's), and the calibration whose drift widened each interval."""
+
+    tolerance: float
+    calibration: Calibration | None
+    instructions_tolerance: float = Policy().instructions_tolerance
+    """The instruction count's own band (the policy's ``instructions_tolerance``)."""
+
+
+@dataclass(frozen=True)
+class MachineHistory:
+    machine: str
+    runs: tuple[Summary, ...]
+    """Complete records with wall-clock cases, oldest first."""
+    series: dict[str, tuple[Point, ...]]
+    """Greedy case -> its median ms/token per record, oldest first."""
+    breaks: tuple[Break, ...]
+    compared: int
+    """Consecutive record pairs compared."""
+    changes: tuple[Change, ...]
+    """Oldest first."""
+    band: Band
+    instruction_series: dict[str, tuple[CountPoint, ...]] = field(default_factory=dict)
+    """Greedy tier -> its median instructions per token per record that counted them, oldest first."""
+    instruction_breaks: tuple[Break, ...] = ()
+    """Consecutive counted records whose counts are not comparable (another valgrind or rows)."""
+    instructions_compared: int = 0
+
+
+REGIONS = {"text": "source text in, tokenizing included", "ids": "token ids in -> ids out"}
+"""The wall-clock regions a record can time (``Wallclock.timed``), in words for a break's reason."""
+
+
+def comparable(base: Summary, new: Summary) -> str | None:
+    """Why two consecutive records cannot be compared, or None when they can."""
+    if base.golden_sha256 != new.golden_sha256:
+        return f"golden rows changed (sha256 {base.golden_sha256[:12]} -> {new.golden_sha256[:12]})"
+    if not set(base.samples) & set(new.samples):
+        return "no wall-clock case in common"
+    return None
+
+
+def region_changed(base: Summary, new: Summary) -> str | None:
+    """Why two records' wall-clock samples differ in what they time, or None: a step there is not a speed change.
+
+    Instruction counts are not affected (callgrind counts the text-in decode in both).
+    """
+    if base.timed == new.timed:
+        return None
+    was, now = REGIONS.get(base.timed, base.timed), REGIONS.get(new.timed, new.timed)
+    return f"timed region changed ({was} -> {now}): a step here is tokenizing moved in or out, not a speed change"
+
+
+def machine_history(machine: str, runs: list[Summary], calibration: Calibration | None, cache: Cache) -> MachineHistory:
+    """``runs``: one machine's complete records, oldest first; ``calibration``: its recorded one, if any."""
+    runs = [r for r in runs if r.samples]
+    policy = runs[-1].policy if runs else Policy()
+    drift = calibration.drift if calibration is not None else None
+    band = Band(policy.compare_tolerance, calibration, policy.instructions_tolerance)
+    series: dict[str, list[Point]] = defaultdict(list)
+    counts: dict[str, list[CountPoint]] = defaultdict(list)
+    for r in runs:
+        for case, c in sorted(r.samples.items()):
+            if c.kind == "greedy":
+                series[case].append(Point(r, c.estimate))
+        for case, c in sorted(r.instruction_samples.items()):
+            counts[case].append(CountPoint(r, c.estimate))
+    breaks, changes, compared = [], [], 0
+    for base, new in pairwise(runs):
+        reason = comparable(base, new) or region_changed(base, new)
+        if reason is not None:
+            breaks.append(Break(base, new, reason))
+            continue
+        found = cache.comparisons(base, new, None, drift)
+        compared += 1
+        changes += [Change(base, new, c) for c in found if c.outcome in ("faster", "slower")]
+    counted, count_breaks, count_compared = [r for r in runs if r.instruction_samples], [], 0
+    count_drift = calibration.drift_of("instructions") if calibration is not None else None
+    for base, new in pairwise(counted):
+        reason = comparable(base, new)
+        if reason is None and base.instructions_key != new.instructions_key:
+            reason = f"instructions counted otherwise ({base.instructions_key} -> {new.instructions_key})"
+        if reason is not None:
+            count_breaks.append(Break(base, new, reason))
+            continue
+        found = cache.comparisons(base, new, None, count_drift, "instructions")
+        count_compared += 1
+        changes += [Change(base, new, c, "instructions") for c in found if c.outcome in ("faster", "slower")]
+    changes.sort(key=lambda c: (c.new.started_at, c.new.run_id))
+    return MachineHistory(
+        machine,
+        tuple(runs),
+        {case: tuple(points) for case, points in series.items()},
+        tuple(breaks),
+        compared,
+        tuple(changes),
+        band,
+        {case: tuple(points) for case, points in counts.items()},
+        tuple(count_breaks),
+        count_compared,
+    )
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive records that gave one verdict the same outcome."""
+
+    first: Summary
+    last: Summary
+    records: int
+    verdict: Verdict
+    """The verdict as the span's last record gave it."""
+    superseded_by: Summary | None
+    """The record that changed the outcome; None for the current span."""
+
+
+@dataclass(frozen=True)
+class VerdictSeries:
+    machine: str
+    topic: str
+    subject: str
+    question: str
+    spans: tuple[Span, ...]
+    """Oldest first."""
+
+    @property
+    def worsened(self) -> bool:
+        """The current outcome is worse than the one before it."""
+        if len(self.spans) < 2:
+            return False
+        return RANK[self.spans[-1].verdict.outcome] > RANK[self.spans[-2].verdict.outcome]
+
+
+RANK = {"success": 0, "info": 0, "inconclusive": 1, "warning": 2, "failure": 3}
+"""How bad an outcome is, for 'verdicts that got worse'."""
+
+
+def verdict_series(runs: list[Summary]) -> list[VerdictSeries]:
+    """Per machine, topic and subject: spans of equal outcome over the complete records, oldest first."""
+    seq: dict[tuple[str, str, str], list[tuple[Summary, Verdict]]] = defaultdict(list)
+    for r in sorted(runs, key=lambda r: (r.started_at, r.run_id)):
+        if r.complete:
+            for v in r.verdicts:
+                seq[(r.machine_id, v.topic, v.subject)].append((r, v))
+    out = []
+    for (machine, topic, subject), items in seq.items():
+        groups: list[list[tuple[Summary, Verdict]]] = []
+        for item in items:
+            if groups and groups[-1][-1][1].outcome == item[1].outcome:
+                groups[-1].append(item)
+            else:
+                groups.append([item])
+        spans = tuple(
+            Span(g[0][0], g[-1][0], len(g), g[-1][1], groups[i + 1][0][0] if i + 1 < len(groups) else None)
+            for i, g in enumerate(groups)
+        )
+        out.append(VerdictSeries(machine, topic, subject, items[0][1].question, spans))
+    return out

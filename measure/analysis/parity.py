@@ -1,0 +1,154 @@
+"""Parity across runtimes and machines: do the same artifacts decode the same? Pure functions of records.
+
+* runtime x precision: for each runtime leg, rows whose single-step decode
+  no batched block changes, summed over the tiers of one precision;
+* runtime parity: each other runtime's greedy decodes against Python
+  onnxruntime's, token by token;
+* machine parity: each machine's greedy decodes against the first machine
+  that measured the same tier files on the same golden rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.record.model import FramingTier, Leg, Record
+
+PRECISION_ORDER = ("fp32", "fp16", "int8-dynamic", "int8-static", "int4")
+"""Column order of precision tables; other precision labels follow, sorted."""
+
+
+def ordered_precisions(found: set[str]) -> list[str]:
+    return [p for p in PRECISION_ORDER if p in found] + sorted(found - set(PRECISION_ORDER))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One runtime's tiers of one precision: rows framing leaves unchanged and the worst differences."""
+
+    rows_same: int
+    rows: int
+    present_max_abs_diff: float
+    logits_max_abs_diff: float
+    unmeasured: int
+    """Tiers of this precision the leg did not measure."""
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    leg: Leg
+    cells: tuple[Cell | str, ...]
+    """A :class:`Cell`, or the status of a leg/precision that was not measured."""
+
+
+@dataclass(frozen=True)
+class RuntimeMatrix:
+    precisions: tuple[str, ...]
+    rows: tuple[MatrixRow, ...]
+    parity: tuple[tuple[FramingTier, tuple[str, ...]], ...]
+    """Per Python tier: its greedy-decode parity under each other runtime, as a sentence."""
+
+
+def runtime_matrix(record: Record) -> RuntimeMatrix | None:
+    """None for records with one runtime leg only."""
+    legs = record.legs
+    if len(legs) < 2:
+        return None
+    precisions = ordered_precisions({t.precision for leg in legs for t in leg.tiers if t.measured})
+    rows = []
+    for leg in legs:
+        cells: list[Cell | str] = []
+        for precision in precisions:
+            tiers = [t for t in leg.tiers if t.precision == precision]
+            measured = [t for t in tiers if t.measured]
+            if not measured:
+                cells.append(leg.status if not leg.measured else "not measured")
+                continue
+            cells.append(
+                Cell(
+                    sum(t.rows_same for t in measured),
+                    sum(t.rows for t in measured),
+                    max(t.present_max_abs_diff for t in measured),
+                    max(t.logits_max_abs_diff for t in measured),
+                    len(tiers) - len(measured),
+                )
+            )
+        rows.append(MatrixRow(leg, tuple(cells)))
+    parity = []
+    for ref in legs[0].tiers:
+        sentences = []
+        for leg in legs[1:]:
+            t = leg.tier(ref.tier)
+            if t is None or not t.measured:
+                sentences.append(t.status if t else leg.status if not leg.measured else "-")
+            elif ref.output_ids is None:
+                sentences.append("not comparable: the Python leg kept no token ids")
+            else:
+                sentences.append(output_parity(ref, t))
+        parity.append((ref, tuple(sentences)))
+    return RuntimeMatrix(tuple(precisions), tuple(rows), tuple(parity))
+
+
+def output_parity(ref: FramingTier, other: FramingTier) -> str:
+    """Rows decoded identically to the reference, and where the first difference is.
+
+    Token ids when both carry them (the first divergent token), texts otherwise.
+    """
+    ids = ref.output_ids is not None and other.output_ids is not None
+    a = ref.output_ids if ids else ref.outputs
+    b = other.output_ids if ids else other.outputs
+    pairs = list(zip(a or (), b or (), strict=False))
+    same = sum(x == y for x, y in pairs)
+    text = f"{same}/{len(pairs)} rows identical"
+    for row, (x, y) in enumerate(pairs, start=1):
+        if x != y:
+            at = next((i for i, (u, v) in enumerate(zip(x, y, strict=False)) if u != v), min(len(x), len(y)))
+            unit = "token" if ids else "character"
+            return f"{text}; first divergence: row {row}, {unit} {at + 1}"
+    return text
+
+
+@dataclass(frozen=True)
+class MachineCell:
+    """One machine's framing facts for one tier, and its greedy decodes against the reference machine."""
+
+    tier: FramingTier | None
+    outputs: str
+
+
+@dataclass(frozen=True)
+class MachineParity:
+    tier: str
+    precision: str
+    cells: tuple[MachineCell, ...]
+    """One per machine, in the order given."""
+
+
+def machine_parity(latest: dict[str, Record]) -> list[MachineParity]:
+    """Per tier (by precision, then name): each machine against the first that has the tier."""
+    precision = {}
+    for r in latest.values():
+        for name, t in r.tiers.items():
+            precision.setdefault(name, t.precision)
+    names = list(dict.fromkeys(t.tier for r in latest.values() for t in r.python_tiers))
+    out = []
+    for name in sorted(names, key=lambda n: (precision.get(n, "?"), n)):
+        reference: tuple[Record, FramingTier] | None = None
+        cells = []
+        for r in latest.values():
+            t = next((t for t in r.python_tiers if t.tier == name), None)
+            if t is None:
+                cells.append(MachineCell(None, "-"))
+                continue
+            if reference is None:
+                reference = (r, t)
+                cells.append(MachineCell(t, f"reference ({len(t.outputs)} rows)"))
+                continue
+            ref_record, ref = reference
+            same_files = r.tiers[name].file_hashes == ref_record.tiers[name].file_hashes if name in r.tiers else False
+            if not same_files or r.golden.sha256 != ref_record.golden.sha256:
+                cells.append(MachineCell(t, "other artifacts or golden rows: not comparable"))
+            else:
+                cells.append(MachineCell(t, output_parity(ref, t)))
+        out.append(MachineParity(name, precision.get(name, "?"), tuple(cells)))
+    return out

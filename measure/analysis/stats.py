@@ -1,0 +1,262 @@
+"""Statistics over raw samples: robust summaries, seeded bootstrap intervals, fits.
+
+Everything here is a pure function of samples plus a seed, so a page or a
+gate recomputes the same interval from the same record, years later.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point value with its interval (``lo``..``hi`` at ``level``) and spread."""
+
+    value: float
+    lo: float
+    hi: float
+    q1: float | None = None
+    q3: float | None = None
+    level: float | None = None
+    """The interval's actual coverage where it differs from the stated one (few samples), else the stated one."""
+
+    @property
+    def short_level(self) -> float | None:
+        """The interval's actual level when few samples keep it below the stated :data:`LEVEL`, else None."""
+        return self.level if self.level is not None and self.level < LEVEL - 1e-9 else None
+
+    def excludes(self, x: float) -> bool:
+        return x < self.lo or x > self.hi
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "q1": self.q1, "q3": self.q3}
+
+
+def _row_medians(mat: np.ndarray) -> np.ndarray:
+    """Median of each row; sorting short rows beats np.median's partition by several times."""
+    srt = np.sort(mat, axis=1)
+    n = srt.shape[1]
+    return srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])
+
+
+def percentile_interval(boot: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """Percentile interval, linearly interpolated as np.quantile does, from one sort."""
+    srt = np.sort(boot)
+    tail = (1 - level) / 2
+
+    def at(q: float) -> float:
+        pos = q * (srt.size - 1)
+        i = int(pos)
+        j = min(i + 1, srt.size - 1)
+        return float(srt[i] + (srt[j] - srt[i]) * (pos - i))
+
+    return at(tail), at(1 - tail)
+
+
+@functools.lru_cache(maxsize=512)
+def _half_cdf(n: int) -> tuple[float, ...]:
+    """P(Binomial(n, 1/2) <= k) for k = 0..n, exact (integer binomials), computed once per n."""
+    out, c, total = [], 1, 0
+    for i in range(n + 1):
+        total += c
+        out.append(total / 2**n)
+        c = c * (n - i) // (i + 1)
+    return tuple(out)
+
+
+def _binom_half_cdf(k: int, n: int) -> float:
+    """P(Binomial(n, 1/2) <= k)."""
+    return 0.0 if k < 0 else _half_cdf(n)[min(k, n)]
+
+
+def median_level(n: int, depth: int) -> float:
+    """Exact coverage of ``[x_(depth), x_(n + 1 - depth)]`` for the median of any continuous distribution."""
+    return 1 - 2 * _binom_half_cdf(depth - 1, n)
+
+
+def median_interval(values: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
+    """Distribution-free interval for the median of few samples: ``(lo, hi, achieved level)``.
+
+    Order statistics give exact levels only at discrete points (n = 7: 98.4% or 87.5%); between two of
+    them the bounds are interpolated as Hettmansperger and Sheather (1986) do, which holds ``level``
+    closely for any near-symmetric distribution. When even ``[min, max]`` falls short of ``level``
+    (n <= 5 at 95%), the interval is ``[min, max]`` and the level returned is the exact one it has.
+    """
+    x = np.sort(np.asarray(values, dtype=float))
+    n = x.size
+    if n == 0:
+        raise ValueError("no samples for an interval")
+    if n == 1:
+        return float(x[0]), float(x[0]), 0.0
+    depth = 1
+    while depth + 1 <= n // 2 and median_level(n, depth + 1) >= level:
+        depth += 1
+    g = median_level(n, depth)
+    if g < level:
+        return float(x[0]), float(x[-1]), g
+    nxt = median_level(n, depth + 1) if depth + 1 <= (n + 1) // 2 else 0.0
+    if depth + 1 > (n + 1) // 2 or g == level:
+        return float(x[depth - 1]), float(x[n - depth]), g
+    share = (g - level) / (g - nxt)
+    lam = (n - depth) * share / (depth + (n - 2 * depth) * share)
+    lo = lam * x[depth] + (1 - lam) * x[depth - 1]
+    hi = lam * x[n - depth - 1] + (1 - lam) * x[n - depth]
+    return float(lo), float(hi), level
+
+
+def summarize(values: Sequence[float], *, level: float = LEVEL) -> Estimate:
+    """Median with its distribution-free interval (:func:`median_interval`) and the interquartile range."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("no samples to summarize")
+    lo, hi, achieved = median_interval(x, level)
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    return Estimate(float(np.median(x)), lo, hi, float(q1), float(q3), achieved)
+
+
+def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = LEVEL) -> Estimate:
+    """num / den over paired repeats (interleaved in one run): the geometric mean of the per-repeat ratios.
+
+    Its interval is Student's t on the log ratios (n - 1 degrees of freedom): exact for lognormal noise and
+    close for anything near it, where a percentile bootstrap of a ratio of medians of 7 repeats covers ~87%.
+    One repeat has no interval (both bounds are the value, level 0).
+    """
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if a.size != b.size or a.size == 0:
+        raise ValueError("paired samples must have the same non-zero length")
+    d = np.log(a) - np.log(b)
+    mean = float(d.mean())
+    if d.size == 1:
+        return Estimate(math.exp(mean), math.exp(mean), math.exp(mean), level=0.0)
+    half = t_quantile(1 - (1 - level) / 2, d.size - 1) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    return Estimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), level=level)
+
+
+def ratio_bootstrap(num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap distribution of median(num) / median(den) for two independent runs (each side on its own)."""
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if a.size == 0 or b.size == 0:
+        raise ValueError("a ratio needs samples on both sides")
+    rng = np.random.default_rng(seed)
+    boot_a = _row_medians(a[rng.integers(0, a.size, size=(resamples, a.size))])
+    boot_b = _row_medians(b[rng.integers(0, b.size, size=(resamples, b.size))])
+    return boot_a / boot_b
+
+
+def ratio_of_medians(
+    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
+) -> Estimate:
+    """median(num) / median(den) for two independent runs: each side resampled on its own."""
+    lo, hi = percentile_interval(ratio_bootstrap(num, den, resamples=resamples, seed=seed), level)
+    return Estimate(float(np.median(num) / np.median(den)), lo, hi)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
+    c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1 + aa * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` (real) degrees of freedom; df = inf is the normal."""
+    if math.isinf(df):
+        return 0.5 * math.erfc(t / math.sqrt(2))
+    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1 - tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t value with P(T <= t) = p, p in (0, 1): Newton's method from the normal quantile, kept in a bracket."""
+    z = NormalDist().inv_cdf(p)
+    if math.isinf(df):
+        return z
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    lo, hi, x = -1e6, 1e6, z
+    for _ in range(100):
+        f = (1 - t_sf(x, df)) - p
+        if f > 0:
+            hi = x
+        else:
+            lo = x
+        if abs(f) < 1e-13:
+            break
+        pdf = math.exp(log_norm - (df + 1) / 2 * math.log1p(x * x / df))
+        step = x - f / pdf if pdf > 0 else (lo + hi) / 2
+        x = step if lo < step < hi else (lo + hi) / 2
+    return x
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone), in the order given.
+
+    Rejecting where the adjusted value is below alpha keeps the chance of any
+    false call among all the metrics compared at most alpha.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def fit_exponent(
+    lengths: Sequence[float], seconds: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
+) -> Estimate:
+    """Slope b of log(time) on log(length): time ~ length^b; rows resampled for the interval."""
+    x, y = np.log(np.asarray(lengths, dtype=float)), np.log(np.asarray(seconds, dtype=float))
+    if x.size < 3 or np.ptp(x) == 0:
+        raise ValueError("an exponent needs at least three rows of different lengths")
+    slope = float(np.polyfit(x, y, 1)[0])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, x.size, size=(resamples, x.size))
+    bx, by = x[idx], y[idx]  # least-squares slope of every resample at once
+    dx = bx - bx.mean(axis=1, keepdims=True)
+    var = (dx * dx).sum(axis=1)
+    ok = var > 0
+    boot = (dx * (by - by.mean(axis=1, keepdims=True))).sum(axis=1)[ok] / var[ok]
+    lo, hi = percentile_interval(boot, level)
+    return Estimate(slope, lo, hi)
+
+
+def predicted_speedup(acceptance: float, k: int, cost_ratio: float) -> float:
+    """Leviathan et al. 2023, Theorem 3.8: (1 - a^(k+1)) / ((1 - a)(k c + 1))."""
+    a = min(max(acceptance, 0.0), 1.0)
+    expected_tokens = k + 1.0 if a == 1.0 else (1 - a ** (k + 1)) / (1 - a)
+    return expected_tokens / (k * cost_ratio + 1)

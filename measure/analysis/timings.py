@@ -1,0 +1,171 @@
+"""Numbers derived from a run record: medians, intervals, ratios, fits. Pure functions of the record.
+
+Records store raw samples; everything a page, ``show``, ``check`` or
+``compare`` prints is computed here, once, with the bootstrap settings the
+record itself carries, so the same record always gives the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from measure.analysis.stats import LEVEL, Estimate, fit_exponent, paired_ratio, predicted_speedup, summarize
+from measure.record.model import Case, Record
+
+
+@dataclass(frozen=True)
+class TierTiming:
+    tier: str
+    role: str
+    precision: str
+    tokens: int
+    """Output tokens over all golden rows (one pass)."""
+    total_s: Estimate
+    ms_per_token: Estimate
+    tokens_per_s: Estimate
+    ratio_vs_plain: Estimate | None
+    """ms/token of this tier / ms/token of the plain tier, repeats paired."""
+    exponent: Estimate | None
+    """b in row time ~ (tokens + 1)^b."""
+    overhead: float
+    """Share of wall time outside session.run."""
+
+
+@dataclass(frozen=True)
+class PairTiming:
+    case: str
+    pair: str
+    drafter: str
+    verifier: str
+    k: int
+    ms_per_token: Estimate
+    acceptance: float | None
+    mean_accepted_length: float
+    """Tokens committed per round, the bonus/correction token included (vLLM's convention)."""
+    acceptance_by_position: tuple[float | None, ...]
+    cost_ratio: float
+    """c: drafter time per call / verifier time per call (single-step, from its greedy case)."""
+    predicted_speedup: float
+    observed_speedup: Estimate
+    """Verifier greedy wall time / speculative wall time, repeats paired."""
+    observed_over_predicted: float
+    overhead: float
+    observed_speedup_family: Estimate
+    """The observed speedup's interval at 1 - 0.05/K for the pair's K values of k (Bonferroni): what a
+    verdict over "some k" may claim without the bias of picking the best k by its observed value."""
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    resamples: int
+    seed: int
+
+
+def bootstrap_of(record: Record) -> Bootstrap:
+    wc = record.config.wallclock
+    return Bootstrap(wc.bootstrap, wc.seed)
+
+
+def _exponent(case: Case, b: Bootstrap) -> Estimate | None:
+    lengths = [t + 1 for t in case.tokens]
+    per_row = np.median(case.wall_s, axis=0)
+    try:
+        return fit_exponent(lengths, per_row, resamples=min(b.resamples, 1000), seed=b.seed)
+    except ValueError:
+        return None
+
+
+def _point(values: np.ndarray) -> Estimate:
+    v = float(np.median(values))
+    return Estimate(v, v, v)
+
+
+def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
+    """``intervals=False`` skips the bootstrap of totals, ms/token and ratios (lo = hi = value, ratio None):
+    what verdicts need (exponent, overhead) at a fraction of the cost."""
+    if record.wallclock is None:
+        return []
+    cases = {c.name: c for c in record.wallclock.greedy() if c.name in record.tiers}
+    if not cases:
+        return []
+    b = bootstrap_of(record)
+    plain = cases.get(record.plain or "")
+    out = []
+    for name, case in cases.items():
+        ms = case.per_repeat_ms_per_token
+        ratio = None
+        if intervals and plain is not None and plain.repeats == case.repeats:
+            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token)
+        tier = record.tiers[name]
+        est = summarize if intervals else _point
+        out.append(
+            TierTiming(
+                tier=name,
+                role=tier.role,
+                precision=tier.precision,
+                tokens=case.total_tokens,
+                total_s=est(case.per_repeat_totals),
+                ms_per_token=est(ms),
+                tokens_per_s=est(1000 / ms),
+                ratio_vs_plain=ratio,
+                exponent=_exponent(case, b),
+                overhead=case.overhead,
+            )
+        )
+    return out
+
+
+def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
+    """``intervals=False`` gives ms/token as a point value; the observed speedup keeps its interval."""
+    if record.wallclock is None:
+        return []
+    cases = record.wallclock.cases
+    family: dict[str, int] = {}
+    for case in record.wallclock.speculative():
+        family[case.pair or case.name] = family.get(case.pair or case.name, 0) + 1
+    out = []
+    for case in record.wallclock.speculative():
+        verifier = cases.get(case.verifier or "")
+        if verifier is None or verifier.repeats != case.repeats or not verifier.measured:
+            continue
+        proposed, accepted, rounds = sum(case.proposed), sum(case.accepted), sum(case.rounds)
+        acceptance = accepted / proposed if proposed else None
+        reps = case.repeats
+        drafter_s = float(case.drafter_run_s.sum()) if case.drafter_run_s is not None else 0.0
+        drafter_per_call = drafter_s / max(1, reps * (sum(case.drafter_calls) + len(case.tokens)))
+        # c is against the verifier's single-step calls (its greedy case), as Leviathan et al. define it
+        verifier_per_call = float(verifier.run_s.sum()) / max(1, reps * sum(verifier.calls))
+        c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
+        predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
+        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals)
+        adjusted = paired_ratio(
+            verifier.per_repeat_totals,
+            case.per_repeat_totals,
+            level=1 - (1 - LEVEL) / family[case.pair or case.name],
+        )
+        by_pos = tuple(
+            a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
+        )
+        ms = case.per_repeat_ms_per_token
+        out.append(
+            PairTiming(
+                case=case.name,
+                pair=case.pair or case.name,
+                drafter=case.drafter or "?",
+                verifier=case.verifier or "?",
+                k=case.k or 0,
+                ms_per_token=summarize(ms) if intervals else _point(ms),
+                acceptance=acceptance,
+                mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
+                acceptance_by_position=by_pos,
+                cost_ratio=c,
+                predicted_speedup=predicted,
+                observed_speedup=observed,
+                observed_over_predicted=observed.value / predicted if predicted else float("nan"),
+                overhead=case.overhead,
+                observed_speedup_family=adjusted,
+            )
+        )
+    return out

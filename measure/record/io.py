@@ -1,0 +1,402 @@
+"""The run record: one JSON file per run, the product's memory. Designed as a file format.
+
+JSON format history (``schema_version``, kept apart from the tool version):
+
+* 1 — first format: environment, resolved config, golden rows provenance,
+  tier fingerprints, raw wall-clock samples, framing-parity facts.
+  Later additions, all optional so every earlier version-1 file still reads:
+  ``framing.tiers[].output_ids`` (token ids of each greedy decode, for the
+  cross-machine first divergent token) and ``test_slowdown_factor``.
+* 2 — the runtime dimension: ``framing.tiers`` moved into ``framing.legs``,
+  one entry per runtime that decoded the tiers (``runtime``, ``language``,
+  ``version``, ``status``, ``reason`` when skipped or failed). The first leg is
+  always Python onnxruntime and carries quality; later legs (onnxruntime-node)
+  carry framing facts and their own greedy decodes per tier. Every tier entry
+  has a ``status``. Migrated from 1: the tiers become the Python leg, at the
+  onnxruntime version the environment states.
+  Later additions, all optional so every earlier version-2 file still reads:
+  ``wallclock.cases[].first_token_s`` (greedy cases: source text in -> first
+  output token, per repeat, per row) and ``wallclock.profile`` (the cost
+  profile: per tier ``load_cold_s``, ``load_warm_s`` and ``peak_rss_bytes``
+  from one-tier worker processes, the import-only ``baseline``, how the peak
+  was read in ``memory`` (source, unit, platform), and the optional intra-op
+  ``threads`` sweep with the fastest count). A record without them has no
+  profile; its percentiles still derive from ``wall_s``.
+  Also ``wallclock.cases[].cpu_s`` (process CPU seconds of each row's decode, all
+  threads, shaped like ``wall_s``: repeats x rows), the samples of
+  ``measure compare --metric cpu``.
+  Also ``pairing`` (``measure ab``: one side of a paired job, BASE and NEW
+  measured together with repeats paired; ``id`` shared by both records,
+  ``side``, ``partner_run_id``, ``order`` and per case ``base_first``).
+  Also the top-level ``instructions`` (``measure run --instructions``):
+  callgrind's instruction count (Ir) of each greedy tier's decode region over
+  the first ``rows`` golden rows, one child process under valgrind per run
+  (``tiers.<name>.instructions``, one count per run, and the ``tokens`` those
+  decodes produced), with the ``valgrind`` version; the samples of ``measure
+  compare --metric instructions``.
+  Also ``wallclock.timed`` (``ids``: ``wall_s``, ``run_s``, ``cpu_s`` and
+  ``first_token_s`` span the decode from the source's token ids to the output's;
+  absent means ``text``, the source text in, tokenizing included) and
+  ``wallclock.cases[].tokenize_s`` (the tokenizing kept out of that region, per
+  repeat, per row: the source's encode plus the output's decode to text).
+  Also the onnxruntime-web leg (``runtime`` onnxruntime-web, ``language``
+  browser, ``host`` the browser) and, on the legs after Python's:
+  ``execution`` (the browser leg: ``provider``, ``threads`` used and
+  requested, ``cross_origin_isolated``, ``simd``), per tier ``divergence``
+  (each row whose decode leaves Python's: ``row``, ``line``, ``step``, both
+  tokens, the runtime's ``margin`` and ``python_margin``) and ``timing``
+  (``greedy_ms`` of each greedy pass over the rows, the recording pass first,
+  and ``tokens`` per pass); ``config.framing.web_leg``, ``browser``,
+  ``leg_repeats``.
+
+Loading validates against the JSON Schema shipped beside this module, refuses
+records from a newer measure, and migrates older ones one step at a time
+(``MIGRATIONS[n]`` turns version n into n + 1), as asv does.
+
+Writing is atomic (temp file + rename) and happens after every case, so an
+interrupted run leaves a valid record marked incomplete, never a truncated file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from measure.errors import MeasureError
+from measure.record.model import Record, from_document
+from measure.writing import json_text, reason, write_json, write_text
+
+SCHEMA_VERSION = 2
+RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
+"""What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
+MACHINE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+"""What the schema admits as a machine id: a plain folder name, never ``.``, ``..`` or hidden."""
+SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
+
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 1's framing tiers were all decoded by Python onnxruntime: make them that leg."""
+    framing = doc.get("framing")
+    if framing:
+        tiers = [{**t, "status": "measured"} for t in framing.pop("tiers", [])]
+        version = (doc.get("environment") or {}).get("onnxruntime")
+        leg = {"runtime": "onnxruntime", "language": "python", "version": version, "status": "measured", "tiers": tiers}
+        framing["legs"] = [leg]
+    return doc
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2}
+"""``MIGRATIONS[n]`` upgrades a version-n document to version n + 1."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_id() -> str:
+    """Sortable by time, unique across machines: ``20261202T173000Z-1a2b3c``."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@cache
+def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    return json.loads((SCHEMA_DIR / f"record-v{version}.schema.json").read_text(encoding="utf-8"))
+
+
+@cache
+def _fast_validator(version: int) -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(schema(version))
+
+
+def validate(doc: dict[str, Any], source: str) -> None:
+    """Schema check; the error names the file and the JSON path of the first problem.
+
+    jsonschema-rs answers valid/invalid in well under a millisecond; only an
+    invalid record pays for the Python jsonschema walk that explains why.
+    """
+    import jsonschema
+
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
+    if not (SCHEMA_DIR / f"record-v{version}.schema.json").is_file():
+        raise MeasureError(f"{source}: field schema_version: no schema v{version}; expected {SCHEMA_VERSION}")
+    if not _fast_validator(version).is_valid(doc):
+        validator = jsonschema.Draft202012Validator(schema(version))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+        if error is not None:
+            while error.context:  # anyOf/oneOf: descend to the most specific cause
+                error = jsonschema.exceptions.best_match(error.context)
+            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+            message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+            raise MeasureError(f"{source}: field {where}: {message}")
+        raise MeasureError(f"{source}: does not match record schema v{version}")
+    _check_samples(doc, source)
+
+
+def _check_tier_names(doc: dict[str, Any], source: str) -> None:
+    """One name per tier throughout: every tier a config, case, leg or pair names is a key of ``tiers``."""
+    tiers = doc["tiers"]
+    known = ", ".join(tiers)
+
+    def need(name: Any, where: str) -> None:
+        if name not in tiers:
+            raise MeasureError(f"{source}: field {where}: tier {name!r} is not in tiers; expected one of {known}")
+
+    config = doc["config"]
+    named = [t["name"] for t in config["tiers"]]
+    if sorted(named) != sorted(tiers):
+        raise MeasureError(
+            f"{source}: field config/tiers: names {', '.join(named)} differ from the recorded tiers {known}"
+        )
+    plain = [name for name, t in tiers.items() if t["role"] == "plain"]
+    if len(plain) != 1:
+        raise MeasureError(f"{source}: field tiers: expected exactly one tier with role 'plain', got {len(plain)}")
+    for i, pair in enumerate(config["pairs"]):
+        for key in ("drafter", "verifier"):
+            need(pair[key], f"config/pairs/{i}/{key}")
+    for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
+        for key in ("tier", "drafter", "verifier"):
+            if key in case:
+                need(case[key], f"wallclock/cases/{name}/{key}")
+        if case["kind"] == "speculative" and case["pair"] != f"{case['drafter']}->{case['verifier']}":
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/pair: expected drafter->verifier")
+        key = case["tier"] if case["kind"] == "greedy" else f"{case['pair']}@k{case['k']}"
+        if name != key:
+            raise MeasureError(f"{source}: field wallclock/cases/{name}: a {case['kind']} case is keyed {key!r}")
+    for name in ((doc.get("wallclock") or {}).get("call_costs") or {}).get("tiers") or {}:
+        need(name, f"wallclock/call_costs/tiers/{name}")
+    framing = doc.get("framing") or {}
+    for i, leg in enumerate(framing.get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            need(tier["tier"], f"framing/legs/{i}/tiers/{j}/tier")
+    for i, acc in enumerate(framing.get("acceptance") or []):
+        for key in ("drafter", "verifier"):
+            need(acc[key], f"framing/acceptance/{i}/{key}")
+    for name in (doc.get("instructions") or {}).get("tiers") or {}:
+        need(name, f"instructions/tiers/{name}")
+
+
+def _check_samples(doc: dict[str, Any], source: str) -> None:
+    """What a JSON Schema cannot say: every per-row array of a case has one entry per golden row."""
+    _check_tier_names(doc, source)
+    for suite in doc["suites"]:
+        if doc["complete"] and doc.get(suite) is None:
+            raise MeasureError(f"{source}: field {suite}: a complete record has every suite it lists; got null")
+    wallclock = doc.get("wallclock") or {}
+    if wallclock and doc["complete"] and wallclock["repeats_done"] != wallclock["repeats"]:
+        raise MeasureError(
+            f"{source}: field wallclock/repeats_done: a complete record has every repeat "
+            f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
+        )
+    rows = doc["golden"]["rows"]
+    counted = doc.get("instructions")
+    if counted and counted["rows"] > rows:
+        raise MeasureError(f"{source}: field instructions/rows: expected at most the golden rows ({rows})")
+    for name, tier in ((counted or {}).get("tiers") or {}).items():
+        if doc["complete"] and len(tier["instructions"]) != counted["runs"]:
+            raise MeasureError(
+                f"{source}: field instructions/tiers/{name}/instructions: a complete record has "
+                f"{counted['runs']} runs, got {len(tier['instructions'])}"
+            )
+    for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            where = f"framing/legs/{i}/tiers/{j}"
+            for key in ("outputs", "output_ids"):
+                if key in tier and len(tier[key]) != rows:
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
+            for b, block in enumerate(tier.get("blocks") or []):
+                if len(block["first_divergent_step"]) != rows:
+                    raise MeasureError(
+                        f"{source}: field {where}/blocks/{b}/first_divergent_step: expected one per golden row ({rows})"
+                    )
+            quality = tier.get("quality") or {}
+            if "cer" in quality and len(quality["cer"]) != rows:
+                raise MeasureError(f"{source}: field {where}/quality/cer: expected one per golden row ({rows})")
+    _check_call_costs(wallclock, rows, source)
+    for name, case in (wallclock.get("cases") or {}).items():
+        if len(case["tokens"]) != rows:
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: expected one per golden row ({rows})")
+        if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"]:
+            raise MeasureError(
+                f"{source}: field wallclock/cases/{name}/wall_s: a complete record has "
+                f"{wallclock['repeats']} repeats, got {len(case['wall_s'])}"
+            )
+        if case["wall_s"] and not sum(case["tokens"]):
+            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: timed, but no token was decoded")
+        rows = len(case["tokens"])
+        for key in ("wall_s", "run_s", "drafter_run_s", "verifier_run_s"):
+            if any(len(rep) != rows for rep in case.get(key, [])):
+                raise MeasureError(
+                    f"{source}: field wallclock/cases/{name}/{key}: expected one list of {rows} seconds per repeat"
+                )
+        for key in ("proposed_by_position", "accepted_by_position"):
+            if key in case and len(case[key]) != case["k"]:
+                raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {case['k']} counts (k)")
+        for key in ("calls", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls"):
+            if key in case and len(case[key]) != rows:
+                raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {rows} counts")
+
+
+def _check_call_costs(wallclock: dict[str, Any], rows: int, source: str) -> None:
+    """The cost model's samples: one column per timed width, one entry per golden row, tiers that exist."""
+    costs = wallclock.get("call_costs") or {}
+    for name, t in (costs.get("tiers") or {}).items():
+        where = f"wallclock/call_costs/tiers/{name}"
+        if len(set(t["n"])) != len(t["n"]):
+            raise MeasureError(f"{source}: field {where}/n: expected each width once, got {t['n']}")
+        if len(t["cache_tokens"]) != costs["rows"]:
+            raise MeasureError(f"{source}: field {where}/cache_tokens: expected one per timed row ({costs['rows']})")
+        if any(len(rep) != len(t["n"]) or any(len(w) != costs["rows"] for w in rep) for rep in t["call_s"]):
+            raise MeasureError(
+                f"{source}: field {where}/call_s: expected per repeat one list per width n of {costs['rows']} seconds"
+            )
+    for name, pair in (wallclock.get("layouts") or {}).items():
+        for side in ("merged", "split"):
+            v, where = pair[side], f"wallclock/layouts/{name}/{side}"
+            for key in ("tokens", "calls"):
+                if len(v[key]) != rows:
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
+            for key in ("wall_s", "run_s"):
+                if any(len(rep) != rows for rep in v[key]):
+                    raise MeasureError(f"{source}: field {where}/{key}: expected one list of {rows} seconds per repeat")
+        if len(pair["merged"]["wall_s"]) != len(pair["split"]["wall_s"]):
+            raise MeasureError(f"{source}: field wallclock/layouts/{name}: expected as many repeats of each layout")
+
+
+def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] | None = None) -> dict[str, Any]:
+    """Bring a record to :data:`SCHEMA_VERSION`, step by step; refuse a newer one."""
+    steps = MIGRATIONS if migrations is None else migrations
+    target = max([SCHEMA_VERSION, *[n + 1 for n in steps]])
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise MeasureError(f"{source}: not a measure run record (no integer schema_version)")
+    if version > target:
+        raise MeasureError(
+            f"{source}: schema_version {version} was written by a newer measure; "
+            f"this one reads versions up to {target}: upgrade measure to read it"
+        )
+    while version < target:
+        if version not in steps:
+            raise MeasureError(f"{source}: schema_version {version} is older than any this measure can migrate")
+        doc = steps[version](doc)
+        version += 1
+        doc["schema_version"] = version
+    return doc
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
+
+
+def load_record(path: Path | str, data: bytes | None = None, validated: bool = False) -> dict[str, Any]:
+    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them).
+
+    ``validated``: these exact bytes passed validation before (the summary cache holds their sha256), so
+    the schema walk is skipped; migration and the placement check still run.
+    """
+    import orjson
+
+    path = Path(path)
+    if data is None:
+        data = read_bytes(path)
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(doc, dict):
+        raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
+    doc = migrate(doc, str(path))
+    if not validated:
+        validate(doc, str(path))
+    check_place(doc, path)
+    return doc
+
+
+def check_place(doc: dict[str, Any], path: Path) -> None:
+    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` of its content.
+
+    So a page, gate or calibration never files a record under another machine
+    or counts it twice. A record saved under any other name (a download, a
+    fixture) is read as it is.
+    """
+    if path.suffix != ".json" or not RUN_ID.fullmatch(path.stem):
+        return
+    if path.stem != doc["run_id"]:
+        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {path.stem}")
+    if path.parent.name != doc["machine_id"]:
+        raise MeasureError(
+            f"{path}: field machine_id: {doc['machine_id']} differs from its folder {path.parent.name!r}; "
+            f"expected the record at <machine-id>/<run-id>.json"
+        )
+
+
+def load(path: Path | str, data: bytes | None = None) -> Record:
+    """One record file as the typed, read-only :class:`~measure.record.model.Record` every reader uses."""
+    return from_document(load_record(path, data), str(path))
+
+
+def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> None:
+    """Write beside the target and rename over it: readers see the old file or the new one, never half.
+
+    ``root``: the tree the file must stay inside (see :mod:`measure.writing`).
+    NaN and Infinity are refused rather than written.
+    """
+    write_json(path, doc, root)
+
+
+class RecordWriter:
+    """Owns one record on disk while a run fills it in; every ``save`` leaves a valid file."""
+
+    def __init__(self, results: Path, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.results = results
+        self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
+        self.write_error: str | None = None
+        """The first failed save (a full disk): the file keeps the last record that could be written."""
+        self._saved = ""
+        """The JSON of the last save that reached the disk."""
+        self.save(check=True)
+
+    def save(self, check: bool = False) -> None:
+        """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
+        if check:
+            validate(self.doc, str(self.path))
+        text = json_text(self.doc, self.path)
+        try:
+            write_text(self.path, text, root=self.results)
+        except MeasureError as exc:
+            self.write_error = self.write_error or str(exc)
+            raise
+        self._saved = text
+
+    def finish(self, error: str | None = None) -> Path:
+        """Mark the record finished; with ``error`` (or after a failed save) incomplete, saying why.
+
+        After a failed save (a full disk) the record finished is the last one
+        that reached the disk, plus the error: the smallest write that says
+        why. Should even that fail, the file keeps that last record, still
+        valid, marked unfinished.
+        """
+        if self.write_error is not None and self._saved:
+            self.doc = json.loads(self._saved)
+            error = f"{error}; the record holds what was saved before" if error else self.write_error
+        self.doc["finished_at"] = now_iso()
+        self.doc["complete"] = error is None
+        if error is not None:
+            self.doc["error"] = error
+        self.save(check=True)
+        return self.path

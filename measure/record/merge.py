@@ -1,0 +1,105 @@
+"""Merge run records from many folders (downloaded CI artifacts) into one results tree.
+
+Each record lands at ``<machine_id>/<run_id>.json`` as its own content says,
+whatever folder it came in. A record already there with the same content
+(canonical JSON, so key order and whitespace do not matter) is counted once;
+one with the same ids but other content is a conflict: it is kept beside the
+existing file as ``<run_id>.conflict-<hash>.json`` and reported, and the
+existing file is never overwritten. Conflict files do not match the run-id
+pattern, so no page or gate counts them twice. A file that is not a valid
+record is reported by name and skipped; everything else still merges. The
+same content under two file names is merged (and counted) once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from measure.errors import MeasureError
+from measure.record.io import load_record
+from measure.writing import reason, write_bytes
+
+
+def content_hash(doc: dict) -> str:
+    import orjson
+
+    return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass
+class MergeReport:
+    added: list[Path] = field(default_factory=list)
+    duplicates: list[Path] = field(default_factory=list)
+    """Sources whose content was already in the tree (or earlier in this merge)."""
+    conflicts: list[tuple[Path, Path]] = field(default_factory=list)
+    """(source, where it was kept) for same ids with other content."""
+    invalid: list[str] = field(default_factory=list)
+    """One line per file that is not a valid record: the file and what is wrong."""
+
+
+def _hash_of_file(path: Path) -> str:
+    return content_hash(load_record(path))
+
+
+def merge(sources: list[Path], into: Path) -> MergeReport:
+    """Merge every record under ``sources`` into ``into``; only ``into`` is written, and only inside it.
+
+    A corrupt file already in the tree is reported and left alone (the record
+    that would go there is kept beside it as a conflict), so one bad file
+    never stops the rest. Records with the same content count once, whatever
+    their file names.
+    """
+    report = MergeReport()
+    if into.exists() and not into.is_dir():
+        raise MeasureError(f"{into}: --into is not a folder; expected a results tree (or a new folder)")
+    for src in sources:
+        if not src.exists():
+            raise MeasureError(f"{src}: no such file or folder to merge")
+    files = sorted({p for src in sources for p in ([src] if src.is_file() else src.rglob("*.json"))})
+    seen: set[str] = set()
+    for path in files:
+        if path.name == "calibration.json" or ".conflict-" in path.name:
+            continue
+        try:
+            doc = load_record(path)
+        except MeasureError as exc:
+            report.invalid.append(str(exc))
+            continue
+        digest = content_hash(doc)
+        if digest in seen:
+            report.duplicates.append(path)
+            continue
+        seen.add(digest)
+        target = into / doc["machine_id"] / f"{doc['run_id']}.json"
+        if target.resolve() == path.resolve():
+            continue
+        if not target.exists() and not target.is_symlink():
+            _copy(path, target, into)
+            report.added.append(target)
+            continue
+        try:
+            same = not target.is_symlink() and _hash_of_file(target) == digest
+        except MeasureError as exc:
+            report.invalid.append(f"{exc} (already in the tree; left as it is)")
+            same = False
+        if same:
+            report.duplicates.append(path)
+            continue
+        kept = target.with_name(f"{doc['run_id']}.conflict-{digest[:12]}.json")
+        if kept.exists():
+            report.duplicates.append(path)
+        else:
+            _copy(path, kept, into)
+            report.conflicts.append((path, kept))
+    return report
+
+
+def _copy(src: Path, dst: Path, into: Path) -> None:
+    """Copy a record into the tree: atomically, inside it, never through a symlink."""
+    try:
+        data = src.read_bytes()
+    except OSError as exc:
+        raise MeasureError(f"{src}: cannot read record ({reason(exc)})") from exc
+    write_bytes(dst, data, root=into)

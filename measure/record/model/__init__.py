@@ -1,0 +1,79 @@
+"""The typed, read-only view of a run record: the one package that knows the record's field names.
+
+A record is read once (:func:`measure.record.io.load`: migrate, validate), then
+turned into these frozen dataclasses; analysis, verdicts, calibration,
+comparison, ``show`` and the site read attributes, never raw dict keys.
+Writing stays at the storage edge (:mod:`measure.record.io`), on plain dicts.
+
+Per-row samples become read-only numpy arrays (repeats x rows) here, so every
+consumer gets the same shapes and none can change a record it was handed.
+Simple sums that several pages print (argmax agreement, rows whose decode
+framing leaves unchanged) are properties of the part they sum, written once.
+"""
+
+from measure.record.model.framing import (
+    FP32,
+    Acceptance,
+    Block,
+    Counts,
+    Differing,
+    Divergence,
+    Execution,
+    Framing,
+    FramingTier,
+    Leg,
+    LegTiming,
+    Miss,
+    Quality,
+)
+from measure.record.model.instructions import Instructions, InstructionTier
+from measure.record.model.read import from_document
+from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
+from measure.record.model.wallclock import (
+    CallCosts,
+    Case,
+    LayoutPair,
+    LayoutVariant,
+    Profile,
+    ThreadSweep,
+    TierCalls,
+    TierCost,
+    Wallclock,
+)
+
+__all__ = [
+    "FP32",
+    "PARTS",
+    "Acceptance",
+    "Block",
+    "CallCosts",
+    "Case",
+    "Config",
+    "Counts",
+    "Differing",
+    "Divergence",
+    "Environment",
+    "Execution",
+    "Framing",
+    "FramingTier",
+    "Git",
+    "Golden",
+    "InstructionTier",
+    "Instructions",
+    "LayoutPair",
+    "LayoutVariant",
+    "Leg",
+    "LegTiming",
+    "Machine",
+    "Miss",
+    "Pairing",
+    "Profile",
+    "Quality",
+    "Record",
+    "ThreadSweep",
+    "Tier",
+    "TierCalls",
+    "TierCost",
+    "Wallclock",
+    "from_document",
+]

@@ -1,0 +1,185 @@
+"""Single onnxruntime calls timed on their own, and one model's two decoder layouts timed against each other.
+
+Speculative decoding's prediction needs what a verifier call of k + 1 tokens
+costs against a single step, and what a drafter step costs: measured here,
+apart from any decode loop, so "observed below predicted" can be told apart
+into the calls (the model's cost) and the loop (measure's own work). Calls
+run on top of a realistic cache: half of the tier's own greedy output of the
+row, the mean length a speculative round's verifier call sees over a row.
+
+The layout comparison decodes the golden rows greedily (token ids in -> ids out,
+as the wall-clock suite times them) with the merged
+(``decoder_model_merged.onnx``, one ``If`` graph) and the split layout of the
+same weights, repeats interleaved (M S M S ...), so the layout's own cost is
+measured side by side. Nothing is summarised here: samples go to the record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from measure.engine.artifacts import Tier, load_tier
+from measure.engine.decode import Decoded, greedy, greedy_ids
+from measure.engine.graphs import Cache
+from measure.engine.options import SessionConfig
+from measure.engine.session import Trace
+from measure.engine.speculative import SpeculativePair
+from measure.suites import Loader, Progress, Save, no_progress, ns
+from measure.suites.config import LayoutSpec, WallclockConfig
+
+
+@dataclass(frozen=True)
+class _Point:
+    """One row's cache and the real tokens that follow it (padded by repeating the last)."""
+
+    cache: Cache
+    follow: tuple[int, ...]
+
+
+def _point(tier: Tier, text: str, most: int) -> _Point:
+    """The cache after the start token and the first half of the tier's own greedy output of ``text``."""
+    out = list(greedy(tier, text).tokens)
+    keep = len(out) // 2
+    if tier.max_target_tokens:  # room for the longest call on top of the cache
+        keep = max(0, min(keep, tier.max_target_tokens - most - 1))
+    trace = Trace()
+    cache = tier.start(tier.source_ids(text), trace)
+    for token in [tier.special.decoder_start, *out[:keep]]:
+        _, cache = tier.feed(cache, [token], trace)
+    rest = out[keep:] or [tier.special.eos]
+    follow = tuple((rest + [rest[-1]] * most)[:most])
+    return _Point(cache, follow)
+
+
+def _sweep(
+    tiers: dict[str, Tier], points: dict[str, list[_Point]], widths: dict[str, list[int]], shift: int, rows: int
+) -> dict[str, list[list[float]]]:
+    """Tier -> per width, per row: the seconds inside ``session.run`` of one call of that many tokens.
+
+    Each tier's calls run back to back, as a decode runs them (the demo's models fit in a core's L2 cache, so
+    a call right after another model's runs measurably slower); tiers take turns first across repeats. Widths
+    are interleaved row by row, their order rotated, so a burst of load lands on every width alike.
+    """
+    out = {name: [[0.0] * rows for _ in n] for name, n in widths.items()}
+    names = list(widths)
+    start = shift % len(names) if names else 0
+    for name in names[start:] + names[:start]:
+        tier, n = tiers[name], widths[name]
+        for i in range(rows):
+            r = (shift + i) % len(n)
+            for j in [*range(r, len(n)), *range(r)]:
+                trace = Trace()
+                tier.feed(points[name][i].cache, list(points[name][i].follow[: n[j]]), trace)
+                out[name][j][i] = ns(trace.run_s())
+    return out
+
+
+def _widths(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> dict[str, list[int]]:
+    """Tier name -> the call widths to time: 1 .. max(k) + 1 for a verifier, 1 for a drafter."""
+    widths: dict[str, list[int]] = {}
+    for pair in pairs.values():
+        widths.setdefault(pair.drafter.name, [1])
+    for pair in pairs.values():
+        widths[pair.verifier.name] = list(range(1, max(ks, default=1) + 2))
+    return {name: n for name, n in widths.items() if name in tiers}
+
+
+def run_call_costs(
+    load: Loader,
+    texts: list[str],
+    config: WallclockConfig,
+    out: dict[str, Any],
+    save: Save,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Fill ``out`` (the record's ``wallclock.call_costs``) in place.
+
+    Each repeat times every tier and, row by row, every width once; with ``fresh_sessions`` every repeat after the first
+    loads new sessions (the caches are plain arrays and carry over).
+    """
+    tiers, pairs = load()
+    widths = _widths(tiers, pairs, config.k)
+    rows = texts[: config.call_cost_rows]
+    most = max((max(n) for n in widths.values()), default=1)
+    points = {name: [_point(tiers[name], text, most) for text in rows] for name in widths}
+    out.update(
+        {
+            "rows": len(rows),
+            "repeats": 0,
+            "fresh_sessions": config.fresh_sessions,
+            "tiers": {
+                name: {
+                    "n": n,
+                    "cache_tokens": [p.cache.length for p in points[name]],
+                    "call_s": [],
+                }
+                for name, n in widths.items()
+            },
+        }
+    )
+    for rep in range(config.repeats):
+        if rep and config.fresh_sessions:
+            tiers = load()[0]
+        if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
+            _sweep(tiers, points, widths, 0, min(2, len(rows)))
+        for name, samples in _sweep(tiers, points, widths, rep, len(rows)).items():
+            out["tiers"][name]["call_s"].append(samples)
+        out["repeats"] = rep + 1
+        progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
+        save()
+    return out
+
+
+def _variant(path: str, tier: Tier, results: list[Decoded]) -> dict[str, Any]:
+    return {
+        "path": path,
+        "layout": tier.layout,
+        "tokens": [len(d.tokens) for d in results],
+        "calls": [d.calls for d in results],
+        "wall_s": [],
+        "run_s": [],
+    }
+
+
+def run_layouts(
+    layouts: tuple[LayoutSpec, ...],
+    session: SessionConfig,
+    texts: list[str],
+    config: WallclockConfig,
+    out: dict[str, Any],
+    save: Save,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Fill ``out`` (the record's ``wallclock.layouts``): per model, both layouts' greedy samples, interleaved."""
+
+    def loaded(spec: LayoutSpec) -> dict[str, Tier]:
+        return {
+            side: load_tier(folder, session, label=f"{spec.name}~{side}", name=spec.name)
+            for side, folder in (("merged", spec.merged), ("split", spec.split))
+        }
+
+    for spec in layouts:
+        sides = loaded(spec)
+        # tokenized once per side, untimed: the timed region is ids in -> ids out
+        ids = {side: [tier.source_ids(t) for t in texts] for side, tier in sides.items()}
+        first = {side: [greedy_ids(tier, i) for i in ids[side]] for side, tier in sides.items()}  # warm-up, untimed
+        entry = out[spec.name] = {
+            "same_outputs": [d.tokens for d in first["merged"]] == [d.tokens for d in first["split"]],
+            "repeats": 0,
+            **{side: _variant(str(getattr(spec, side)), sides[side], first[side]) for side in sides},
+        }
+        for rep in range(config.repeats):
+            if rep and config.fresh_sessions:
+                sides = loaded(spec)
+                for side, tier in sides.items():
+                    greedy_ids(tier, ids[side][0])
+            order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
+            results = {side: [greedy_ids(sides[side], i) for i in ids[side]] for side in order}
+            for side, decoded in results.items():  # both at once: a stopped run keeps paired repeats
+                entry[side]["wall_s"].append([ns(d.wall_s) for d in decoded])
+                entry[side]["run_s"].append([ns(d.run_s) for d in decoded])
+            entry["repeats"] = rep + 1
+            progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
+            save()
+    return out

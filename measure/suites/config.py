@@ -1,0 +1,327 @@
+"""The suite config (TOML): which tiers, which pairs, which golden rows, how to measure, what policy.
+
+Every option is a typed field with a docstring; unknown keys and missing
+files are one-line errors naming the key or the path. Paths are relative to
+the config file. With no config, ``measure run`` uses the bundled demo's.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from measure import bundled
+from measure.engine.options import SessionConfig
+from measure.errors import MeasureError
+from measure.policy import Policy
+
+ROLES = ("reference", "plain", "lite", "drafter", "verifier")
+SUITES = ("wallclock", "framing")
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    name: str
+    """How pages and records call the tier."""
+    path: Path
+    """The tier folder."""
+    role: str
+    """reference, plain, lite, drafter or verifier; exactly one plain tier anchors the ratios."""
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    drafter: str
+    """Name of the drafter tier."""
+    verifier: str
+    """Name of the verifier tier."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.drafter}->{self.verifier}"
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """Two layouts of one model's weights, timed against each other: what the layout alone costs."""
+
+    name: str
+    """How the finding names the model (usually its tier)."""
+    merged: Path
+    """The tier folder with ``decoder_model_merged.onnx`` (one ``If`` graph)."""
+    split: Path
+    """The tier folder with the split decoder (``decoder_model.onnx`` + ``decoder_with_past_model.onnx``)."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "merged": str(self.merged), "split": str(self.split)}
+
+
+@dataclass(frozen=True)
+class WallclockConfig:
+    warmup: int = 1
+    """Untimed passes over the golden rows per case before timing starts."""
+    warmup_s: float = 2.0
+    """Keep warming up until this many seconds have passed: an idle CPU needs a second or two to reach speed."""
+    repeats: int = 7
+    """Timed passes per case, interleaved across cases (A B C A B C ...)."""
+    fresh_sessions: bool = True
+    """Load new onnxruntime sessions for every repeat, so session-to-session variance is inside the interval."""
+    k: tuple[int, ...] = (2, 4, 8)
+    """Draft lengths swept for each speculative pair."""
+    bootstrap: int = 2000
+    """Bootstrap resamples for every interval."""
+    seed: int = 20261202
+    """Seed of the bootstrap, recorded so intervals are reproducible."""
+    profile: bool = True
+    """Also measure each tier's cost profile: load time and peak memory in worker processes, one tier each."""
+    profile_workers: int = 3
+    """Fresh worker processes per tier (and for the onnxruntime-only baseline): one cold load and one peak each."""
+    warm_loads: int = 2
+    """Loads timed again inside each worker after its first (cold) one."""
+    profile_rows: int = 8
+    """Golden rows (the first N) each worker decodes before its peak is read, and the thread sweep times."""
+    threads: tuple[int, ...] = ()
+    """Intra-op thread counts swept for every greedy tier (e.g. [1, 2]); empty: no sweep."""
+    call_costs: bool = True
+    """Also time single onnxruntime calls: each verifier's call of n = 1 .. max(k) + 1 tokens, each drafter's step."""
+    call_cost_rows: int = 16
+    """Golden rows (the first N) whose mid-decode caches the timed calls run on."""
+
+    def __post_init__(self) -> None:
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.threads):
+            raise MeasureError(f"wallclock.threads: expected thread counts >= 1, got {list(self.threads)}")
+        if len(set(self.threads)) != len(self.threads):
+            raise MeasureError(f"wallclock.threads: expected each count once, got {list(self.threads)}")
+        for name, least in (("profile_workers", 1), ("profile_rows", 1), ("warm_loads", 0)):
+            if getattr(self, name) < least:
+                raise MeasureError(f"wallclock.{name}: expected >= {least}, got {getattr(self, name)}")
+        if self.call_cost_rows < 1:
+            raise MeasureError(f"wallclock.call_cost_rows: expected >= 1, got {self.call_cost_rows}")
+
+
+@dataclass(frozen=True)
+class FramingConfig:
+    k: tuple[int, ...] = (2, 4, 8)
+    """Batched block sizes replayed on top of single-step prefixes; the whole prefix is always added."""
+    whole_prefix: bool = True
+    """Also replay each row's whole prefix in one call."""
+    probe_k: int = 4
+    """Draft length for acceptance three ways (probe, runtime, self)."""
+    node_leg: bool = True
+    """Also decode every tier under onnxruntime-node; recorded as skipped, with the reason, where it cannot run."""
+    node: str = "node"
+    """The Node.js executable, looked up on PATH (it also runs the web leg's browser driver)."""
+    web_leg: bool = True
+    """Also decode every tier under onnxruntime-web in headless Chromium; recorded as skipped, with the reason,
+    where the browser or the npm packages are missing."""
+    browser: str = "chromium"
+    """The Chromium executable the web leg drives (a path, or a name looked up on PATH); never downloaded."""
+    leg_repeats: int = 2
+    """Greedy passes over the golden rows each other runtime (Node, browser) times: the one that records the
+    decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add
+    one timed pass to each leg, which the legs mostly win back by taking the recording pass as their single-step
+    replay; three or more give each figure a range."""
+
+
+@dataclass(frozen=True)
+class InstructionsConfig:
+    enabled: bool = False
+    """Count instructions per token under callgrind after the other suites (about 30x slower than native)."""
+    rows: int = 8
+    """The first N golden rows each run decodes under callgrind."""
+    runs: int = 3
+    """Child processes per tier, each counted on its own: the samples compare reads (two at least). Most runs
+    agree to 0.01%, but now and then one counts about 1% more; with three, one such run still leaves a 3%
+    slowdown called with 80% power (benchmarks/bench_compare.py instructions), with two it does not."""
+    valgrind: str = "valgrind"
+    """The valgrind executable, looked up on PATH."""
+
+    def __post_init__(self) -> None:
+        if self.rows < 1:
+            raise MeasureError(f"instructions.rows: expected >= 1, got {self.rows}")
+        if self.runs < 2:
+            raise MeasureError(f"instructions.runs: expected >= 2 (compare needs two per tier), got {self.runs}")
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    path: Path
+    """The config file (or the bundled demo's)."""
+    golden: Path
+    tiers: tuple[TierSpec, ...]
+    pairs: tuple[PairSpec, ...]
+    session: SessionConfig = field(default_factory=SessionConfig)
+    wallclock: WallclockConfig = field(default_factory=WallclockConfig)
+    framing: FramingConfig = field(default_factory=FramingConfig)
+    policy: Policy = field(default_factory=Policy)
+    layouts: tuple[LayoutSpec, ...] = ()
+    """Layout variants of one model's weights (``[[layouts]]``), timed per token in the wall-clock suite."""
+    instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
+
+    def tier(self, name: str) -> TierSpec:
+        return next(t for t in self.tiers if t.name == name)
+
+    @property
+    def plain(self) -> TierSpec:
+        return next(t for t in self.tiers if t.role == "plain")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as resolved (absolute paths, defaults filled in), for the run record."""
+        wc = self.wallclock
+        return {
+            "path": str(self.path),
+            "golden": str(self.golden),
+            "tiers": [{"name": t.name, "path": str(t.path), "role": t.role} for t in self.tiers],
+            "pairs": [{"drafter": p.drafter, "verifier": p.verifier} for p in self.pairs],
+            "session": self.session.to_dict(),
+            "wallclock": asdict(self.wallclock) | {"k": list(wc.k), "threads": list(wc.threads)},
+            "framing": asdict(self.framing) | {"k": list(self.framing.k)},
+            "policy": asdict(self.policy),
+            "instructions": asdict(self.instructions),
+        } | ({"layouts": [v.to_dict() for v in self.layouts]} if self.layouts else {})
+
+
+def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise MeasureError(f"{path}: unknown key {where}.{key}; expected one of {', '.join(known)}")
+    values = {}
+    for key, value in data.items():
+        default = getattr(cls(), key)
+        if isinstance(default, tuple):
+            if not isinstance(value, list):
+                raise MeasureError(f"{path}: {where}.{key}: expected a list, got {value!r}")
+            value = tuple(value)
+        elif isinstance(default, bool) != isinstance(value, bool) or (
+            isinstance(default, int | float) and not isinstance(value, int | float)
+        ):
+            raise MeasureError(f"{path}: {where}.{key}: expected {type(default).__name__}, got {value!r}")
+        values[key] = value
+    try:
+        return cls(**values)
+    except MeasureError as exc:
+        raise MeasureError(f"{path}: {exc}") from exc
+
+
+def load_config(path: Path | str | None = None) -> SuiteConfig:
+    """Read and check a suite config; ``None`` gives the bundled demo's."""
+    path = Path(path) if path is not None else bundled.CONFIG
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read config ({exc.strerror or type(exc).__name__})") from exc
+    except UnicodeDecodeError as exc:
+        raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML suite config") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
+    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts", "instructions"}
+    for key in data:
+        if key not in top:
+            raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(top))}")
+    base = path.parent
+    if "golden" not in data:
+        raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
+    if not isinstance(data["golden"], str):
+        raise MeasureError(f"{path}: golden: expected a path to a golden rows file (a string), got {data['golden']!r}")
+    tables = ("session", "wallclock", "framing", "instructions")
+    for key, kind in (("tiers", list), ("pairs", list), ("layouts", list), *((k, dict) for k in tables)):
+        if key in data and not isinstance(data[key], kind):
+            what = f"an array of tables [[{key}]]" if kind is list else f"a table [{key}]"
+            raise MeasureError(f"{path}: {key}: expected {what}, got {data[key]!r}")
+    if "policy" in data and not isinstance(data["policy"], dict):
+        raise MeasureError(f"{path}: policy: expected a table [policy], got {data['policy']!r}")
+    golden = (base / data["golden"]).resolve()
+    if not golden.is_file():
+        raise MeasureError(f"{path}: golden = {data['golden']!r}: file not found at {golden}")
+    tiers = []
+    for i, t in enumerate(data.get("tiers", [])):
+        if not isinstance(t, dict):
+            raise MeasureError(f"{path}: tiers[{i}]: expected a table with name, path and role, got {t!r}")
+        extra = set(t) - {"name", "path", "role"}
+        if extra:
+            raise MeasureError(f"{path}: unknown key tiers[{i}].{sorted(extra)[0]}; expected name, path, role")
+        for key in ("name", "path", "role"):
+            if not isinstance(t.get(key), str):
+                raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
+        if t["role"] not in ROLES:
+            raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
+        folder = (base / t["path"]).resolve()
+        if not folder.is_dir():
+            raise MeasureError(f"{path}: tiers[{i}].path = {t['path']!r}: folder not found at {folder}")
+        tiers.append(TierSpec(t["name"], folder, t["role"]))
+    names = [t.name for t in tiers]
+    if not tiers:
+        raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")
+    if len(set(names)) != len(names):
+        raise MeasureError(f"{path}: tier names must be unique; got {', '.join(names)}")
+    if sum(t.role == "plain" for t in tiers) != 1:
+        raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
+    pairs = []
+    for i, p in enumerate(data.get("pairs", [])):
+        if not isinstance(p, dict):
+            raise MeasureError(f"{path}: pairs[{i}]: expected a table with drafter and verifier, got {p!r}")
+        extra = set(p) - {"drafter", "verifier"}
+        if extra:
+            raise MeasureError(f"{path}: unknown key pairs[{i}].{sorted(extra)[0]}; expected drafter, verifier")
+        for key in ("drafter", "verifier"):
+            if p.get(key) not in names:
+                raise MeasureError(f"{path}: pairs[{i}].{key} = {p.get(key)!r}: expected one of {', '.join(names)}")
+        pairs.append(PairSpec(p["drafter"], p["verifier"]))
+    layouts = _layouts(data.get("layouts", []), base, path)
+    session_data = dict(data.get("session", {}))
+    if "providers" in session_data and not isinstance(session_data["providers"], list):
+        raise MeasureError(f"{path}: session.providers: expected a list of provider names")
+    config = SuiteConfig(
+        path=path.resolve(),
+        golden=golden,
+        tiers=tuple(tiers),
+        pairs=tuple(pairs),
+        session=_section(session_data, SessionConfig, "session", path),
+        wallclock=_section(data.get("wallclock", {}), WallclockConfig, "wallclock", path),
+        framing=_section(data.get("framing", {}), FramingConfig, "framing", path),
+        policy=_section(data.get("policy", {}), Policy, "policy", path),
+        layouts=layouts,
+        instructions=_section(data.get("instructions", {}), InstructionsConfig, "instructions", path),
+    )
+    _check_ranges(config, path)
+    return config
+
+
+def _layouts(entries: list[Any], base: Path, path: Path) -> tuple[LayoutSpec, ...]:
+    out = []
+    for i, v in enumerate(entries):
+        if not isinstance(v, dict):
+            raise MeasureError(f"{path}: layouts[{i}]: expected a table with name, merged and split, got {v!r}")
+        extra = set(v) - {"name", "merged", "split"}
+        if extra:
+            raise MeasureError(f"{path}: unknown key layouts[{i}].{sorted(extra)[0]}; expected name, merged, split")
+        for key in ("name", "merged", "split"):
+            if not isinstance(v.get(key), str) or not v[key]:
+                raise MeasureError(f"{path}: layouts[{i}].{key}: expected a non-empty string")
+        folders = {}
+        for key in ("merged", "split"):
+            folders[key] = (base / v[key]).resolve()
+            if not folders[key].is_dir():
+                raise MeasureError(f"{path}: layouts[{i}].{key} = {v[key]!r}: folder not found at {folders[key]}")
+        out.append(LayoutSpec(v["name"], folders["merged"], folders["split"]))
+    names = [v.name for v in out]
+    if len(set(names)) != len(names):
+        raise MeasureError(f"{path}: layouts names must be unique; got {', '.join(names)}")
+    return tuple(out)
+
+
+def _check_ranges(config: SuiteConfig, path: Path) -> None:
+    """The same types and ranges the record schema holds a stored config to, so a run never writes what it refuses."""
+    import jsonschema
+
+    from measure.record.io import schema
+
+    full = schema()
+    validator = jsonschema.Draft202012Validator({"$defs": full["$defs"], "$ref": "#/$defs/config"})
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config.to_dict()))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "the config"
+        raise MeasureError(f"{path}: {where}: {error.message}")

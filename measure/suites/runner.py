@@ -1,0 +1,194 @@
+"""``measure run`` end to end: config -> tiers -> record on disk -> suites, saving after every case.
+
+With ``[instructions] enabled`` (or ``measure run --instructions``) the
+callgrind counts come last; valgrind and the extra are checked before
+anything is timed.
+
+Bad golden rows are refused before anything is timed; an error or an
+interrupt mid-run leaves the record on disk marked incomplete with what was
+measured so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from measure import __version__
+from measure.engine.artifacts import Tier, load_tier
+from measure.engine.session import AfterRun, Slowdown
+from measure.engine.speculative import SpeculativePair
+from measure.errors import MeasureError, SettingError
+from measure.record.io import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
+from measure.suites import Loader, Progress, no_progress
+from measure.suites.callgrind import check_instructions, run_instructions
+from measure.suites.calls import run_call_costs, run_layouts
+from measure.suites.config import SUITES, SuiteConfig
+from measure.suites.environment import environment
+from measure.suites.framing import run_framing
+from measure.suites.golden import GoldenRows, load_golden
+from measure.suites.profile import run_memory_and_load, run_thread_sweep
+from measure.suites.wallclock import run_wallclock
+
+
+def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
+    for row in golden.rows:
+        for tier in tiers.values():
+            try:
+                tier.source_ids(row.input)
+            except MeasureError as exc:
+                raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
+
+
+def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
+    """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file."""
+    try:
+        return {
+            t.name: load_tier(t.path, config.session, label=t.name, after_run=hooks.get(t.name), name=t.name)
+            for t in config.tiers
+        }
+    except SettingError as exc:
+        raise exc.located(f"{config.path}: ") from exc
+
+
+def speculative_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
+    pairs = {}
+    for i, spec in enumerate(config.pairs):
+        drafter = tiers[spec.drafter]
+        if spec.drafter == spec.verifier:
+            drafter = load_tier(
+                config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter", name=spec.drafter
+            )
+        try:
+            pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
+        except MeasureError as exc:
+            raise MeasureError(f"{config.path}: pairs[{i}] ({spec.name}): {exc}") from exc
+    return pairs
+
+
+def _self_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
+    """A self-pair (same artifact loaded twice) for every tier a pair uses."""
+    used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
+    return {
+        f"{n}->{n}": SpeculativePair(
+            load_tier(config.tier(n).path, config.session, label=f"{n}~drafter", name=n), tiers[n]
+        )
+        for n in used
+    }
+
+
+def run(
+    config: SuiteConfig,
+    suites: list[str],
+    results: Path,
+    argv: list[str] | None = None,
+    progress: Progress = no_progress,
+    after_run: Mapping[str, AfterRun] | None = None,
+) -> Path:
+    """Measure and return the record's path.
+
+    ``after_run``: test-only session hooks by tier name, called inside the timing after
+    every call of that tier (a :class:`~measure.engine.session.Slowdown` shows a suite a slower
+    tier; its factor is written to the record as ``test_slowdown_factor``).
+    """
+    hooks = dict(after_run or {})
+    for suite in suites:
+        if suite not in SUITES:
+            raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
+    golden = load_golden(config.golden)
+    valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
+    tiers = load_tiers(config, hooks)
+    check_rows(tiers, golden)
+    pairs = speculative_pairs(config, tiers)
+    env = environment(argv=argv)
+    doc = new_document(config, suites, golden, tiers, env)
+    slowdowns = {name: hook.factor for name, hook in hooks.items() if isinstance(hook, Slowdown)}
+    if slowdowns:
+        doc["test_slowdown_factor"] = slowdowns
+    writer = RecordWriter(results, doc)
+    try:
+        if "wallclock" in suites:
+            doc["wallclock"] = {}
+            texts = [r.input for r in golden.rows]
+            load = fresh_loader(config, tiers, pairs, hooks)
+            run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
+            if config.wallclock.call_costs and config.pairs:
+                costs = doc["wallclock"]["call_costs"] = {}
+                run_call_costs(load, texts, config.wallclock, costs, writer.save, progress)
+            if config.layouts:
+                found = doc["wallclock"]["layouts"] = {}
+                run_layouts(config.layouts, config.session, texts, config.wallclock, found, writer.save, progress)
+            if config.wallclock.profile or config.wallclock.threads:
+                profile = doc["wallclock"]["profile"] = {}
+                if config.wallclock.profile:
+                    run_memory_and_load(config, texts, profile, writer.save, progress)
+                if config.wallclock.threads:
+                    profile["threads"] = {}
+                    run_thread_sweep(config, texts, profile["threads"], writer.save, progress)
+        if "framing" in suites:
+            doc["framing"] = {}
+            selves = _self_pairs(config, tiers)
+            framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
+            run_framing(*framing, runtime_version=env["onnxruntime"])
+        if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
+            doc["instructions"] = {}
+            run_instructions(config, golden, valgrind, doc["instructions"], writer.save, progress)
+    except KeyboardInterrupt:
+        finish_failed(writer, "interrupted")
+        raise
+    except MeasureError as exc:
+        finish_failed(writer, str(exc))
+        raise
+    except Exception as exc:
+        finish_failed(writer, f"{type(exc).__name__}: {exc}")
+        raise
+    return writer.finish()
+
+
+def fresh_loader(
+    config: SuiteConfig, tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], hooks: Mapping[str, AfterRun]
+) -> Loader:
+    """The wall-clock suite's loader: the sessions loaded (and fingerprinted) first, then fresh ones each call."""
+    loaded = [(tiers, pairs)]
+
+    def load() -> tuple[dict[str, Tier], dict[str, SpeculativePair]]:
+        if loaded:
+            return loaded.pop()
+        fresh = load_tiers(config, hooks)
+        return fresh, speculative_pairs(config, fresh)
+
+    return load
+
+
+def new_document(
+    config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, Tier], env: dict[str, Any]
+) -> dict[str, Any]:
+    """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "measure", "version": __version__},
+        "run_id": new_run_id(),
+        "machine_id": env["machine_id"],
+        "started_at": now_iso(),
+        "finished_at": None,
+        "complete": False,
+        "suites": list(suites),
+        "environment": env,
+        "config": config.to_dict(),
+        "golden": {"path": str(golden.path), "sha256": golden.sha256, "rows": len(golden)},
+        "tiers": {
+            name: {"role": config.tier(name).role, "path": str(tier.path), "fingerprint": tier.fingerprint().to_dict()}
+            for name, tier in tiers.items()
+        },
+        "wallclock": None,
+        "framing": None,
+    }
+
+
+def finish_failed(writer: RecordWriter, error: str) -> None:
+    """Record why the run stopped; when even that cannot be written (a full disk), the file keeps the last
+    record that was, valid and marked unfinished, and the original error is the one reported."""
+    with contextlib.suppress(MeasureError):
+        writer.finish(error=error)

@@ -1,0 +1,382 @@
+"""What ``measure init`` writes into a model repository: a starter suite config read from its tier folders,
+a golden-rows template, the RESULTS site's config (for the site generator it has: :mod:`measure.site.hosts`)
+and the workflow that calls measure's reusable one.
+
+Nothing here overwrites a file: one that exists is kept and reported, so a second
+``measure init`` changes nothing. The roles and pairs are a proposal read from
+the tiers' own files (layout, precision from the graphs' operators, model shape,
+tokenizer vocabulary), never from folder names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from measure.engine.artifacts import load_tier
+from measure.engine.graphs import LAYOUT_FILES
+from measure.engine.session import SessionConfig
+from measure.errors import MeasureError
+from measure.policy import Policy
+from measure.site.hosts import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, site_config
+from measure.suites.config import FramingConfig, WallclockConfig
+
+CONFIG = Path("measure.toml")
+GOLDEN = Path("golden.jsonl")
+HOME = Path("docs/index.md")
+WORKFLOW = Path(".github/workflows/measure.yml")
+
+UPSTREAM = "measure-dev/measure"
+"""measure's GitHub repository: where callers find the reusable workflow and the reusable workflow finds measure."""
+REUSABLE = f"{UPSTREAM}/.github/workflows/reusable.yml@main"
+"""What a caller's ``uses:`` names; pin a release tag or commit instead of main once there is one."""
+RUNNERS = ("ubuntu-24.04",)
+PYTHON = "3.11"
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "site", "results", "__pycache__", "build", "dist"}
+
+
+@dataclass(frozen=True)
+class TierFacts:
+    """What a tier folder says about itself, as much as choosing roles and pairs needs."""
+
+    path: Path
+    name: str
+    layout: str
+    precision: str
+    layers: int
+    heads: int
+    head_dim: int
+    vocabulary: str
+    """sha256 of the tokenizer's token -> id map: a drafter and a verifier must share it."""
+
+    @property
+    def model(self) -> tuple[int, int, int, str]:
+        """Tiers with the same shape and vocabulary are precisions of one model."""
+        return (self.layers, self.heads, self.head_dim, self.vocabulary)
+
+    @property
+    def size(self) -> int:
+        return self.layers * self.heads * self.head_dim
+
+    def describe(self) -> str:
+        return (
+            f"{self.precision}, {self.layout} layout, {self.layers} layers x {self.heads} heads x {self.head_dim}, "
+            f"vocabulary {self.vocabulary[:8]}"
+        )
+
+
+def read_tier(folder: Path) -> TierFacts:
+    """Load the tier as ``measure run`` would (a bad folder is the same one-line error) and keep its facts."""
+    tier = load_tier(folder)
+    fp = tier.fingerprint()
+    vocab = json.dumps(sorted(tier.tokenizer.vocabulary().items()), ensure_ascii=False)
+    return TierFacts(
+        path=folder,
+        name=fp.name,
+        layout=fp.layout,
+        precision=fp.precision,
+        layers=fp.layers,
+        heads=fp.heads,
+        head_dim=fp.head_dim,
+        vocabulary=hashlib.sha256(vocab.encode("utf-8")).hexdigest(),
+    )
+
+
+def is_tier_folder(folder: Path) -> bool:
+    return any(all((folder / f).is_file() for f in files) for files in LAYOUT_FILES.values())
+
+
+def find_tier_folders(root: Path, depth: int = 3) -> list[Path]:
+    """Folders under ``root`` holding a complete graph layout, for ``measure init`` with no TIER_DIR."""
+    found: list[Path] = []
+
+    def walk(folder: Path, left: int) -> None:
+        if is_tier_folder(folder):
+            found.append(folder)
+            return
+        if left == 0:
+            return
+        for child in sorted(p for p in folder.iterdir() if p.is_dir()):
+            if child.name not in SKIP_DIRS and not child.name.startswith("."):
+                walk(child, left - 1)
+
+    walk(root, depth)
+    return found
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """One tier as the config will list it."""
+
+    name: str
+    """Unique among the tiers: the tier's own name, numbered when two share it."""
+    role: str
+    facts: TierFacts
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Roles for the tiers and the speculative pairs, with the reasons a user should read."""
+
+    tiers: tuple[Proposed, ...]
+    """In the order given."""
+    pairs: tuple[tuple[str, str], ...]
+    """(drafter, verifier) names."""
+    notes: tuple[str, ...]
+
+
+_PLAIN_PREFERENCE = ("int8-dynamic", "int8-static", "int8")
+
+
+def propose(tiers: list[TierFacts]) -> Proposal:
+    """Roles and pairs, as the bundled demo has them.
+
+    plain: an int8 tier (dynamic first) of the largest model, the anchor of every
+    ratio; reference: an fp32 tier of that model; lite: an int4 tier. The rest
+    are verifiers (the largest model) or drafters. A smaller model's tier drafts
+    for the largest model's tier of the same precision, else for plain, when the
+    two share a vocabulary.
+    """
+    notes: list[str] = []
+    names = _unique_names(tiers)
+    largest = max(t.size for t in tiers)
+    big = [t for t in tiers if t.size == largest]
+
+    def rank(t: TierFacts) -> int:
+        return next((i for i, p in enumerate(_PLAIN_PREFERENCE) if t.precision.startswith(p)), len(_PLAIN_PREFERENCE))
+
+    plain = min(big, key=rank)
+    if rank(plain) == len(_PLAIN_PREFERENCE):
+        notes.append(f"no int8 tier: {names[plain.path]} ({plain.precision}) is plain, the anchor of every ratio")
+    roles = {plain.path: "plain"}
+    reference = next(
+        (t for t in big if t is not plain and t.model == plain.model and t.precision in ("fp32", "fp16")), None
+    )
+    if reference is not None:
+        roles[reference.path] = "reference"
+    lite = next((t for t in tiers if t.precision.startswith("int4") and t.path not in roles), None)
+    if lite is not None:
+        roles[lite.path] = "lite"
+    for t in tiers:
+        roles.setdefault(t.path, "verifier" if t.model == plain.model else "drafter")
+
+    pairs: list[tuple[str, str]] = []
+    for drafter in tiers:
+        if drafter.size >= largest:
+            continue
+        if drafter.vocabulary != plain.vocabulary:
+            notes.append(f"{names[drafter.path]} does not share {names[plain.path]}'s vocabulary: no speculative pair")
+            continue
+        same = next((t for t in big if t.model == plain.model and t.precision == drafter.precision), plain)
+        pairs.append((names[drafter.path], names[same.path]))
+    return Proposal(tuple(Proposed(names[t.path], roles[t.path], t) for t in tiers), tuple(pairs), tuple(notes))
+
+
+def _unique_names(tiers: list[TierFacts]) -> dict[Path, str]:
+    """Tier names as the config needs them: unique, the folder's own name first."""
+    names: dict[Path, str] = {}
+    for t in tiers:
+        name, n = t.name, 1
+        while name in names.values():
+            n += 1
+            name = f"{t.name}-{n}"
+        names[t.path] = name
+    return names
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def _table(name: str, values: dict[str, Any]) -> str:
+    return f"[{name}]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in values.items())
+
+
+def _relative(path: Path, base: Path) -> str:
+    """``path`` as the config writes it: relative to the config's folder where it can be."""
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix() or "."
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def suite_toml(proposal: Proposal, golden: Path, base: Path) -> str:
+    """The starter suite config, in the bundled demo's format; every knob stated at measure's default."""
+    wallclock = asdict(WallclockConfig())
+    framing = asdict(FramingConfig())
+    parts = [
+        "# Suite config written by `measure init`: the roles and pairs are a proposal, edit them freely.\n"
+        "# Paths are relative to this file; measure's bundled demo.toml is a complete example.\n"
+        f"golden = {_toml(_relative(golden, base))}\n",
+        _table("session", asdict(SessionConfig())),
+    ]
+    for t in proposal.tiers:
+        parts.append(
+            f"[[tiers]]\nname = {_toml(t.name)}\npath = {_toml(_relative(t.facts.path, base))}\n"
+            f"role = {_toml(t.role)}  # {t.facts.describe()}\n"
+        )
+    for drafter, verifier in proposal.pairs:
+        parts.append(f"[[pairs]]\ndrafter = {_toml(drafter)}\nverifier = {_toml(verifier)}\n")
+    parts.append(_table("wallclock", {k: wallclock[k] for k in ("warmup", "warmup_s", "repeats", "k")}))
+    parts.append(_table("framing", {k: framing[k] for k in ("k", "node_leg")}))
+    parts.append(_table("policy", asdict(Policy())))
+    return "\n".join(parts)
+
+
+GOLDEN_TEMPLATE = (
+    json.dumps({"input": "replace this row with a source text", "output": "and the output it must decode to"}) + "\n"
+)
+"""One placeholder row: golden rows are JSONL, one ``{"input", "output"}`` object a line, with no comments."""
+
+
+def _site_notes(root: Path, host: Host) -> tuple[Path, list[str]]:
+    """The site config ``host`` reads in ``root`` (one that exists, else the one to write) and what to add to it."""
+    existing = [root / h.config for h in (host, HOSTS["mkdocs"]) if (root / h.config).exists()]
+    if not existing:
+        return root / host.config, []
+    path = existing[0]
+    name = path.relative_to(root).as_posix()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MeasureError(f"{path}: cannot read this site config ({getattr(exc, 'strerror', None) or exc})") from exc
+    if host.plugin and "measure" not in text:
+        return path, [f"{name} exists: add measure to its plugins:\n{PLUGIN_BLOCK}"]
+    if not host.plugin and "results/index.md" not in text:
+        nav = nav_toml() if path.suffix == ".toml" else nav_yaml()
+        return path, [f"{name} exists: Zensical runs no plugin, so list measure's pages in its nav:\n{nav}"]
+    return path, []
+
+
+HOME_PAGE = """# RESULTS
+
+What measure measured on this repository's model tiers: see the Results section.
+"""
+
+
+def caller_workflow(config: str, runners: tuple[str, ...] = RUNNERS, python: str = PYTHON, site: str = "mkdocs") -> str:
+    """The few lines a repository needs: measure's reusable workflow, publishing on main, comparing on PRs."""
+    with_ = (
+        f"      config: {config}\n      runners: '{json.dumps(list(runners))}'\n      python-version: \"{python}\"\n"
+        f"      site: {site}\n"
+    )
+    return f"""# measure: on a push to main, measure on every runner, keep the records on the `results` branch and
+# publish the RESULTS site to GitHub Pages (Settings > Pages > Source: "GitHub Actions"); on a pull
+# request, measure it and compare with its merge base (a slower case or a failed gate fails the check).
+name: measure
+
+on:
+  push:
+    branches: [main]
+  pull_request:
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+jobs:
+  publish:
+    if: github.event_name != 'pull_request'
+    uses: {REUSABLE}
+    permissions:
+      contents: write
+      pages: write
+      id-token: write
+    with:
+{with_}      publish: true
+
+  compare:
+    if: github.event_name == 'pull_request'
+    uses: {REUSABLE}
+    with:
+{with_}      publish: false
+"""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One file ``measure init`` writes; ``text`` is None when the file exists (nothing is worked out for it)."""
+
+    path: Path
+    text: str | None
+    why: str
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    wrote: bool
+    why: str
+
+
+def plan(
+    root: Path, tier_dirs: list[Path], golden: Path | None, host: Host = HOSTS["mkdocs"]
+) -> tuple[list[Planned], list[str]]:
+    """Every file ``measure init`` writes under ``root``, those that exist included, and notes for the user.
+
+    ``host``: the site generator (its config is written when no site config of it is there)."""
+    planned: list[Planned] = []
+    notes: list[str] = []
+    if (root / CONFIG).exists():
+        planned.append(Planned(root / CONFIG, None, ""))
+    else:
+        folders = tier_dirs or find_tier_folders(root)
+        if not folders:
+            raise MeasureError(
+                f"{root}: no tier folders found (a folder with encoder_model.onnx + decoder_model.onnx + "
+                "decoder_with_past_model.onnx, or decoder_model_merged.onnx, or encoder.onnx + decoder-kv.onnx); "
+                "name them: measure init TIER_DIR..."
+            )
+        proposal = propose([read_tier(f) for f in dict.fromkeys(f.resolve() for f in folders)])
+        notes.extend(proposal.notes)
+        rows: list[Planned] = []
+        if golden is None:
+            golden = root / GOLDEN
+            text = None if golden.exists() else GOLDEN_TEMPLATE
+            rows.append(Planned(golden, text, "a golden-rows template: replace its row with yours, one JSON a line"))
+        else:
+            from measure.suites.golden import load_golden
+
+            load_golden(golden)  # a bad file is reported now, not at the first run
+        roles = ", ".join(f"{t.name} {t.role}" for t in proposal.tiers)
+        pairs = ", ".join(f"{d}->{v}" for d, v in proposal.pairs) or "none"
+        planned.append(Planned(root / CONFIG, suite_toml(proposal, golden, root), f"tiers {roles}; pairs {pairs}"))
+        planned.extend(rows)
+    site, site_notes = _site_notes(root, host)
+    if site.exists():
+        planned.append(Planned(site, None, ""))
+        notes.extend(site_notes)
+    else:
+        text = site_config(host, f"{root.resolve().name} RESULTS")
+        planned.append(Planned(site, text, f"the RESULTS site, built by {host.name}: {host.build}"))
+        home = root / HOME
+        planned.append(Planned(home, None if home.exists() else HOME_PAGE, "the site's home page"))
+    workflow = root / WORKFLOW
+    text = None if workflow.exists() else caller_workflow(CONFIG.as_posix(), site=host.name)
+    planned.append(Planned(workflow, text, "calls measure's reusable workflow: publishes on main, compares PRs"))
+    return planned, notes
+
+
+def write_new(planned: list[Planned]) -> list[Written]:
+    """Write each planned file that does not exist yet; an existing one is never touched."""
+    done = []
+    for p in planned:
+        if p.text is None or p.path.exists():
+            done.append(Written(p.path, False, "exists, kept as it is"))
+            continue
+        p.path.parent.mkdir(parents=True, exist_ok=True)
+        with p.path.open("x", encoding="utf-8") as f:  # "x": a file that appeared meanwhile is not overwritten
+            f.write(p.text)
+        done.append(Written(p.path, True, p.why))
+    return done

@@ -1,0 +1,97 @@
+"""The package's stages import one way: engine -> suites -> record -> analysis -> site.
+
+Read from the source (every ``import``, at module level or inside a function), so a late import cannot hide
+a step back up the flow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "measure"
+CORE = ("errors", "writing", "terminal", "bundled", "policy")
+"""The small shared core every stage may import; it imports no stage."""
+STAGES = ("engine", "suites", "record", "analysis", "site", "tools", "commands")
+
+NEVER: dict[str, tuple[str, ...]] = {
+    "engine": (
+        "measure.suites",
+        "measure.record",
+        "measure.analysis",
+        "measure.site",
+        "measure.tools",
+        "measure.commands",
+    ),
+    "suites": ("measure.analysis", "measure.site", "measure.tools", "measure.commands"),
+    "record": (
+        "measure.engine",
+        "measure.suites",
+        "measure.analysis",
+        "measure.site",
+        "measure.tools",
+        "measure.commands",
+    ),
+    "analysis": (
+        "measure.engine",
+        "measure.suites",
+        "measure.site",
+        "measure.tools",
+        "measure.commands",
+        "onnxruntime",
+        "onnx",
+    ),
+    "site": ("measure.engine", "measure.suites", "measure.tools", "measure.commands", "onnxruntime", "onnx"),
+    **{core: tuple(f"measure.{s}" for s in STAGES) for core in CORE},
+}
+
+
+def imported(path: Path) -> set[str]:
+    """Every module name ``path`` imports, with ``from measure import x`` read as ``measure.x``."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def modules_of(owner: str) -> list[Path]:
+    folder = PACKAGE / owner
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{owner}.py"]
+
+
+def breaches(owner: str) -> list[str]:
+    return [
+        f"{path.relative_to(PACKAGE.parent)} imports {name}"
+        for path in modules_of(owner)
+        for name in sorted(imported(path))
+        if any(name == bad or name.startswith(bad + ".") for bad in NEVER[owner])
+    ]
+
+
+@pytest.mark.parametrize("owner", sorted(NEVER))
+def test_a_stage_imports_only_what_lies_upstream(owner):
+    assert modules_of(owner), f"no modules for {owner}"
+    assert breaches(owner) == []
+
+
+def test_the_layering_check_catches_a_step_back_up(tmp_path, monkeypatch):
+    """The rule can fail: an engine module that imports the site is reported."""
+    fake = tmp_path / "measure" / "engine"
+    fake.mkdir(parents=True)
+    (fake / "decode.py").write_text("def f():\n    from measure.site import render\n", encoding="utf-8")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "measure")
+    assert breaches("engine") == [
+        "measure/engine/decode.py imports measure.site",
+        "measure/engine/decode.py imports measure.site.render",
+    ]
+
+
+def test_no_module_sits_outside_a_stage_but_the_core():
+    top = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__", "cli"}
+    assert top == set(CORE)
