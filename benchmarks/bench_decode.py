@@ -47,7 +47,8 @@ from measure import bundled
 from measure.analysis.speedup import CallCosts, fit_batch_cost, predict
 from measure.engine.artifacts import Tier, load_tier
 from measure.engine.decode import Decoded, finish, greedy_ids, greedy_uncached
-from measure.engine.graphs import Cache, MergedDecoder, OptimumDecoder, SimpleDecoder
+from measure.engine.kvcache import KVCache
+from measure.engine.layouts import MergedDecoder, OptimumDecoder, SimpleDecoder
 from measure.engine.session import TimedSession, Trace
 from measure.engine.speculative import Round, SpeculativeDecoded, SpeculativePair
 from measure.suites.golden import load_golden
@@ -100,13 +101,13 @@ def _before_run(session: TimedSession, feeds: dict, trace: _BeforeTrace, names: 
     return out
 
 
-def _before_feed(dec, cache: Cache, tokens: list[int], trace: _BeforeTrace) -> tuple[np.ndarray, Cache]:
+def _before_feed(dec, cache: KVCache, tokens: list[int], trace: _BeforeTrace) -> tuple[np.ndarray, KVCache]:
     if isinstance(dec, SimpleDecoder):
         feeds = dict(zip(dec.past_names, cache.self_kv, strict=True))
         feeds["input_ids"] = np.array([tokens], dtype=dec.ids_dtype)
         feeds.update(cache.cross)
         out = _before_run(dec.session, feeds, trace)
-        return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+        return out[0][0], KVCache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
     n = dec.names
     if isinstance(dec, OptimumDecoder):
         ids = np.asarray([tokens], dtype=dec.ids_dtype)
@@ -115,13 +116,13 @@ def _before_feed(dec, cache: Cache, tokens: list[int], trace: _BeforeTrace) -> t
             feeds = {"input_ids": ids, "encoder_attention_mask": mask, "encoder_hidden_states": hidden}
             out = _before_run(dec.first, feeds, trace)
             half = 1 + len(n.present_self)
-            return out[0][0], Cache(tuple(out[1:half]), (*out[half:], mask), len(tokens))
+            return out[0][0], KVCache(tuple(out[1:half]), (*out[half:], mask), len(tokens))
         feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
         feeds.update(zip(n.past_cross, cache.cross[:-1], strict=True))
         feeds["input_ids"] = ids
         feeds["encoder_attention_mask"] = cache.cross[-1]
         out = _before_run(dec.with_past, feeds, trace)
-        return out[0][0], Cache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
+        return out[0][0], KVCache(tuple(out[1:]), cache.cross, cache.length + len(tokens))
     assert isinstance(dec, MergedDecoder)
     layers2 = 2 * n.layers
     feeds = dict(zip(n.past_self, cache.self_kv, strict=True))
@@ -133,10 +134,10 @@ def _before_feed(dec, cache: Cache, tokens: list[int], trace: _BeforeTrace) -> t
     out = _before_run(dec.session, feeds, trace, ["logits", *n.present_self, *n.present_cross])
     half = 1 + layers2
     cross = cache.cross if cache.length else (*out[half:], *cache.cross[layers2:])
-    return out[0][0], Cache(tuple(out[1:half]), cross, cache.length + len(tokens))
+    return out[0][0], KVCache(tuple(out[1:half]), cross, cache.length + len(tokens))
 
 
-def _before_start(tier: Tier, ids: list[int], trace: _BeforeTrace) -> Cache:
+def _before_start(tier: Tier, ids: list[int], trace: _BeforeTrace) -> KVCache:
     enc, dec = tier.encoder, tier.decoder
     arr = np.asarray([ids], dtype=enc.ids_dtype)
     mask = np.ones_like(arr, dtype=enc.mask_dtype or np.int64)
@@ -148,10 +149,10 @@ def _before_start(tier: Tier, ids: list[int], trace: _BeforeTrace) -> Cache:
     zero = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
     if isinstance(dec, SimpleDecoder):
         fixed = {"encoder_hidden_states": hidden} | ({"encoder_attention_mask": mask} if dec.with_mask else {})
-        return Cache((zero,) * (2 * s.layers), fixed, 0)
+        return KVCache((zero,) * (2 * s.layers), fixed, 0)
     if isinstance(dec, OptimumDecoder):
-        return Cache((), (hidden, mask), 0)
-    return Cache((zero,) * (2 * s.layers), ((zero,) * (2 * s.layers)) + (hidden, mask), 0)
+        return KVCache((), (hidden, mask), 0)
+    return KVCache((zero,) * (2 * s.layers), ((zero,) * (2 * s.layers)) + (hidden, mask), 0)
 
 
 def before_greedy(tier: Tier, text: str, trace: _BeforeTrace) -> Decoded:

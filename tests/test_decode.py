@@ -166,10 +166,10 @@ def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
 
 @pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
 def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
-    """The speculative loop's kept feeds give the same logits and trimmed caches, bit for bit, as Cache objects."""
+    """The speculative loop's kept feeds give the same logits and trimmed caches, bit for bit, as KVCache objects."""
     from measure import bundled
     from measure.engine.artifacts import load_tier
-    from measure.engine.graphs import Lane
+    from measure.engine.decoder import Lane
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:
@@ -194,7 +194,7 @@ def test_a_lane_begun_from_the_encoder_equals_one_made_from_the_empty_cache(name
     """``Tier.begin`` builds the start lane from feeds made once per decoder: the same calls, bit for bit."""
     from measure import bundled
     from measure.engine.artifacts import load_tier
-    from measure.engine.graphs import Lane
+    from measure.engine.decoder import Lane
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:

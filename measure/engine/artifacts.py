@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from measure.engine.decoder import Decoder, Encoder, Lane
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
-from measure.engine.graphs import LAYOUT_FILES, Cache, Decoder, Encoder, Lane, detect_layout, open_graphs
+from measure.engine.graphs import LAYOUT_FILES, detect_layout
+from measure.engine.kvcache import KVCache
+from measure.engine.layouts import open_graphs
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import Tokenizer, load_tokenizer
 from measure.errors import MeasureError
@@ -155,7 +158,7 @@ class Tier:
         cap = 4 * source_tokens + 8
         return min(cap, self.max_target_tokens - 1) if self.max_target_tokens else cap
 
-    def start(self, ids: list[int], trace: Trace) -> Cache:
+    def start(self, ids: list[int], trace: Trace) -> KVCache:
         """Run the encoder and return the empty decoder cache that goes with it."""
         hidden, mask = self.encoder.run(ids, trace)
         return self.decoder.empty(hidden, mask, trace)
@@ -165,7 +168,7 @@ class Tier:
         hidden, mask = self.encoder.run(ids, trace)
         return self.decoder.begin(hidden, mask)
 
-    def feed(self, cache: Cache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, Cache]:
+    def feed(self, cache: KVCache, tokens: list[int], trace: Trace) -> tuple[np.ndarray, KVCache]:
         """k tokens in one decoder call: logits (k, vocab) and the grown cache."""
         return self.decoder.feed(cache, tokens, trace)
 

@@ -17,7 +17,7 @@ from time import perf_counter
 import numpy as np
 
 from measure.engine.artifacts import Tier
-from measure.engine.graphs import Cache
+from measure.engine.kvcache import KVCache
 from measure.engine.session import Trace
 
 
@@ -103,7 +103,7 @@ def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None,
 
 def feed_prefix(
     tier: Tier, ids: list[int], prefix: list[int], block: int, trace: Trace | None = None
-) -> tuple[np.ndarray, Cache]:
+) -> tuple[np.ndarray, KVCache]:
     """Feed ``prefix`` from an empty cache in calls of ``block`` tokens: logits of every position, final cache.
 
     block = 1 is single-step framing; block = len(prefix) feeds the whole prefix in one batched call.

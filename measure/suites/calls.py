@@ -21,7 +21,7 @@ from typing import Any
 
 from measure.engine.artifacts import Tier, load_tier
 from measure.engine.decode import Decoded, greedy, greedy_ids
-from measure.engine.graphs import Cache
+from measure.engine.kvcache import KVCache
 from measure.engine.options import SessionConfig
 from measure.engine.session import Trace
 from measure.engine.speculative import SpeculativePair
@@ -33,7 +33,7 @@ from measure.suites.config import LayoutSpec, WallclockConfig
 class _Point:
     """One row's cache and the real tokens that follow it (padded by repeating the last)."""
 
-    cache: Cache
+    cache: KVCache
     follow: tuple[int, ...]
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from measure.engine.artifacts import Tier
 from measure.engine.decode import feed_prefix, greedy
-from measure.engine.graphs import Cache
+from measure.engine.kvcache import KVCache
 from measure.engine.speculative import SpeculativePair
 from measure.suites import Progress, Save, no_progress, node_leg, web_leg
 from measure.suites.config import FramingConfig
@@ -41,7 +41,7 @@ class _Diff:
         self.total = 0
         self.first_divergent: list[int | None] = []
 
-    def add(self, single: tuple[np.ndarray, Cache], batched: tuple[np.ndarray, Cache]) -> None:
+    def add(self, single: tuple[np.ndarray, KVCache], batched: tuple[np.ndarray, KVCache]) -> None:
         (ls, cs), (lb, cb) = single, batched
         for layer in range(len(self.count)):
             for part in (0, 1):  # key, value
