@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from time import perf_counter
 
-from measure.engine.artifacts import Tier
+from measure.engine.artifacts import SpecialIds, Tier
 from measure.engine.decode import Decoded
+from measure.engine.decoder import Lane
 from measure.engine.session import Trace
 from measure.errors import MeasureError
 
@@ -110,48 +111,19 @@ class SpeculativePair:
             raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
         if k < 1:
             raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
-        d, v = self.drafter, self.verifier
+        v = self.verifier
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
-        eos = v.special.eos
         trace = trace or Trace()  # made after the arguments are settled, as greedy_ids makes its own
         v_lane = v.begin(ids, trace)  # each model's feeds kept and refilled across rounds
-        d_lane = d.begin(ids, trace)
-        seq = [v.special.decoder_start]  # committed tokens, start included
-        d_draft, v_feed = d_lane.draft, v_lane.feed  # bound once: the round loop is the hot path
-        rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
-        d_calls = v_calls = 0
-        stopped = "max_new_tokens"
-        while len(seq) - 1 < limit:
-            budget = min(k, limit - len(seq))  # room for drafts: the verifier adds one token of its own
-            drafts: list[int] = []
-            if budget > 0:
-                catch_up = seq[d_lane.length :]  # committed tokens the drafter lacks, fed single-step
-                drafts = d_draft(catch_up, budget, eos, trace)
-                d_calls += len(catch_up) + len(drafts) - 1
-            base = v_lane.length  # == len(seq) - 1: the verifier always lacks only the last committed token
-            if verify == "batched":
-                best = v_feed([seq[-1], *drafts], trace).argmax(-1).tolist()
-                v_calls += 1
-            else:
-                best = [int(v_feed([token], trace)[-1].argmax()) for token in (seq[-1], *drafts)]
-                v_calls += len(drafts) + 1
-            n = 0
-            while n < len(drafts) and drafts[n] == best[n]:
-                n += 1
-            seq += drafts[:n]
-            seq.append(best[n])
-            rounds.append((len(drafts), n))
-            if eos in seq[len(seq) - n - 1 :]:
-                del seq[seq.index(eos, len(seq) - n - 1) :]
-                stopped = "eos"
-                break
-            if len(seq) - 1 >= limit:  # the last round: its caches are never fed again, so not trimmed
-                break
-            v_lane.trim(base + 1 + n)
-            if drafts:  # the drafter fed drafts[:-1]: keep what was accepted of them
-                d_lane.trim(min(d_lane.length, base + 1 + min(n, len(drafts) - 1)))
-        del seq[limit + 1 :]
-        trace.ended = perf_counter()  # the lanes still hold their caches: freeing them is not timed
+        d_lane = self.drafter.begin(ids, trace)
+        seq, rounds, d_calls, v_calls, stopped = _rounds(d_lane, v_lane, v.special, k, limit, verify, trace)
+        return self._result(seq, rounds, d_calls, v_calls, stopped, trace)  # the lanes are freed after the clock
+
+    def _result(
+        self, seq: list[int], rounds: list[tuple[int, int]], d_calls: int, v_calls: int, stopped: str, trace: Trace
+    ) -> SpeculativeDecoded:
+        """What the decode made and cost, built after the clock stopped: the text is decoded here, timed apart."""
+        d, v = self.drafter, self.verifier
         wall = trace.ended - trace.started
         detokenize = perf_counter()
         text = v.tokenizer.decode(seq[1:])  # after the clock: reported with tokenizing
@@ -170,3 +142,51 @@ class SpeculativePair:
             verifier_run_s=trace.run_s(v.label + "."),
             detokenize_s=detokenize,
         )
+
+
+def _rounds(
+    d_lane: Lane, v_lane: Lane, special: SpecialIds, k: int, limit: int, verify: str, trace: Trace
+) -> tuple[list[int], list[tuple[int, int]], int, int, str]:
+    """Draft-and-verify rounds until eos or ``limit`` tokens: the hot path, stamping ``trace.ended`` when done.
+
+    Returns the committed tokens (start included), each round's (proposed, accepted), the drafter's
+    and the verifier's call counts and why it stopped.
+    """
+    eos = special.eos
+    seq = [special.decoder_start]  # committed tokens, start included
+    d_draft, v_feed = d_lane.draft, v_lane.feed  # bound once: the round loop is the hot path
+    rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
+    d_calls = v_calls = 0
+    stopped = "max_new_tokens"
+    while len(seq) - 1 < limit:
+        budget = min(k, limit - len(seq))  # room for drafts: the verifier adds one token of its own
+        drafts: list[int] = []
+        if budget > 0:
+            catch_up = seq[d_lane.length :]  # committed tokens the drafter lacks, fed single-step
+            drafts = d_draft(catch_up, budget, eos, trace)
+            d_calls += len(catch_up) + len(drafts) - 1
+        base = v_lane.length  # == len(seq) - 1: the verifier always lacks only the last committed token
+        if verify == "batched":
+            best = v_feed([seq[-1], *drafts], trace).argmax(-1).tolist()
+            v_calls += 1
+        else:
+            best = [int(v_feed([token], trace)[-1].argmax()) for token in (seq[-1], *drafts)]
+            v_calls += len(drafts) + 1
+        n = 0
+        while n < len(drafts) and drafts[n] == best[n]:
+            n += 1
+        seq += drafts[:n]
+        seq.append(best[n])
+        rounds.append((len(drafts), n))
+        if eos in seq[len(seq) - n - 1 :]:
+            del seq[seq.index(eos, len(seq) - n - 1) :]
+            stopped = "eos"
+            break
+        if len(seq) - 1 >= limit:  # the last round: its caches are never fed again, so not trimmed
+            break
+        v_lane.trim(base + 1 + n)
+        if drafts:  # the drafter fed drafts[:-1]: keep what was accepted of them
+            d_lane.trim(min(d_lane.length, base + 1 + min(n, len(drafts) - 1)))
+    del seq[limit + 1 :]
+    trace.ended = perf_counter()  # the lanes still hold their caches: freeing them is not timed
+    return seq, rounds, d_calls, v_calls, stopped
