@@ -3,7 +3,7 @@
 A decode that is stable under Python onnxruntime can flip under onnxruntime-node
 on the same artifacts, because the runtimes' kernel paths differ. This module
 describes a loaded tier to ``node/framing.mjs`` (graph files and the input and
-output names :mod:`measure.engine.graphs` discovered, so layouts are understood in one
+output names :mod:`measure.engine.layouts` discovered, so layouts are understood in one
 place), runs it in a ``node`` subprocess and returns its facts. A missing Node.js
 or onnxruntime-node is a :class:`LegUnavailable` with the reason, never a crash.
 """

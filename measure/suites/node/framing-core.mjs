@@ -32,7 +32,7 @@ function optimumNames(layers) {
   return names;
 }
 
-// A cache is { self: Tensor[] (key, value per layer), cross: any, length }, as in measure/engine/graphs.py.
+// A cache is { self: Tensor[] (key, value per layer), cross: any, length }, as in measure/engine/kvcache.py.
 export async function engine(ort, request, open) {
   const enc = request.encoder;
   const dec = request.decoder;
