@@ -17,6 +17,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from measure.analysis.comparison import Comparison, Drift
+    from measure.record.model import Record
+
 METRICS = [
     "wall",
     "cpu",
@@ -115,15 +119,10 @@ def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | Non
     return drift, f"A/A drift {drift.sd:.1%} from {pairs} pair(s) in the intervals{weak}"
 
 
-if TYPE_CHECKING:
-    from measure.analysis.comparison import Drift
-
-
-def run(args: argparse.Namespace) -> int:
-    from measure.analysis.comparison import compare_records, pairing_of
+def _records(args: argparse.Namespace) -> tuple[Path, Record, Path, Record] | None:
+    """BASE and NEW, paths and records (the newest fitting record of a tree); None where BASE's tree holds none."""
     from measure.errors import MeasureError
     from measure.record.io import load
-    from measure.terminal import clean
 
     new_path = _newest(args.new, None, None) if args.new.is_dir() else args.new
     if new_path is None:
@@ -137,18 +136,56 @@ def run(args: argparse.Namespace) -> int:
         print(f"no baseline: {what}")
         if args.markdown is not None:
             args.markdown.write_text(f"### measure compare\n\nNo baseline: {what}.\n", encoding="utf-8")
-        return 0
-    base = load(base_path)
-    args.base, args.new = base_path, new_path
-    if base.golden.sha256 != new.golden.sha256:
-        raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
+        return None
+    return base_path, load(base_path), new_path, new
+
+
+def _note_timed_regions(base: Record, new: Record, metric: str) -> None:
+    """Say when tokenizing moved into or out of the wall-clock samples: a step that is not a speed change."""
     regions = [r.wallclock.timed if r.wallclock else "text" for r in (base, new)]
-    if args.metric != "instructions" and regions[0] != regions[1]:
+    if metric != "instructions" and regions[0] != regions[1]:
         print(
             f"note: the timed regions differ (base {regions[0]}, new {regions[1]}): tokenizing moved "
             f"{'out of' if regions[1] == 'ids' else 'into'} the wall-clock samples, a step of a few percent that is "
             "not a speed change"
         )
+
+
+def _no_rows(metric: str) -> str:
+    """What two records must share for ``metric`` to compare them."""
+    return {
+        "wall": "wall-clock case",
+        "cpu": "case with CPU samples (cpu_s) and two repeats",
+        "instructions": "tier with instruction counts (two runs, the same valgrind version and rows)",
+    }.get(metric, f"tier with {metric} samples")
+
+
+def _print_table(rows: list[Comparison], metric: str) -> None:
+    from measure.terminal import clean
+
+    level = rows[0].ratio.level or 0.95
+    print(f"{'case':<30}{'new/base ' + metric:>20}  {f'{level:.0%} CI':<18}{'p(change)':>10}  outcome")
+    for c in rows:
+        ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
+        print(f"{clean(c.case):<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_change:>10.4f}  {c.outcome}")
+    print(
+        f"same = the {level:.0%} interval within +/-{rows[0].tolerance:.1%}; "
+        f"p-values Holm-corrected over {len(rows)} cases"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.analysis.comparison import compare_records, pairing_of
+    from measure.errors import MeasureError
+
+    found = _records(args)
+    if found is None:
+        return 0
+    base_path, base, new_path, new = found
+    args.base, args.new = base_path, new_path
+    if base.golden.sha256 != new.golden.sha256:
+        raise MeasureError(f"{args.new}: golden rows differ from {args.base} (sha256); the runs are not comparable")
+    _note_timed_regions(base, new, args.metric)
     paired = pairing_of(base, new, args.metric)
     if paired is not None:  # both sides saw the same host at the same time: no run-to-run drift between them
         print(paired)
@@ -161,21 +198,8 @@ def run(args: argparse.Namespace) -> int:
         base, new, tolerance=args.tolerance, drift=drift, metric=args.metric, paired=paired is not None
     )
     if not rows:
-        what = {
-            "wall": "wall-clock case",
-            "cpu": "case with CPU samples (cpu_s) and two repeats",
-            "instructions": "tier with instruction counts (two runs, the same valgrind version and rows)",
-        }.get(args.metric, f"tier with {args.metric} samples")
-        raise MeasureError(f"{args.new}: no {what} in common with {args.base}")
-    level = rows[0].ratio.level or 0.95
-    print(f"{'case':<30}{'new/base ' + args.metric:>20}  {f'{level:.0%} CI':<18}{'p(change)':>10}  outcome")
-    for c in rows:
-        ci = f"[{c.ratio.lo:.3f}, {c.ratio.hi:.3f}]"
-        print(f"{clean(c.case):<30}{c.ratio.value:>20.3f}  {ci:<18}{c.p_change:>10.4f}  {c.outcome}")
-    print(
-        f"same = the {level:.0%} interval within +/-{rows[0].tolerance:.1%}; "
-        f"p-values Holm-corrected over {len(rows)} cases"
-    )
+        raise MeasureError(f"{args.new}: no {_no_rows(args.metric)} in common with {args.base}")
+    _print_table(rows, args.metric)
     failing = [c for c in rows if c.outcome in args.fail_on]
     if args.markdown is not None:
         text = _markdown(args.base, args.new, rows, failing, source, args.metric)

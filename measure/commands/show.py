@@ -5,6 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from statistics import median
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from measure.analysis.analyse import Analysis
+    from measure.analysis.profile import TierCost
+    from measure.analysis.timings import PairTiming
+    from measure.record.model import Record
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,7 +67,7 @@ def _print_cost_model(m, w: int) -> None:
         _print(f"\nlayouts {f.name}: merged costs {_ci(f.ratio)}x split per token{same}")
 
 
-def _print_profile(costs: list, w: int) -> None:
+def _print_profile(costs: tuple[TierCost, ...], w: int) -> None:
     """Size, load, memory, first token and percentiles per tier; records from before the profile print sizes only."""
     print("\ncost profile (medians; memory: a one-tier worker's peak over an import-only worker's)")
     print(
@@ -145,14 +152,7 @@ def _print_tokenizing(wc) -> None:
         _print("    " + ", ".join(cells))
 
 
-def run(args: argparse.Namespace) -> int:
-    from measure.analysis.cost_model import cost_model
-    from measure.analysis.profile import has_profile, tier_costs
-    from measure.analysis.timings import pair_timings, tier_timings
-    from measure.analysis.verdicts import verdicts
-    from measure.record.io import load
-
-    r = load(args.file)
+def _print_header(r: Record) -> None:
     env = r.environment
     state = "complete" if r.complete else f"INCOMPLETE ({r.error or 'not finished'})"
     _print(f"run {r.run_id} on {r.machine_id} ({env.machine.cpu}), {state}")
@@ -160,40 +160,55 @@ def run(args: argparse.Namespace) -> int:
         f"golden rows {r.golden.rows} sha256 {r.golden.sha256[:12]}; "
         f"onnxruntime {env.onnxruntime}; started {r.started_at}"
     )
+
+
+def _print_wallclock(a: Analysis, w: int, pw: int) -> None:
+    """Per-tier ms/token, ratio to plain, exponent and overhead; then what the samples time."""
+    _print("\nwall-clock (median [95% CI])")
+    _print(f"  {'tier':<{w}}{'precision':<{pw}}{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
+    for t in a.tiers:
+        ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
+        exp_s = _ci(t.exponent) if t.exponent else "-"
+        _print(f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}")
+    if a.record.wallclock is not None:
+        _print_tokenizing(a.record.wallclock)
+
+
+def _print_pairs(pairs: tuple[PairTiming, ...]) -> None:
+    """Each speculative case: acceptance, accepted length, cost ratio, predicted and observed speedup."""
+    cw = max([28, *(len(p.case) + 2 for p in pairs)])
+    _print("\nspeculative pairs")
+    _print(f"  {'case':<{cw}}{'accept':>8}{'len/round':>10}{'c':>7}{'predicted':>10}  observed speedup")
+    for p in pairs:
+        acc = f"{p.acceptance:.4f}" if p.acceptance is not None else "-"
+        _print(
+            f"  {p.case:<{cw}}{acc:>8}{p.mean_accepted_length:>10.2f}{p.cost_ratio:>7.2f}"
+            f"{p.predicted_speedup:>10.2f}  {_ci(p.observed_speedup)}"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from measure.analysis.analyse import analyse
+    from measure.analysis.profile import has_profile
+    from measure.record.io import load
+
+    a = analyse(load(args.file))
+    r = a.record
+    _print_header(r)
     w = max([12, *(len(name) + 2 for name in r.tiers)])  # the tier column fits the longest name
     pw = max([14, *(len(t.precision) + 2 for t in r.tiers.values())])  # and the precision column its longest
-    tiers = tier_timings(r)
-    if tiers:
-        _print("\nwall-clock (median [95% CI])")
-        _print(f"  {'tier':<{w}}{'precision':<{pw}}{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
-        for t in tiers:
-            ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
-            exp_s = _ci(t.exponent) if t.exponent else "-"
-            _print(
-                f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}"
-            )
-        if r.wallclock is not None:
-            _print_tokenizing(r.wallclock)
-    costs = tier_costs(r)
-    if tiers and has_profile(costs):
-        _print_profile(costs, w)
-    pairs = pair_timings(r)
-    if pairs:
-        cw = max([28, *(len(p.case) + 2 for p in pairs)])
-        _print("\nspeculative pairs")
-        _print(f"  {'case':<{cw}}{'accept':>8}{'len/round':>10}{'c':>7}{'predicted':>10}  observed speedup")
-        for p in pairs:
-            acc = f"{p.acceptance:.4f}" if p.acceptance is not None else "-"
-            _print(
-                f"  {p.case:<{cw}}{acc:>8}{p.mean_accepted_length:>10.2f}{p.cost_ratio:>7.2f}"
-                f"{p.predicted_speedup:>10.2f}  {_ci(p.observed_speedup)}"
-            )
-    _print_cost_model(cost_model(r, pairs), w)
+    if a.tiers:
+        _print_wallclock(a, w, pw)
+    if a.tiers and has_profile(a.costs):
+        _print_profile(a.costs, w)
+    if a.pairs:
+        _print_pairs(a.pairs)
+    _print_cost_model(a.cost_model, w)
     if r.framing:
         _print_framing(r, w, pw)
     if r.instructions:
         _print_instructions(r.instructions, w)
     _print("\nverdicts")
-    for v in verdicts(r):
+    for v in a.verdicts:
         _print(f"  [{v.outcome:<12}] {v.question} {v.subject}: {v.answer}")
     return 0

@@ -206,70 +206,22 @@ def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
         raise MeasureError(f"{path}: {exc}") from exc
 
 
+TOP = ("golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts", "instructions")
+ARRAYS = ("tiers", "pairs", "layouts")
+"""Sections written as arrays of tables (``[[tiers]]``): checked by hand, one function each."""
+TABLES = ("session", "wallclock", "framing", "policy", "instructions")
+"""Sections written as one table (``[wallclock]``): keys and types from the dataclass, ranges from the schema."""
+
+
 def load_config(path: Path | str | None = None) -> SuiteConfig:
     """Read and check a suite config; ``None`` gives the bundled demo's."""
     path = Path(path) if path is not None else bundled.CONFIG
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MeasureError(f"{path}: cannot read config ({exc.strerror or type(exc).__name__})") from exc
-    except UnicodeDecodeError as exc:
-        raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML suite config") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
-    top = {"golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts", "instructions"}
-    for key in data:
-        if key not in top:
-            raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(top))}")
+    data = _read(path)
+    _check_shape(data, path)
     base = path.parent
-    if "golden" not in data:
-        raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
-    if not isinstance(data["golden"], str):
-        raise MeasureError(f"{path}: golden: expected a path to a golden rows file (a string), got {data['golden']!r}")
-    tables = ("session", "wallclock", "framing", "instructions")
-    for key, kind in (("tiers", list), ("pairs", list), ("layouts", list), *((k, dict) for k in tables)):
-        if key in data and not isinstance(data[key], kind):
-            what = f"an array of tables [[{key}]]" if kind is list else f"a table [{key}]"
-            raise MeasureError(f"{path}: {key}: expected {what}, got {data[key]!r}")
-    if "policy" in data and not isinstance(data["policy"], dict):
-        raise MeasureError(f"{path}: policy: expected a table [policy], got {data['policy']!r}")
-    golden = (base / data["golden"]).resolve()
-    if not golden.is_file():
-        raise MeasureError(f"{path}: golden = {data['golden']!r}: file not found at {golden}")
-    tiers = []
-    for i, t in enumerate(data.get("tiers", [])):
-        if not isinstance(t, dict):
-            raise MeasureError(f"{path}: tiers[{i}]: expected a table with name, path and role, got {t!r}")
-        extra = set(t) - {"name", "path", "role"}
-        if extra:
-            raise MeasureError(f"{path}: unknown key tiers[{i}].{sorted(extra)[0]}; expected name, path, role")
-        for key in ("name", "path", "role"):
-            if not isinstance(t.get(key), str):
-                raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
-        if t["role"] not in ROLES:
-            raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
-        folder = (base / t["path"]).resolve()
-        if not folder.is_dir():
-            raise MeasureError(f"{path}: tiers[{i}].path = {t['path']!r}: folder not found at {folder}")
-        tiers.append(TierSpec(t["name"], folder, t["role"]))
-    names = [t.name for t in tiers]
-    if not tiers:
-        raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")
-    if len(set(names)) != len(names):
-        raise MeasureError(f"{path}: tier names must be unique; got {', '.join(names)}")
-    if sum(t.role == "plain" for t in tiers) != 1:
-        raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
-    pairs = []
-    for i, p in enumerate(data.get("pairs", [])):
-        if not isinstance(p, dict):
-            raise MeasureError(f"{path}: pairs[{i}]: expected a table with drafter and verifier, got {p!r}")
-        extra = set(p) - {"drafter", "verifier"}
-        if extra:
-            raise MeasureError(f"{path}: unknown key pairs[{i}].{sorted(extra)[0]}; expected drafter, verifier")
-        for key in ("drafter", "verifier"):
-            if p.get(key) not in names:
-                raise MeasureError(f"{path}: pairs[{i}].{key} = {p.get(key)!r}: expected one of {', '.join(names)}")
-        pairs.append(PairSpec(p["drafter"], p["verifier"]))
+    golden = _golden(data["golden"], base, path)
+    tiers = _tiers(data.get("tiers", []), base, path)
+    pairs = _pairs(data.get("pairs", []), [t.name for t in tiers], path)
     layouts = _layouts(data.get("layouts", []), base, path)
     session_data = dict(data.get("session", {}))
     if "providers" in session_data and not isinstance(session_data["providers"], list):
@@ -277,8 +229,8 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
     config = SuiteConfig(
         path=path.resolve(),
         golden=golden,
-        tiers=tuple(tiers),
-        pairs=tuple(pairs),
+        tiers=tiers,
+        pairs=pairs,
         session=_section(session_data, SessionConfig, "session", path),
         wallclock=_section(data.get("wallclock", {}), WallclockConfig, "wallclock", path),
         framing=_section(data.get("framing", {}), FramingConfig, "framing", path),
@@ -290,23 +242,104 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
     return config
 
 
-def _layouts(entries: list[Any], base: Path, path: Path) -> tuple[LayoutSpec, ...]:
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read config ({exc.strerror or type(exc).__name__})") from exc
+    except UnicodeDecodeError as exc:
+        raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a TOML suite config") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise MeasureError(f"{path}: not valid TOML ({exc})") from exc
+
+
+def _check_shape(data: dict[str, Any], path: Path) -> None:
+    """Known top-level keys, a golden path, and each section the kind of TOML value it must be."""
+    for key in data:
+        if key not in TOP:
+            raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(TOP))}")
+    if "golden" not in data:
+        raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
+    if not isinstance(data["golden"], str):
+        raise MeasureError(f"{path}: golden: expected a path to a golden rows file (a string), got {data['golden']!r}")
+    for key in (*ARRAYS, *TABLES):
+        kind = list if key in ARRAYS else dict
+        if key in data and not isinstance(data[key], kind):
+            what = f"an array of tables [[{key}]]" if kind is list else f"a table [{key}]"
+            raise MeasureError(f"{path}: {key}: expected {what}, got {data[key]!r}")
+
+
+def _golden(value: str, base: Path, path: Path) -> Path:
+    golden = (base / value).resolve()
+    if not golden.is_file():
+        raise MeasureError(f"{path}: golden = {value!r}: file not found at {golden}")
+    return golden
+
+
+def _entries(entries: list[Any], section: str, keys: tuple[str, ...], path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """An array of tables' entries, each a table holding no key but ``keys``, numbered as messages name them."""
     out = []
-    for i, v in enumerate(entries):
-        if not isinstance(v, dict):
-            raise MeasureError(f"{path}: layouts[{i}]: expected a table with name, merged and split, got {v!r}")
-        extra = set(v) - {"name", "merged", "split"}
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            holds = f"{', '.join(keys[:-1])} and {keys[-1]}"
+            raise MeasureError(f"{path}: {section}[{i}]: expected a table with {holds}, got {entry!r}")
+        extra = set(entry) - set(keys)
         if extra:
-            raise MeasureError(f"{path}: unknown key layouts[{i}].{sorted(extra)[0]}; expected name, merged, split")
+            raise MeasureError(f"{path}: unknown key {section}[{i}].{sorted(extra)[0]}; expected {', '.join(keys)}")
+        out.append((i, entry))
+    return out
+
+
+def _folder(base: Path, value: str, where: str, path: Path) -> Path:
+    """A folder named relative to the config file, resolved; one that is not there is an error naming the key."""
+    folder = (base / value).resolve()
+    if not folder.is_dir():
+        raise MeasureError(f"{path}: {where} = {value!r}: folder not found at {folder}")
+    return folder
+
+
+def _tiers(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
+    """``[[tiers]]``: named, unique, existing folders, a known role each, and exactly one plain tier."""
+    tiers = []
+    for i, t in _entries(entries, "tiers", ("name", "path", "role"), path):
+        for key in ("name", "path", "role"):
+            if not isinstance(t.get(key), str):
+                raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
+        if not t["name"]:
+            raise MeasureError(f"{path}: tiers[{i}].name: expected a non-empty string")
+        if t["role"] not in ROLES:
+            raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
+        tiers.append(TierSpec(t["name"], _folder(base, t["path"], f"tiers[{i}].path", path), t["role"]))
+    names = [t.name for t in tiers]
+    if not tiers:
+        raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")
+    if len(set(names)) != len(names):
+        raise MeasureError(f"{path}: tier names must be unique; got {', '.join(names)}")
+    if sum(t.role == "plain" for t in tiers) != 1:
+        raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
+    return tuple(tiers)
+
+
+def _pairs(entries: list[Any], names: list[str], path: Path) -> tuple[PairSpec, ...]:
+    """``[[pairs]]``: a drafter and a verifier, each the name of a tier."""
+    pairs = []
+    for i, p in _entries(entries, "pairs", ("drafter", "verifier"), path):
+        for key in ("drafter", "verifier"):
+            if p.get(key) not in names:
+                raise MeasureError(f"{path}: pairs[{i}].{key} = {p.get(key)!r}: expected one of {', '.join(names)}")
+        pairs.append(PairSpec(p["drafter"], p["verifier"]))
+    return tuple(pairs)
+
+
+def _layouts(entries: list[Any], base: Path, path: Path) -> tuple[LayoutSpec, ...]:
+    """``[[layouts]]``: a unique name and two existing tier folders, merged and split."""
+    out = []
+    for i, v in _entries(entries, "layouts", ("name", "merged", "split"), path):
         for key in ("name", "merged", "split"):
             if not isinstance(v.get(key), str) or not v[key]:
                 raise MeasureError(f"{path}: layouts[{i}].{key}: expected a non-empty string")
-        folders = {}
-        for key in ("merged", "split"):
-            folders[key] = (base / v[key]).resolve()
-            if not folders[key].is_dir():
-                raise MeasureError(f"{path}: layouts[{i}].{key} = {v[key]!r}: folder not found at {folders[key]}")
-        out.append(LayoutSpec(v["name"], folders["merged"], folders["split"]))
+        merged, split = (_folder(base, v[key], f"layouts[{i}].{key}", path) for key in ("merged", "split"))
+        out.append(LayoutSpec(v["name"], merged, split))
     names = [v.name for v in out]
     if len(set(names)) != len(names):
         raise MeasureError(f"{path}: layouts names must be unique; got {', '.join(names)}")
@@ -314,14 +347,20 @@ def _layouts(entries: list[Any], base: Path, path: Path) -> tuple[LayoutSpec, ..
 
 
 def _check_ranges(config: SuiteConfig, path: Path) -> None:
-    """The same types and ranges the record schema holds a stored config to, so a run never writes what it refuses."""
+    """The ranges the record schema holds each table of a stored config to, so a run never writes what it refuses.
+
+    The arrays of tables are checked in full by hand above, so only the tables go through the schema.
+    """
     import jsonschema
 
     from measure.record.io import schema
 
-    full = schema()
-    validator = jsonschema.Draft202012Validator({"$defs": full["$defs"], "$ref": "#/$defs/config"})
-    error = jsonschema.exceptions.best_match(validator.iter_errors(config.to_dict()))
-    if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "the config"
-        raise MeasureError(f"{path}: {where}: {error.message}")
+    defs = schema()["$defs"]
+    resolved = config.to_dict()
+    for section in TABLES:
+        ref = f"#/$defs/config/properties/{section}"
+        validator = jsonschema.Draft202012Validator({"$defs": defs, "$ref": ref})
+        error = jsonschema.exceptions.best_match(validator.iter_errors(resolved[section]))
+        if error is not None:
+            where = ".".join([section, *(str(p) for p in error.absolute_path)])
+            raise MeasureError(f"{path}: {where}: {error.message}")

@@ -314,7 +314,9 @@ class Planned:
 
 
 @dataclass(frozen=True)
-class Written:
+class ScaffoldFile:
+    """What ``measure init`` did with one planned file: wrote it, or kept the one already there."""
+
     path: Path
     wrote: bool
     why: str
@@ -368,15 +370,15 @@ def plan(
     return planned, notes
 
 
-def write_new(planned: list[Planned]) -> list[Written]:
+def write_new(planned: list[Planned]) -> list[ScaffoldFile]:
     """Write each planned file that does not exist yet; an existing one is never touched."""
     done = []
     for p in planned:
         if p.text is None or p.path.exists():
-            done.append(Written(p.path, False, "exists, kept as it is"))
+            done.append(ScaffoldFile(p.path, False, "exists, kept as it is"))
             continue
         p.path.parent.mkdir(parents=True, exist_ok=True)
         with p.path.open("x", encoding="utf-8") as f:  # "x": a file that appeared meanwhile is not overwritten
             f.write(p.text)
-        done.append(Written(p.path, True, p.why))
+        done.append(ScaffoldFile(p.path, True, p.why))
     return done
