@@ -47,7 +47,9 @@ class CausalSpeculativePair:
     """A decoder-only drafter and verifier that share one vocabulary (checked here, once)."""
 
     def __init__(self, drafter: CausalTier, verifier: CausalTier) -> None:
-        why = _kind_mismatch(drafter, verifier) or _vocab_mismatch(drafter, verifier)
+        why = _kind_mismatch(drafter, verifier)
+        if why is None and (vocab := _vocab_mismatch(drafter, verifier)):
+            why = f"they do not share one vocabulary: {vocab}"
         if why:
             raise MeasureError(
                 f"speculative pair refused: drafter {getattr(drafter, 'path', drafter)} and verifier "
