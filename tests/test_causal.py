@@ -320,3 +320,74 @@ def test_seq2seq_drafter_with_causal_verifier_is_refused(small_fp32, base):
     with pytest.raises(MeasureError) as exc:
         CausalSpeculativePair(small_fp32, base)
     assert "seq2seq" in one_line(exc) and "decoder-only" in str(exc.value)
+
+
+# --- graphs that say less: symbolic cache dims, int32 ids ---------------------------------------------------------
+
+
+def rewrite_graph(folder: Path, edit) -> None:
+    import onnx
+
+    path = folder / "model.onnx"
+    model = onnx.load(str(path))
+    edit(model.graph)
+    onnx.save(model, str(path))
+
+
+def symbolic_cache_dims(graph) -> None:
+    """Heads and head size of every past and present become named dims: the graph no longer states them."""
+    for value in [*graph.input, *graph.output]:
+        if value.name.startswith(("past_key_values.", "present.")):
+            dims = value.type.tensor_type.shape.dim
+            dims[1].dim_param, dims[3].dim_param = "kv_heads", "head_size"
+
+
+def int32_inputs(graph) -> None:
+    """input_ids, attention_mask and position_ids taken as int32 and cast to int64 inside the graph."""
+    import onnx
+
+    casts = []
+    for value in graph.input:
+        if value.name in ("input_ids", "attention_mask", "position_ids"):
+            value.type.tensor_type.elem_type = onnx.TensorProto.INT32
+            casts.append(onnx.helper.make_node("Cast", [value.name], [value.name + "_64"], to=onnx.TensorProto.INT64))
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name in ("input_ids", "attention_mask", "position_ids"):
+                node.input[i] = name + "_64"
+    for cast in reversed(casts):
+        graph.node.insert(0, cast)
+
+
+def test_symbolic_cache_dims_are_read_from_config(lm_copy, small, rows):
+    folder = lm_copy("lm-small-fp32")
+    rewrite_graph(folder, symbolic_cache_dims)
+    tier = load_causal_tier(folder)
+    assert (tier.shape.heads, tier.shape.head_dim) == (2, 16)  # config.json: num_key_value_heads, head_dim
+    for row in rows[:4]:
+        assert causal_greedy(tier, row.input).tokens == causal_greedy(small, row.input).tokens
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    for key in ("num_key_value_heads", "num_attention_heads", "head_dim", "hidden_size"):
+        del config[key]
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(MeasureError) as exc:
+        load_causal_tier(folder)
+    assert "model.onnx: past_key_values.0.key has symbolic heads/head size" in one_line(exc)
+
+
+def test_int32_ids_mask_and_positions_are_fed_as_the_graph_asks(lm_copy, small, rows):
+    folder = lm_copy("lm-small-fp32")
+    rewrite_graph(folder, int32_inputs)
+    tier = load_causal_tier(folder)
+    assert tier.graphs.describe()["ids_dtype"] == tier.graphs.describe()["mask_dtype"] == "int32"
+    for row in rows[:4]:
+        ids = small.source_ids(row.input)
+        assert causal_greedy(tier, row.input).tokens == causal_greedy(small, row.input).tokens
+        np.testing.assert_allclose(causal_prefill(tier, ids)[0], causal_prefill(small, ids)[0], atol=1e-5)
+
+
+def test_after_run_hooks_every_call(rows):
+    seen: list[float] = []
+    tier = load_causal_tier(DEMO / "lm-small-fp32-split", after_run=seen.append)
+    result = causal_greedy(tier, rows[0].input)
+    assert len(seen) == result.calls > 1 and all(s >= 0 for s in seen)
