@@ -21,12 +21,30 @@ import numpy as np
 
 from measure.engine.artifacts import read_meta
 from measure.engine.causal_lane import CausalLane
-from measure.engine.causal_layouts import CAUSAL_LAYOUT_FILES, open_causal_graphs, require_causal_layout
+from measure.engine.causal_layouts import (
+    CAUSAL_LAYOUT_FILES,
+    detect_causal_layout,
+    open_causal_graphs,
+    require_causal_layout,
+)
 from measure.engine.decode import Decoded
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import load_tokenizer
 from measure.errors import MeasureError
+
+__all__ = [
+    "CausalLane",
+    "CausalSpecialIds",
+    "CausalTier",
+    "causal_feed_prefix",
+    "causal_greedy",
+    "causal_greedy_ids",
+    "causal_greedy_uncached",
+    "causal_prefill",
+    "detect_causal_layout",
+    "load_causal_tier",
+]
 
 _META_ORDER = ("tier.json", "generation_config.json", "config.json")
 """Where a metadata field is looked up for error messages: the file read last wins (see ``read_meta``)."""

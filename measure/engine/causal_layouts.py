@@ -225,7 +225,9 @@ class CausalGraphs:
             zeros.flags.writeable = False
             feeds.update(dict.fromkeys(self.past, zeros))
         if self.branch:
-            feeds["use_cache_branch"] = np.array([False])
+            off = np.array([False])
+            off.flags.writeable = False
+            feeds["use_cache_branch"] = off
         return feeds
 
     def start_feeds(self) -> dict[str, np.ndarray]:
