@@ -1,0 +1,300 @@
+"""Decoder-only (causal LM) tiers: load one, prompt it, and decode greedily with the cache carried.
+
+The causal twin of :mod:`measure.engine.artifacts` and :mod:`measure.engine.decode`.
+A decode prefills the whole prompt in one call (past length 0), then feeds one
+token per call on top of the cache: O(T) in output length. The timed region is
+prompt ids in -> ids out (:func:`causal_greedy_ids`); applying the prompt
+template and tokenizing (:meth:`CausalTier.source_ids`) is timed apart, as the
+seq2seq path times tokenizing. :func:`causal_greedy_uncached` re-feeds the whole
+sequence every step: the slow reference the cached path is checked against.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+from measure.engine.artifacts import read_meta
+from measure.engine.causal_lane import CausalLane
+from measure.engine.causal_layouts import (
+    CAUSAL_LAYOUT_FILES,
+    detect_causal_layout,
+    open_causal_graphs,
+    require_causal_layout,
+)
+from measure.engine.decode import Decoded
+from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
+from measure.engine.session import AfterRun, SessionConfig, Trace
+from measure.engine.tokenizer import load_tokenizer
+from measure.errors import MeasureError
+
+__all__ = [
+    "CausalLane",
+    "CausalSpecialIds",
+    "CausalTier",
+    "causal_feed_prefix",
+    "causal_greedy",
+    "causal_greedy_ids",
+    "causal_greedy_uncached",
+    "causal_prefill",
+    "detect_causal_layout",
+    "load_causal_tier",
+]
+
+_META_ORDER = ("tier.json", "generation_config.json", "config.json")
+"""Where a metadata field is looked up for error messages: the file read last wins (see ``read_meta``)."""
+
+
+@dataclass(frozen=True)
+class CausalSpecialIds:
+    pad: int
+    eos: int
+    bos: int | None
+    """Added by the tokenizer (its post-processor), never by the engine; recorded to say what the prompt starts with."""
+
+
+def _source(folder: Path, key: str) -> Path:
+    """The metadata file that set ``key``, for error messages."""
+    for name in _META_ORDER:
+        path = folder / name
+        try:
+            if path.is_file() and key in json.loads(path.read_text(encoding="utf-8")):
+                return path
+        except (OSError, ValueError):
+            continue
+    return folder / "tier.json"
+
+
+def _positive(folder: Path, meta: dict[str, Any], key: str) -> int | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise MeasureError(f"{_source(folder, key)}: field {key}: expected a positive integer, got {value!r}")
+    return value
+
+
+def _special_ids(folder: Path, meta: dict[str, Any], known: dict[str, int], vocab: int) -> CausalSpecialIds:
+    values: dict[str, int | None] = {}
+    for key in ("pad_token_id", "eos_token_id", "bos_token_id"):
+        value = meta.get(key, known.get(key))
+        if isinstance(value, list):  # generation_config may list several eos ids
+            value = value[0] if value else None
+        if value is None and key != "bos_token_id":
+            raise MeasureError(f"{folder}: no {key}: state it in tier.json (the tokenizer has no recognisable token)")
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < vocab):
+            raise MeasureError(
+                f"{_source(folder, key)}: field {key}: expected a token id in [0, {vocab}) "
+                f"(the model's vocabulary), got {value!r}"
+            )
+        values[key] = value
+    pad, eos = values["pad_token_id"], values["eos_token_id"]
+    assert pad is not None and eos is not None
+    return CausalSpecialIds(pad=pad, eos=eos, bos=values["bos_token_id"])
+
+
+def _prompt(folder: Path, meta: dict[str, Any]) -> str:
+    template = meta.get("prompt", "{input}")
+    if not isinstance(template, str) or "{input}" not in template:
+        raise MeasureError(
+            f"{_source(folder, 'prompt')}: field prompt: expected a template containing {{input}} "
+            f"(where the source text goes), got {template!r}"
+        )
+    return template
+
+
+class CausalTier:
+    """One loaded, ready-to-decode decoder-only tier (see :class:`measure.engine.artifacts.Tier` for
+    ``label`` and ``name``: the same meaning)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        config: SessionConfig | None = None,
+        label: str | None = None,
+        after_run: AfterRun | None = None,
+        name: str | None = None,
+    ) -> None:
+        folder = Path(folder)
+        self.layout = require_causal_layout(folder)
+        self.path = folder
+        self.config = config or SessionConfig()
+        self.meta = read_meta(folder)
+        self.name: str = name or str(self.meta.get("name", folder.name))
+        self.label = label or self.name
+        self.tokenizer = load_tokenizer(folder, self.meta.get("tokenizer"))
+        self.prompt = _prompt(folder, self.meta)
+        self.graphs = open_causal_graphs(folder, self.layout, self.config, self.label, self.meta, after_run)
+        self.shape = self.graphs.shape
+        if self.tokenizer.vocab_size() > self.shape.vocab_size:
+            raise MeasureError(
+                f"{folder}: tokenizer vocabulary has {self.tokenizer.vocab_size()} tokens but the model's logits "
+                f"have {self.shape.vocab_size}; expected the tokenizer to fit the model"
+            )
+        self.special = _special_ids(folder, self.meta, self.tokenizer.special_ids(), self.shape.vocab_size)
+        self.context = _positive(folder, self.meta, "max_position_embeddings")
+        """Positions the model was built for: prompt and output together stay within them."""
+        self._source_key = "max_source_tokens" if "max_source_tokens" in self.meta else "max_position_embeddings"
+        self.max_source_tokens = _positive(folder, self.meta, "max_source_tokens") or self.context
+        self.max_target_tokens = _positive(folder, self.meta, "max_target_tokens")
+        self._fingerprint: TierFingerprint | None = None
+
+    def source_ids(self, text: str) -> list[int]:
+        """The prompt template applied to ``text``, tokenized (the tokenizer adds bos); too long is refused."""
+        if not text.strip():
+            raise MeasureError(f"{self.path}: empty source text; expected at least one non-space character")
+        ids = self.tokenizer.encode(self.prompt.replace("{input}", text))
+        if self.max_source_tokens is not None and len(ids) > self.max_source_tokens:
+            raise MeasureError(
+                f"{_source(self.path, self._source_key)}: field {self._source_key}: the prompt is {len(ids)} tokens "
+                f"({text[:40]!r}...); this tier accepts at most {self.max_source_tokens}"
+            )
+        return ids
+
+    def default_max_new_tokens(self, source_tokens: int) -> int:
+        """Cap on output length: generous for transliteration, bounded by max_target_tokens and the context left."""
+        cap = 4 * source_tokens + 8
+        if self.max_target_tokens is not None:
+            cap = min(cap, self.max_target_tokens)
+        if self.context is not None:
+            cap = min(cap, self.context - source_tokens)
+        return max(cap, 0)
+
+    def begin(self) -> CausalLane:
+        """An empty cache: a decode's start (no call made; the prefill is the first)."""
+        return CausalLane(self.graphs)
+
+    def fingerprint(self) -> TierFingerprint:
+        """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
+        if self._fingerprint is None:
+            graphs = tuple(graph_fingerprint(self.path / f) for f in CAUSAL_LAYOUT_FILES[self.layout])
+            files = tuple(file_fingerprint(p) for p in sorted(self.path.iterdir()) if p.is_file())
+            self._fingerprint = TierFingerprint(
+                name=self.name,
+                layout=self.layout,
+                precision=tier_precision(graphs),
+                files=files,
+                graphs=graphs,
+                layers=self.shape.layers,
+                heads=self.shape.heads,
+                head_dim=self.shape.head_dim,
+                vocab_size=self.shape.vocab_size,
+                tokenizer=self.tokenizer.name,
+                total_bytes=sum(f.bytes for f in files),
+            )
+        return self._fingerprint
+
+
+def load_causal_tier(
+    folder: Path | str,
+    session: SessionConfig | None = None,
+    after_run: AfterRun | None = None,
+    *,
+    label: str | None = None,
+    name: str | None = None,
+) -> CausalTier:
+    """Load a decoder-only tier; a seq2seq, genai or unrecognised folder is a one-line error naming it."""
+    return CausalTier(Path(folder), session, label, after_run, name)
+
+
+def _finish(tier: CausalTier, out: list[int], stopped: str, trace: Trace, first: float | None = None) -> Decoded:
+    """Stop the clock (where the loop stamped the last decision, else now), then decode the text (timed apart)."""
+    wall = max(0.0, (trace.ended or perf_counter()) - trace.started)
+    start = perf_counter()
+    text = tier.tokenizer.decode(out)
+    return Decoded(
+        text=text,
+        tokens=tuple(out),
+        stopped=stopped,
+        wall_s=wall,
+        calls=trace.calls(),
+        run_s=trace.run_s(),
+        first_token_s=first,
+        detokenize_s=perf_counter() - start,
+    )
+
+
+def causal_greedy(
+    tier: CausalTier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None
+) -> Decoded:
+    """Cached greedy decode of one source text: prompted and tokenized here, then :func:`causal_greedy_ids`."""
+    ids = tier.source_ids(text)
+    return causal_greedy_ids(tier, ids, max_new_tokens=max_new_tokens, trace=trace)
+
+
+def causal_greedy_ids(
+    tier: CausalTier, ids: list[int], *, max_new_tokens: int | None = None, trace: Trace | None = None
+) -> Decoded:
+    """Cached greedy decode of one prompt (:meth:`CausalTier.source_ids`): the timed region, ids in -> ids out.
+
+    One prefill call for the whole prompt, then one call per token. The wall clock runs from
+    ``trace.started`` (a new trace: now) to the last token decided; ``first_token_s`` is the
+    time to the first token (the prefill and its argmax).
+    """
+    limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
+    trace = trace or Trace()  # made after the arguments are settled: its clock starts at the first real work
+    if limit < 1:
+        trace.ended = perf_counter()
+        return _finish(tier, [], "max_new_tokens", trace)
+    lane = tier.begin()
+    token = int(lane.feed(ids, trace)[-1].argmax())
+    first = perf_counter() - trace.started
+    if token == tier.special.eos:
+        trace.ended = perf_counter()
+        return _finish(tier, [], "eos", trace, first)
+    out, stopped = lane.greedy(token, tier.special.eos, limit, trace)
+    return _finish(tier, out, stopped, trace, first)
+
+
+def causal_greedy_uncached(
+    tier: CausalTier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None
+) -> Decoded:
+    """Reference decode: every step feeds the whole sequence to an empty cache. O(T^2); tests only."""
+    ids = tier.source_ids(text)
+    trace = trace or Trace()
+    limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
+    out: list[int] = []
+    while len(out) < limit:
+        token = int(np.argmax(tier.begin().feed([*ids, *out], trace)[-1]))
+        if token == tier.special.eos:
+            return _finish(tier, out, "eos", trace)
+        out.append(token)
+    return _finish(tier, out, "max_new_tokens", trace)
+
+
+def _feed_blocks(lane: CausalLane, tokens: list[int], block: int, trace: Trace) -> list[np.ndarray]:
+    if block < 1:
+        raise ValueError(f"block must be at least 1 token, not {block}")
+    return [lane.feed(tokens[i : i + block], trace) for i in range(0, len(tokens), block)]
+
+
+def causal_prefill(
+    tier: CausalTier, ids: list[int], block: int | None = None, trace: Trace | None = None
+) -> tuple[np.ndarray, CausalLane]:
+    """Feed the prompt from an empty cache in calls of ``block`` tokens (None: one call, as a decode does):
+    logits of every prompt position ``(len(ids), vocab)`` and the lane after them."""
+    trace = trace or Trace()
+    lane = tier.begin()
+    rows = _feed_blocks(lane, ids, block or len(ids), trace)
+    return np.concatenate(rows), lane
+
+
+def causal_feed_prefix(
+    tier: CausalTier, ids: list[int], tokens: list[int], block: int, trace: Trace | None = None
+) -> tuple[np.ndarray, CausalLane]:
+    """Prefill ``ids`` in one call, then feed ``tokens`` in calls of ``block``: the framing suite's decode phase.
+
+    Logits ``(len(tokens) + 1, vocab)``: row i is what decides ``tokens[i]`` (row 0: the prompt's last position).
+    block = 1 is single-step framing; block = len(tokens) feeds them all in one batched call.
+    """
+    trace = trace or Trace()
+    lane = tier.begin()
+    rows = [lane.feed(ids, trace)[-1:]]
+    if tokens:
+        rows += _feed_blocks(lane, tokens, block, trace)
+    return np.concatenate(rows), lane

@@ -1,0 +1,264 @@
+"""How to call a decoder-only (causal LM) tier's ONNX graphs: layout discovery and the per-call feeds.
+
+Three layouts of Hugging Face optimum's exports are understood, told apart by
+their files and checked against the graphs' own input and output names (the
+number of layers, key/value heads and head size are read from the graph, never
+assumed):
+
+* ``causal``: ``model.onnx`` (optimum's current ``text-generation-with-past``
+  export), one graph for every call, the first with a length-0 past;
+* ``causal-split``: ``decoder_model.onnx`` (first call, no past inputs) +
+  ``decoder_with_past_model.onnx`` (every later call);
+* ``causal-merged``: ``decoder_model_merged.onnx``, whose ``use_cache_branch``
+  input picks the first-call or the with-past branch.
+
+Every graph takes ``input_ids``, ``attention_mask`` (past + new positions),
+optionally ``position_ids`` and ``past_key_values.{i}.key/.value``; it returns
+``logits`` and ``present.{i}.key/.value``. Folders of onnxruntime-genai
+(``genai_config.json``) are refused: their graphs take another cache contract.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from measure.engine.session import AfterRun, SessionConfig, TimedSession, open_session
+from measure.errors import MeasureError
+
+CAUSAL_LAYOUT_FILES = {
+    "causal": ("model.onnx",),
+    "causal-split": ("decoder_model.onnx", "decoder_with_past_model.onnx"),
+    "causal-merged": ("decoder_model_merged.onnx",),
+}
+"""Graph files per decoder-only layout, in call order."""
+SEQ2SEQ_MARKERS = ("encoder_model.onnx", "encoder.onnx")
+"""An encoder graph makes a folder encoder-decoder, whatever else it holds."""
+GENAI_MARKER = "genai_config.json"
+
+_DTYPES = {
+    "tensor(float)": np.float32,
+    "tensor(float16)": np.float16,
+    "tensor(int64)": np.int64,
+    "tensor(int32)": np.int32,
+    "tensor(bool)": np.bool_,
+}
+_PAST = re.compile(r"^past_key_values\.(\d+)\.(key|value)$")
+_PRESENT = re.compile(r"^present\.(\d+)\.(key|value)$")
+_INPUTS = {"input_ids", "attention_mask", "position_ids", "use_cache_branch"}
+_EXPECTED = (
+    "model.onnx (optimum text-generation-with-past), decoder_model.onnx + decoder_with_past_model.onnx, "
+    "or decoder_model_merged.onnx"
+)
+
+
+def detect_causal_layout(folder: Path | str) -> str | None:
+    """The decoder-only layout whose files are all present; None for an encoder-decoder folder or none at all.
+
+    An onnxruntime-genai folder is a one-line error here: its ``model.onnx`` would otherwise pass for optimum's.
+    """
+    folder = Path(folder)
+    if (folder / GENAI_MARKER).is_file():
+        raise MeasureError(
+            f"{folder}: an onnxruntime-genai folder ({GENAI_MARKER}); genai folders are not measured yet "
+            f"(expected an optimum export: {_EXPECTED})"
+        )
+    if any((folder / f).is_file() for f in SEQ2SEQ_MARKERS):
+        return None
+    for layout, files in CAUSAL_LAYOUT_FILES.items():
+        if all((folder / f).is_file() for f in files):
+            return layout
+    return None
+
+
+def require_causal_layout(folder: Path) -> str:
+    """:func:`detect_causal_layout`, or a one-line error saying what a decoder-only folder holds."""
+    if not folder.is_dir():
+        raise MeasureError(f"{folder}: not a folder (expected a decoder-only model tier folder)")
+    layout = detect_causal_layout(folder)
+    if layout is not None:
+        return layout
+    seq2seq = [f for f in SEQ2SEQ_MARKERS if (folder / f).is_file()]
+    if seq2seq:
+        raise MeasureError(
+            f"{folder}: an encoder-decoder (seq2seq) tier ({seq2seq[0]}); expected a decoder-only folder: {_EXPECTED}"
+        )
+    found = sorted(p.name for p in folder.glob("*.onnx"))
+    raise MeasureError(
+        f"{folder}: neither a seq2seq nor a decoder-only tier: expected {_EXPECTED} "
+        f"(or an encoder graph); found {', '.join(found) or 'no .onnx files'}"
+    )
+
+
+@dataclass(frozen=True)
+class CausalShape:
+    """What the graphs (or config.json, for symbolic dims) say about the model."""
+
+    layers: int
+    heads: int
+    """Key/value heads: the cache's second axis (fewer than attention heads under grouped-query attention)."""
+    head_dim: int
+    vocab_size: int
+    kv_dtype: type
+
+
+class Ready(dict):
+    """Arrays made once per key on first use and reused read-only: the hot loop feeds them, never builds them."""
+
+    def __init__(self, make: Any) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> np.ndarray:
+        arr = self.make(key)
+        arr.flags.writeable = False
+        self[key] = arr
+        return arr
+
+
+def _check(session: TimedSession, need_past: bool) -> list[int]:
+    """Input and output names against the contract; the layer numbers of the past inputs."""
+    for what, names, known, pattern in (
+        ("input", list(session.inputs), _INPUTS, _PAST),
+        ("output", list(session.outputs), {"logits"}, _PRESENT),
+    ):
+        bad = [n for n in names if n not in known and not pattern.match(n)]
+        if bad:
+            raise MeasureError(
+                f"{session.path}: {what} {bad[0]!r} is not one a decoder-only graph has; found {', '.join(names)}"
+            )
+    for need in ("input_ids", "attention_mask"):
+        if need not in session.inputs:
+            raise MeasureError(f"{session.path}: expected an input named {need}; found {', '.join(session.inputs)}")
+    if "logits" not in session.outputs:
+        raise MeasureError(f"{session.path}: expected an output named logits; found {', '.join(session.outputs)}")
+    layers = sorted({int(m.group(1)) for n in session.inputs if (m := _PAST.match(n))})
+    if need_past and not layers:
+        raise MeasureError(
+            f"{session.path}: no past_key_values.{{i}}.key/value inputs; the engine needs the key/value cache "
+            "to decode in O(T) (export with --task text-generation-with-past)"
+        )
+    if not need_past and layers:
+        raise MeasureError(f"{session.path}: a first-call graph with past inputs; expected none")
+    if layers != list(range(len(layers))):
+        raise MeasureError(f"{session.path}: past layers are {layers}; expected 0..{len(layers) - 1}")
+    return layers
+
+
+def _dim(value: Any, meta: dict[str, Any], *keys: str) -> int | None:
+    if isinstance(value, int):
+        return value
+    for key in keys:
+        if isinstance(meta.get(key), int):
+            return meta[key]
+    return None
+
+
+def _shape(session: TimedSession, layers: int, meta: dict[str, Any]) -> CausalShape:
+    """Key/value heads and head size from the past input's shape, else config.json; vocabulary from the logits."""
+    past = session.inputs["past_key_values.0.key"]
+    heads = _dim(past.shape[1], meta, "num_key_value_heads", "num_attention_heads")
+    head_dim = _dim(past.shape[3], meta, "head_dim")
+    hidden, heads_all = meta.get("hidden_size"), meta.get("num_attention_heads")
+    if head_dim is None and isinstance(hidden, int) and isinstance(heads_all, int) and heads_all > 0:
+        head_dim = hidden // heads_all
+    if heads is None or head_dim is None:
+        raise MeasureError(
+            f"{session.path}: past_key_values.0.key has symbolic heads/head size {past.shape}; "
+            "state num_key_value_heads and head_dim in config.json or tier.json"
+        )
+    vocab = _dim(session.outputs["logits"].shape[-1], meta, "vocab_size")
+    if vocab is None:
+        raise MeasureError(f"{session.path}: logits have a symbolic vocabulary axis; state vocab_size in tier.json")
+    return CausalShape(layers, heads, head_dim, vocab, _DTYPES[past.type])
+
+
+class CausalGraphs:
+    """One tier's sessions and everything a call needs that is made once: names, dtypes, ready arrays.
+
+    ``first`` takes the call from an empty cache, ``steady`` every later one (the same
+    session for ``causal`` and ``causal-merged``). ``names`` asks a session for the presents
+    first and the logits last, so the presents refill the feeds by a plain ``zip`` with ``past``.
+    """
+
+    def __init__(self, layout: str, sessions: list[TimedSession], meta: dict[str, Any]) -> None:
+        self.layout = layout
+        self.sessions = tuple(sessions)
+        self.first, self.steady = sessions[0], sessions[-1]
+        if layout == "causal-split":
+            _check(self.first, need_past=False)
+        layers = len(_check(self.steady, need_past=True))
+        self.past = [f"past_key_values.{i}.{kind}" for i in range(layers) for kind in ("key", "value")]
+        self.names = [f"present.{i}.{kind}" for i in range(layers) for kind in ("key", "value")] + ["logits"]
+        for s in self.sessions:
+            missing = [n for n in self.names if n not in s.outputs]
+            if missing:
+                raise MeasureError(f"{s.path}: missing output {missing[0]}; found {', '.join(s.outputs)}")
+            s.output_names = self.names
+        inputs = self.steady.inputs
+        self.shape = _shape(self.steady, layers, meta)
+        self.ids_dtype = _DTYPES[inputs["input_ids"].type]
+        self.mask_dtype = _DTYPES[inputs["attention_mask"].type]
+        self.positions = "position_ids" in inputs
+        self.pos_dtype = _DTYPES[inputs["position_ids"].type] if self.positions else np.int64
+        self.branch = "use_cache_branch" in inputs
+        self.one = Ready(lambda token: np.array([[token]], dtype=self.ids_dtype))
+        """``(1, 1)`` input ids per token."""
+        self.masks = Ready(lambda n: np.ones((1, n), dtype=self.mask_dtype))
+        """All-ones attention masks per total length (past + new)."""
+        self.steps = Ready(lambda p: np.array([[p]], dtype=self.pos_dtype))
+        """``(1, 1)`` position ids per position."""
+        self.spans = Ready(lambda span: np.arange(span[0], span[0] + span[1], dtype=self.pos_dtype)[None])
+        """``(1, k)`` position ids per ``(first position, k)``."""
+        self._start = self._start_feeds()
+
+    def _start_feeds(self) -> dict[str, np.ndarray]:
+        """The first call's fixed feeds: the empty (length 0) past where the graph takes one, the branch off."""
+        feeds: dict[str, np.ndarray] = {}
+        if "past_key_values.0.key" in self.first.inputs:
+            s = self.shape
+            zeros = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
+            zeros.flags.writeable = False
+            feeds.update(dict.fromkeys(self.past, zeros))
+        if self.branch:
+            off = np.array([False])
+            off.flags.writeable = False
+            feeds["use_cache_branch"] = off
+        return feeds
+
+    def start_feeds(self) -> dict[str, np.ndarray]:
+        """A fresh feeds dict for one decode's first call (the arrays in it are shared, read-only)."""
+        return self._start.copy()
+
+    def ids(self, tokens: list[int]) -> np.ndarray:
+        if len(tokens) == 1:
+            return self.one[tokens[0]]
+        return np.array([tokens], dtype=self.ids_dtype)
+
+    def describe(self) -> dict[str, Any]:
+        """What another runtime needs to call this layout (JSON-ready): files in call order, names, dtypes."""
+        return {
+            "layout": self.layout,
+            "files": [s.path.name for s in self.sessions],
+            "past": self.past,
+            "present": self.names[:-1],
+            "ids_dtype": np.dtype(self.ids_dtype).name,
+            "mask_dtype": np.dtype(self.mask_dtype).name,
+            "position_ids": self.positions,
+            "use_cache_branch": self.branch,
+        }
+
+
+def open_causal_graphs(
+    folder: Path, layout: str, config: SessionConfig, label: str, meta: dict[str, Any], after_run: AfterRun | None
+) -> CausalGraphs:
+    """Sessions for one decoder-only tier, checked against the contract; ``after_run`` hooks every call."""
+    sessions = []
+    for file in CAUSAL_LAYOUT_FILES[layout]:
+        path = folder / file
+        sessions.append(TimedSession(open_session(config, path), f"{label}.{path.stem}", path, after_run))
+    return CausalGraphs(layout, sessions, meta)
