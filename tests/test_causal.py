@@ -391,3 +391,57 @@ def test_after_run_hooks_every_call(rows):
     tier = load_causal_tier(DEMO / "lm-small-fp32-split", after_run=seen.append)
     result = causal_greedy(tier, rows[0].input)
     assert len(seen) == result.calls > 1 and all(s >= 0 for s in seen)
+
+
+# --- one entry point for both model kinds ----------------------------------------------------------------------------
+
+
+def test_load_tier_tells_the_kinds_apart_by_their_graphs():
+    from measure.engine.artifacts import Tier, load_tier
+
+    assert (
+        isinstance(load_tier(DEMO / "lm-small-fp32"), CausalTier) and load_tier(DEMO / "lm-small-fp32").kind == "causal"
+    )
+    assert isinstance(load_tier(bundled.SMALL_FP32), Tier) and load_tier(bundled.SMALL_FP32).kind == "seq2seq"
+    with pytest.raises(MeasureError, match="genai folders are not measured yet"):
+        load_tier(DEMO / "genai-base-fp32")
+
+
+def test_greedy_dispatches_to_the_prefill_loop_and_decodes_the_same_tokens(small, rows):
+    from measure.engine.decode import greedy, greedy_uncached
+
+    for row in rows[:4]:
+        direct = causal_greedy(small, row.input)
+        assert greedy(small, row.input).tokens == direct.tokens == greedy_uncached(small, row.input).tokens
+
+
+def test_open_pair_builds_the_pair_of_the_tiers_kind(small, base, small_fp32, base_fp32):
+    from measure.engine.pairs import open_pair
+    from measure.engine.speculative import SpeculativePair
+
+    assert isinstance(open_pair(small, base), CausalSpeculativePair)
+    assert isinstance(open_pair(small_fp32, base_fp32), SpeculativePair)
+    for drafter, verifier in ((small_fp32, base), (small, base_fp32)):
+        with pytest.raises(MeasureError) as exc:
+            open_pair(drafter, verifier)
+        assert "a pair needs two tiers of one model kind" in one_line(exc)
+
+
+def test_decode_and_info_verbs_take_a_decoder_only_tier(tmp_path):
+    import subprocess
+    import sys
+
+    def measure(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "measure", *args], capture_output=True, text=True)
+
+    lm_dir, drafter = str(DEMO / "lm-base-fp32"), str(DEMO / "lm-small-fp32")
+    greedy_out = measure("decode", lm_dir, "объём", "привет")
+    spec_out = measure("decode", lm_dir, "объём", "привет", "--draft", drafter, "--k", "3", "--stats")
+    assert greedy_out.returncode == spec_out.returncode == 0, greedy_out.stderr + spec_out.stderr
+    assert spec_out.stdout == greedy_out.stdout and len(greedy_out.stdout.splitlines()) == 2
+    assert "acceptance" in spec_out.stderr
+    info = json.loads(measure("info", lm_dir, "--json").stdout)
+    assert info["kind"] == "causal" and info["layout"] == "causal" and info["prompt"] == "{input}="
+    assert info["special_ids"] == {"pad": 0, "eos": 1, "bos": 3}
+    mixed = measure("decode", lm_dir, "объём", "--draft", str(bundled.SMALL_FP32))
+    assert mixed.returncode == 2 and mixed.stderr.count("\n") == 1 and "one model kind" in mixed.stderr

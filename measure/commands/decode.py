@@ -1,4 +1,4 @@
-"""Decode texts with a tier: greedy single-step, or speculative with a drafter.
+"""Decode texts with a tier (encoder-decoder or decoder-only): greedy single-step, or speculative with a drafter.
 
 Texts come from the command line, or one per line from stdin when none are given.
 """
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from measure.engine.artifacts import load_tier
     from measure.engine.decode import greedy
     from measure.engine.options import SessionConfig
-    from measure.engine.speculative import SpeculativePair
+    from measure.engine.pairs import open_pair
 
     if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise MeasureError(f"--max-new-tokens: expected at least 1, got {args.max_new_tokens}")
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise MeasureError(f"--threads: expected a count >= 0 (0 lets onnxruntime choose), got {args.threads}")
     config = SessionConfig(intra_op_threads=args.threads)
     verifier = load_tier(args.tier, config, label="verifier")
-    pair = SpeculativePair(load_tier(args.draft, config, label="drafter"), verifier) if args.draft else None
+    pair = open_pair(load_tier(args.draft, config, label="drafter"), verifier) if args.draft else None
     texts = args.texts or stdin_lines()
     totals = {"rows": 0, "tokens": 0, "calls": 0, "wall_s": 0.0, "run_s": 0.0, "proposed": 0, "accepted": 0}
     for text in texts:

@@ -13,6 +13,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
     from measure.engine.artifacts import load_tier
     from measure.terminal import clean
 
@@ -20,24 +22,24 @@ def run(args: argparse.Namespace) -> int:
     fp = tier.fingerprint()
     if args.json:
         doc = fp.to_dict() | {
-            "special_ids": {
-                "pad": tier.special.pad,
-                "eos": tier.special.eos,
-                "decoder_start": tier.special.decoder_start,
-            },
+            "kind": tier.kind,
+            "special_ids": asdict(tier.special),
+            "prompt": getattr(tier, "prompt", None),
             "max_source_tokens": tier.max_source_tokens,
             "max_target_tokens": tier.max_target_tokens,
         }
         print(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
     print(clean(f"tier       {fp.name}  ({tier.path})"))
-    print(f"layout     {fp.layout}")
+    causal = tier.kind == "causal"
+    print(f"layout     {fp.layout} ({'decoder-only' if causal else 'encoder-decoder'})")
     print(f"precision  {fp.precision}")
-    print(f"model      {fp.layers} layers, {fp.heads} heads x {fp.head_dim}, vocabulary {fp.vocab_size}")
-    print(
-        f"tokenizer  {fp.tokenizer} ({tier.tokenizer.vocab_size()} tokens); pad {tier.special.pad}, "
-        f"eos {tier.special.eos}, decoder start {tier.special.decoder_start}"
-    )
+    heads = "key/value heads" if causal else "heads"
+    print(f"model      {fp.layers} layers, {fp.heads} {heads} x {fp.head_dim}, vocabulary {fp.vocab_size}")
+    ids = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asdict(tier.special).items() if v is not None)
+    print(f"tokenizer  {fp.tokenizer} ({tier.tokenizer.vocab_size()} tokens); {ids}")
+    if causal:
+        print(clean(f"prompt     {tier.prompt!r}"))
     for g in fp.graphs:
         extra = f"  bits {g.nbits['bits']} block {g.nbits['block_size']}" if g.nbits else ""
         ops = ", ".join(f"{k} {v}" for k, v in sorted(g.ops.items()))

@@ -7,23 +7,22 @@ Metadata comes from the tier folder: Hugging Face's ``config.json`` (and
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from measure.engine.causal import CausalTier, detect_causal_layout
 from measure.engine.decoder import Decoder, Encoder, Lane
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
 from measure.engine.graphs import LAYOUT_FILES, detect_layout
 from measure.engine.kvcache import KVCache
 from measure.engine.layouts import open_graphs
+from measure.engine.meta import meta_source, read_meta
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import Tokenizer, load_tokenizer
 from measure.errors import MeasureError
-
-META_FILES = ("config.json", "generation_config.json", "tier.json")
 
 
 @dataclass(frozen=True)
@@ -31,39 +30,6 @@ class SpecialIds:
     pad: int
     eos: int
     decoder_start: int
-
-
-def read_meta(folder: Path) -> dict[str, Any]:
-    """Merged metadata, later files overriding earlier ones; a malformed file is a one-line error."""
-    meta: dict[str, Any] = {}
-    for name in META_FILES:
-        path = folder / name
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise MeasureError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from exc
-        except UnicodeDecodeError as exc:
-            raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a JSON object") from exc
-        except json.JSONDecodeError as exc:
-            raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(data, dict):
-            raise MeasureError(f"{path}: expected a JSON object")
-        meta.update(data)
-    return meta
-
-
-def _meta_source(folder: Path, key: str) -> Path:
-    """The metadata file that set ``key`` (the last one read), for error messages."""
-    for name in reversed(META_FILES):
-        path = folder / name
-        try:
-            if path.is_file() and key in json.loads(path.read_text(encoding="utf-8")):
-                return path
-        except (OSError, ValueError):
-            continue
-    return folder / "tier.json"
 
 
 def _special_ids(folder: Path, meta: dict[str, Any], tokenizer: Tokenizer, vocab_size: int) -> SpecialIds:
@@ -80,7 +46,7 @@ def _special_ids(folder: Path, meta: dict[str, Any], tokenizer: Tokenizer, vocab
     for key, value in values.items():
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < vocab_size:
             raise MeasureError(
-                f"{_meta_source(folder, key)}: field {key}: expected a token id in [0, {vocab_size}) "
+                f"{meta_source(folder, key)}: field {key}: expected a token id in [0, {vocab_size}) "
                 f"(the model's vocabulary), got {value!r}"
             )
     return SpecialIds(
@@ -106,6 +72,9 @@ class Tier:
     record uses one name throughout; without it, ``tier.json``'s ``name`` or
     the folder's.
     """
+
+    kind = "seq2seq"
+    """The model kind records store (:class:`measure.engine.causal.CausalTier` is ``causal``)."""
 
     def __init__(
         self,
@@ -199,6 +168,11 @@ def load_tier(
     label: str | None = None,
     after_run: AfterRun | None = None,
     name: str | None = None,
-) -> Tier:
-    """Load a tier; ``after_run`` is called inside the timing after every call (test-only, e.g. a slowdown)."""
-    return Tier(Path(folder), config, label, after_run, name)
+) -> Tier | CausalTier:
+    """Load a tier of either model kind, told apart by its graphs (a decoder-only folder is looked for first, so
+    an onnxruntime-genai folder is refused by name); ``after_run`` is called inside the timing after every call
+    (test-only, e.g. a slowdown)."""
+    folder = Path(folder)
+    if detect_causal_layout(folder):
+        return CausalTier(folder, config, label, after_run, name)
+    return Tier(folder, config, label, after_run, name)

@@ -11,7 +11,6 @@ sequence every step: the slow reference the cached path is checked against.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
@@ -19,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.artifacts import read_meta
 from measure.engine.causal_lane import CausalLane
 from measure.engine.causal_layouts import (
     CAUSAL_LAYOUT_FILES,
@@ -27,8 +25,9 @@ from measure.engine.causal_layouts import (
     open_causal_graphs,
     require_causal_layout,
 )
-from measure.engine.decode import Decoded
+from measure.engine.decoded import Decoded, finish
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
+from measure.engine.meta import meta_source, read_meta
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import load_tokenizer
 from measure.errors import MeasureError
@@ -46,9 +45,6 @@ __all__ = [
     "load_causal_tier",
 ]
 
-_META_ORDER = ("tier.json", "generation_config.json", "config.json")
-"""Where a metadata field is looked up for error messages: the file read last wins (see ``read_meta``)."""
-
 
 @dataclass(frozen=True)
 class CausalSpecialIds:
@@ -58,24 +54,12 @@ class CausalSpecialIds:
     """Added by the tokenizer (its post-processor), never by the engine; recorded to say what the prompt starts with."""
 
 
-def _source(folder: Path, key: str) -> Path:
-    """The metadata file that set ``key``, for error messages."""
-    for name in _META_ORDER:
-        path = folder / name
-        try:
-            if path.is_file() and key in json.loads(path.read_text(encoding="utf-8")):
-                return path
-        except (OSError, ValueError):
-            continue
-    return folder / "tier.json"
-
-
 def _positive(folder: Path, meta: dict[str, Any], key: str) -> int | None:
     value = meta.get(key)
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise MeasureError(f"{_source(folder, key)}: field {key}: expected a positive integer, got {value!r}")
+        raise MeasureError(f"{meta_source(folder, key)}: field {key}: expected a positive integer, got {value!r}")
     return value
 
 
@@ -89,7 +73,7 @@ def _special_ids(folder: Path, meta: dict[str, Any], known: dict[str, int], voca
             raise MeasureError(f"{folder}: no {key}: state it in tier.json (the tokenizer has no recognisable token)")
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < vocab):
             raise MeasureError(
-                f"{_source(folder, key)}: field {key}: expected a token id in [0, {vocab}) "
+                f"{meta_source(folder, key)}: field {key}: expected a token id in [0, {vocab}) "
                 f"(the model's vocabulary), got {value!r}"
             )
         values[key] = value
@@ -102,7 +86,7 @@ def _prompt(folder: Path, meta: dict[str, Any]) -> str:
     template = meta.get("prompt", "{input}")
     if not isinstance(template, str) or "{input}" not in template:
         raise MeasureError(
-            f"{_source(folder, 'prompt')}: field prompt: expected a template containing {{input}} "
+            f"{meta_source(folder, 'prompt')}: field prompt: expected a template containing {{input}} "
             f"(where the source text goes), got {template!r}"
         )
     return template
@@ -111,6 +95,9 @@ def _prompt(folder: Path, meta: dict[str, Any]) -> str:
 class CausalTier:
     """One loaded, ready-to-decode decoder-only tier (see :class:`measure.engine.artifacts.Tier` for
     ``label`` and ``name``: the same meaning)."""
+
+    kind = "causal"
+    """The model kind records store: ``seq2seq`` (encoder-decoder) or ``causal`` (decoder-only)."""
 
     def __init__(
         self,
@@ -151,8 +138,8 @@ class CausalTier:
         ids = self.tokenizer.encode(self.prompt.replace("{input}", text))
         if self.max_source_tokens is not None and len(ids) > self.max_source_tokens:
             raise MeasureError(
-                f"{_source(self.path, self._source_key)}: field {self._source_key}: the prompt is {len(ids)} tokens "
-                f"({text[:40]!r}...); this tier accepts at most {self.max_source_tokens}"
+                f"{meta_source(self.path, self._source_key)}: field {self._source_key}: the prompt is "
+                f"{len(ids)} tokens ({text[:40]!r}...); this tier accepts at most {self.max_source_tokens}"
             )
         return ids
 
@@ -202,23 +189,6 @@ def load_causal_tier(
     return CausalTier(Path(folder), session, label, after_run, name)
 
 
-def _finish(tier: CausalTier, out: list[int], stopped: str, trace: Trace, first: float | None = None) -> Decoded:
-    """Stop the clock (where the loop stamped the last decision, else now), then decode the text (timed apart)."""
-    wall = max(0.0, (trace.ended or perf_counter()) - trace.started)
-    start = perf_counter()
-    text = tier.tokenizer.decode(out)
-    return Decoded(
-        text=text,
-        tokens=tuple(out),
-        stopped=stopped,
-        wall_s=wall,
-        calls=trace.calls(),
-        run_s=trace.run_s(),
-        first_token_s=first,
-        detokenize_s=perf_counter() - start,
-    )
-
-
 def causal_greedy(
     tier: CausalTier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None
 ) -> Decoded:
@@ -240,15 +210,15 @@ def causal_greedy_ids(
     trace = trace or Trace()  # made after the arguments are settled: its clock starts at the first real work
     if limit < 1:
         trace.ended = perf_counter()
-        return _finish(tier, [], "max_new_tokens", trace)
+        return finish(tier, [], "max_new_tokens", trace)
     lane = tier.begin()
     token = int(lane.feed(ids, trace)[-1].argmax())
     first = perf_counter() - trace.started
     if token == tier.special.eos:
         trace.ended = perf_counter()
-        return _finish(tier, [], "eos", trace, first)
+        return finish(tier, [], "eos", trace, first)
     out, stopped = lane.greedy(token, tier.special.eos, limit, trace)
-    return _finish(tier, out, stopped, trace, first)
+    return finish(tier, out, stopped, trace, first)
 
 
 def causal_greedy_uncached(
@@ -262,9 +232,9 @@ def causal_greedy_uncached(
     while len(out) < limit:
         token = int(np.argmax(tier.begin().feed([*ids, *out], trace)[-1]))
         if token == tier.special.eos:
-            return _finish(tier, out, "eos", trace)
+            return finish(tier, out, "eos", trace)
         out.append(token)
-    return _finish(tier, out, "max_new_tokens", trace)
+    return finish(tier, out, "max_new_tokens", trace)
 
 
 def _feed_blocks(lane: CausalLane, tokens: list[int], block: int, trace: Trace) -> list[np.ndarray]:

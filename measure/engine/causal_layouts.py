@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from measure.engine.graphs import DTYPES
 from measure.engine.session import AfterRun, SessionConfig, TimedSession, open_session
 from measure.errors import MeasureError
 
@@ -40,13 +41,6 @@ SEQ2SEQ_MARKERS = ("encoder_model.onnx", "encoder.onnx")
 """An encoder graph makes a folder encoder-decoder, whatever else it holds."""
 GENAI_MARKER = "genai_config.json"
 
-_DTYPES = {
-    "tensor(float)": np.float32,
-    "tensor(float16)": np.float16,
-    "tensor(int64)": np.int64,
-    "tensor(int32)": np.int32,
-    "tensor(bool)": np.bool_,
-}
 _PAST = re.compile(r"^past_key_values\.(\d+)\.(key|value)$")
 _PRESENT = re.compile(r"^present\.(\d+)\.(key|value)$")
 _INPUTS = {"input_ids", "attention_mask", "position_ids", "use_cache_branch"}
@@ -174,7 +168,7 @@ def _shape(session: TimedSession, layers: int, meta: dict[str, Any]) -> CausalSh
     vocab = _dim(session.outputs["logits"].shape[-1], meta, "vocab_size")
     if vocab is None:
         raise MeasureError(f"{session.path}: logits have a symbolic vocabulary axis; state vocab_size in tier.json")
-    return CausalShape(layers, heads, head_dim, vocab, _DTYPES[past.type])
+    return CausalShape(layers, heads, head_dim, vocab, DTYPES[past.type])
 
 
 class CausalGraphs:
@@ -201,10 +195,10 @@ class CausalGraphs:
             s.output_names = self.names
         inputs = self.steady.inputs
         self.shape = _shape(self.steady, layers, meta)
-        self.ids_dtype = _DTYPES[inputs["input_ids"].type]
-        self.mask_dtype = _DTYPES[inputs["attention_mask"].type]
+        self.ids_dtype = DTYPES[inputs["input_ids"].type]
+        self.mask_dtype = DTYPES[inputs["attention_mask"].type]
         self.positions = "position_ids" in inputs
-        self.pos_dtype = _DTYPES[inputs["position_ids"].type] if self.positions else np.int64
+        self.pos_dtype = DTYPES[inputs["position_ids"].type] if self.positions else np.int64
         self.branch = "use_cache_branch" in inputs
         self.one = Ready(lambda token: np.array([[token]], dtype=self.ids_dtype))
         """``(1, 1)`` input ids per token."""

@@ -19,42 +19,15 @@ from time import perf_counter
 from measure.engine.causal import CausalTier
 from measure.engine.causal_lane import CausalLane
 from measure.engine.session import Trace
-from measure.engine.speculative import Round, SpeculativeDecoded
+from measure.engine.speculative import Round, SpeculativeDecoded, refuse_pair
 from measure.errors import MeasureError
-
-
-def _kind_mismatch(drafter: object, verifier: object) -> str | None:
-    kinds = ["decoder-only" if isinstance(t, CausalTier) else "seq2seq (encoder-decoder)" for t in (drafter, verifier)]
-    if kinds[0] == kinds[1] == "decoder-only":
-        return None
-    return f"the drafter is {kinds[0]} and the verifier {kinds[1]}; a causal pair needs two decoder-only tiers"
-
-
-def _vocab_mismatch(drafter: CausalTier, verifier: CausalTier) -> str | None:
-    if drafter.shape.vocab_size != verifier.shape.vocab_size:
-        return f"model vocabularies differ ({drafter.shape.vocab_size} vs {verifier.shape.vocab_size} logits)"
-    if drafter.special != verifier.special:
-        return f"special ids differ ({drafter.special} vs {verifier.special})"
-    dv, vv = drafter.tokenizer.vocabulary(), verifier.tokenizer.vocabulary()
-    if dv != vv:
-        for token in sorted(set(dv) | set(vv)):
-            if dv.get(token) != vv.get(token):
-                return f"token {token!r} is id {dv.get(token)} in the drafter and {vv.get(token)} in the verifier"
-    return None
 
 
 class CausalSpeculativePair:
     """A decoder-only drafter and verifier that share one vocabulary (checked here, once)."""
 
     def __init__(self, drafter: CausalTier, verifier: CausalTier) -> None:
-        why = _kind_mismatch(drafter, verifier)
-        if why is None and (vocab := _vocab_mismatch(drafter, verifier)):
-            why = f"they do not share one vocabulary: {vocab}"
-        if why:
-            raise MeasureError(
-                f"speculative pair refused: drafter {getattr(drafter, 'path', drafter)} and verifier "
-                f"{getattr(verifier, 'path', verifier)}: {why}"
-            )
+        refuse_pair(drafter, verifier, "causal")
         self.drafter = drafter
         self.verifier = verifier
 

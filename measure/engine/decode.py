@@ -11,70 +11,34 @@ against (and as the O(T^2) shape a benchmark must be able to tell apart).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from time import perf_counter
-
 import numpy as np
 
 from measure.engine.artifacts import Tier
+from measure.engine.causal import CausalTier, causal_greedy_ids, causal_greedy_uncached
+from measure.engine.decoded import Decoded, finish
 from measure.engine.kvcache import KVCache
 from measure.engine.session import Trace
 
 
-@dataclass(frozen=True)
-class Decoded:
-    """One decoded row and what it cost."""
-
-    text: str
-    tokens: tuple[int, ...]
-    """Generated ids, without the decoder start token and without eos."""
-    stopped: str
-    """``eos`` or ``max_new_tokens``."""
-    wall_s: float
-    calls: int
-    """onnxruntime calls, encoder included."""
-    run_s: float
-    """Time inside ``session.run``."""
-    first_token_s: float | None = None
-    """Source ids in -> first output token decided (encoder, first decoder call, argmax); greedy only."""
-    detokenize_s: float = 0.0
-    """Output ids -> output text, after the clock stopped: outside ``wall_s``, reported with tokenizing."""
-
-    @property
-    def outside_s(self) -> float:
-        """The harness's own time: everything in the decode that is not ``session.run``."""
-        return max(0.0, self.wall_s - self.run_s)
-
-
-def finish(tier: Tier, out: list[int], stopped: str, trace: Trace, first_token_s: float | None = None) -> Decoded:
-    """Stop the clock (where the loop stamped the last decision, else now), then decode the text (timed apart)."""
-    wall = max(0.0, (trace.ended or perf_counter()) - trace.started)
-    start = perf_counter()
-    text = tier.tokenizer.decode(out)
-    return Decoded(
-        text=text,
-        tokens=tuple(out),
-        stopped=stopped,
-        wall_s=wall,
-        calls=trace.calls(),
-        run_s=trace.run_s(),
-        first_token_s=first_token_s,
-        detokenize_s=perf_counter() - start,
-    )
-
-
-def greedy(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
+def greedy(
+    tier: Tier | CausalTier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None
+) -> Decoded:
     """Cached greedy decode of one source text: tokenized here, then :func:`greedy_ids` (whose clock starts
     after tokenizing unless ``trace``, made earlier, says otherwise)."""
     ids = tier.source_ids(text)
     return greedy_ids(tier, ids, max_new_tokens=max_new_tokens, trace=trace)
 
 
-def greedy_ids(tier: Tier, ids: list[int], *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
+def greedy_ids(
+    tier: Tier | CausalTier, ids: list[int], *, max_new_tokens: int | None = None, trace: Trace | None = None
+) -> Decoded:
     """Cached greedy decode of one tokenized source (:meth:`Tier.source_ids`): the timed region, ids in -> ids out.
 
-    The wall clock runs from ``trace.started`` (a new trace: now) to the last token decided.
+    The wall clock runs from ``trace.started`` (a new trace: now) to the last token decided. A decoder-only tier
+    prefills its prompt in one call instead (:func:`measure.engine.causal.causal_greedy_ids`).
     """
+    if isinstance(tier, CausalTier):
+        return causal_greedy_ids(tier, ids, max_new_tokens=max_new_tokens, trace=trace)
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
     trace = trace or Trace()  # made after the arguments are settled: its clock starts at the first real work
     lane = tier.begin(ids, trace)
@@ -85,8 +49,12 @@ def greedy_ids(tier: Tier, ids: list[int], *, max_new_tokens: int | None = None,
     return finish(tier, out, stopped, trace, first)
 
 
-def greedy_uncached(tier: Tier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
+def greedy_uncached(
+    tier: Tier | CausalTier, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None
+) -> Decoded:
     """Reference decode: every step feeds the whole prefix to an empty cache. O(T^2); tests only."""
+    if isinstance(tier, CausalTier):
+        return causal_greedy_uncached(tier, text, max_new_tokens=max_new_tokens, trace=trace)
     ids = tier.source_ids(text)
     trace = trace or Trace()
     limit = tier.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens

@@ -55,7 +55,8 @@ def detect_layout(folder: Path) -> str:
     raise MeasureError(
         f"{folder}: missing model graphs: expected encoder_model.onnx with decoder_model.onnx + "
         f"decoder_with_past_model.onnx or decoder_model_merged.onnx (optimum layout), "
-        f"or encoder.onnx + decoder-kv.onnx; found {', '.join(found) or 'no .onnx files'}"
+        f"or encoder.onnx + decoder-kv.onnx (seq2seq); or, decoder-only, model.onnx, decoder_model_merged.onnx or "
+        f"decoder_model.onnx + decoder_with_past_model.onnx; found {', '.join(found) or 'no .onnx files'}"
     )
 
 

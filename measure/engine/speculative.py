@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from time import perf_counter
 
 from measure.engine.artifacts import SpecialIds, Tier
+from measure.engine.causal import CausalTier
 from measure.engine.decode import Decoded
 from measure.engine.decoder import Lane
 from measure.engine.session import Trace
@@ -51,7 +52,8 @@ class SpeculativeDecoded(Decoded):
         return self.accepted / self.proposed if self.proposed else None
 
 
-def _vocab_mismatch(drafter: Tier, verifier: Tier) -> str | None:
+def vocab_mismatch(drafter: Tier | CausalTier, verifier: Tier | CausalTier) -> str | None:
+    """Why two tiers of one kind cannot share token ids (logits, special ids or a token's id differ), or None."""
     if drafter.shape.vocab_size != verifier.shape.vocab_size:
         return f"model vocabularies differ ({drafter.shape.vocab_size} vs {verifier.shape.vocab_size} logits)"
     if drafter.special != verifier.special:
@@ -64,16 +66,28 @@ def _vocab_mismatch(drafter: Tier, verifier: Tier) -> str | None:
     return None
 
 
+KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
+
+
+def refuse_pair(drafter: Tier | CausalTier, verifier: Tier | CausalTier, kind: str) -> None:
+    """A one-line error unless both tiers are of ``kind`` and share one vocabulary."""
+    if drafter.kind != kind or verifier.kind != kind:
+        why = (
+            f"the drafter is {KINDS[drafter.kind]} and the verifier {KINDS[verifier.kind]}; "
+            f"a pair needs two tiers of one model kind"
+        )
+    elif vocab := vocab_mismatch(drafter, verifier):
+        why = f"they do not share one vocabulary: {vocab}"
+    else:
+        return
+    raise MeasureError(f"speculative pair refused: drafter {drafter.path} and verifier {verifier.path}: {why}")
+
+
 class SpeculativePair:
     """A drafter and a verifier that share one vocabulary (checked here, once)."""
 
     def __init__(self, drafter: Tier, verifier: Tier) -> None:
-        why = _vocab_mismatch(drafter, verifier)
-        if why:
-            raise MeasureError(
-                f"speculative pair refused: drafter {drafter.path} and verifier {verifier.path} "
-                f"do not share one vocabulary: {why}"
-            )
+        refuse_pair(drafter, verifier, "seq2seq")
         self.drafter = drafter
         self.verifier = verifier
 

@@ -1,0 +1,45 @@
+"""A tier folder's metadata: Hugging Face's ``config.json`` and ``generation_config.json``, then measure's
+``tier.json``, later files overriding earlier ones. Shared by the seq2seq and the decoder-only tiers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from measure.errors import MeasureError
+
+META_FILES = ("config.json", "generation_config.json", "tier.json")
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    """Merged metadata, later files overriding earlier ones; a malformed file is a one-line error."""
+    meta: dict[str, Any] = {}
+    for name in META_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise MeasureError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from exc
+        except UnicodeDecodeError as exc:
+            raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a JSON object") from exc
+        except json.JSONDecodeError as exc:
+            raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(data, dict):
+            raise MeasureError(f"{path}: expected a JSON object")
+        meta.update(data)
+    return meta
+
+
+def meta_source(folder: Path, key: str) -> Path:
+    """The metadata file that set ``key`` (the last one read), for error messages."""
+    for name in reversed(META_FILES):
+        path = folder / name
+        try:
+            if path.is_file() and key in json.loads(path.read_text(encoding="utf-8")):
+                return path
+        except (OSError, ValueError):
+            continue
+    return folder / "tier.json"
