@@ -453,10 +453,10 @@ def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
 
 
 def _site(results: Path):
-    from measure.analysis.summary import Cache, load_results
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.site.build import build_site
 
-    cache = Cache(None)
+    cache = SummaryCache(None)
     return build_site(load_results(results, cache), cache)
 
 
@@ -492,8 +492,8 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
 
 
 def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tier_only(built, tmp_path):
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.analysis.calibration import calibrate, write
-    from measure.analysis.summary import Cache, load_results
     from measure.record.io import load_record
 
     project, _ = built
@@ -505,7 +505,9 @@ def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tie
     case = slowed["wallclock"]["cases"]["small-int4"]
     case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
     results = _write(tmp_path / "results", base, again, slowed)
-    write(results, calibrate(load_results(results, Cache(None)).summaries, base["machine_id"]))  # the recorded band
+    write(
+        results, calibrate(load_results(results, SummaryCache(None)).summaries, base["machine_id"])
+    )  # the recorded band
 
     (page,) = _site(results).history_pages.values()
     metric = page.metric

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from measure.analysis.analyse import analyse, headline, metrics
+from measure.analysis.cache import Loaded, SummaryCache
 from measure.analysis.calibration import load_calibration
 from measure.analysis.current import compose
 from measure.analysis.history import machine_history, verdict_series
-from measure.analysis.summary import Cache, Loaded, Summary
+from measure.analysis.summary import Summary
 from measure.record.model import Record
 from measure.record.tree import by_machine, current_parts
 from measure.record.tree import reference_machine as pick_reference
@@ -54,7 +55,7 @@ class Site:
     """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
 
 
-def build_site(loaded: Loaded, cache: Cache, reference_machine: str | None = None) -> Site:
+def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | None = None) -> Site:
     """``reference_machine``: the machine the Overview, Wall-clock, Framing parity and Methods answer for (the
     plugin's option); None picks the machine with the most complete records
     (:func:`measure.record.tree.reference_machine`)."""
