@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.analysis.analyse import analyse, metrics
+from measure.analysis.analyse import analyse
 from measure.analysis.stats import Estimate, fit_exponent, summarize
 from measure.analysis.timings import pair_timings, tier_timings
 from measure.analysis.verdicts import failed_gates, verdicts
@@ -26,6 +26,7 @@ from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 from measure.site.charts import Palette
 from measure.site.context import RunLinks
+from measure.site.metrics import metrics
 from measure.site.pages.wallclock import wallclock_page
 
 DATA = Path(__file__).resolve().parent / "data"

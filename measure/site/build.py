@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from measure.analysis.analyse import analyse, headline, metrics
+from measure.analysis.analyse import analyse
 from measure.analysis.cache import Loaded, SummaryCache
 from measure.analysis.calibration import load_calibration
 from measure.analysis.current import compose
@@ -24,7 +24,9 @@ from measure.record.tree import by_machine, current_parts
 from measure.record.tree import reference_machine as pick_reference
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
+from measure.site.metrics import metrics
 from measure.site.pages.framing import Framing, framing_page
+from measure.site.pages.headline import headline
 from measure.site.pages.history import History, HistoryMachine, history_page
 from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page

@@ -13,7 +13,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis, Headline, PairLine, TierLine, headline
+from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
 from measure.analysis.stats import Estimate
@@ -22,6 +22,7 @@ from measure.record.tree import Reference
 from measure.site.context import Md, RunLinks, RunRef, States, badge, md, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
+from measure.site.pages.headline import Headline, PairLine, TierLine, headline
 from measure.site.pages.history import machine_slug
 
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
