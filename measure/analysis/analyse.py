@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.cost_model import CostModel, cost_model
-from measure.analysis.profile import TierCost, tier_costs
+from measure.analysis.profile import TierCost, profile_ratios, tier_costs
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
-from measure.analysis.verdicts import Verdict, verdicts
+from measure.analysis.verdict import Verdict
+from measure.analysis.verdicts import verdicts
 from measure.record.model import Record
 
 
@@ -29,6 +30,8 @@ class Analysis:
 
 
 def analyse(record: Record) -> Analysis:
+    """Timings, profile ratios and the cost model computed once each; the verdicts judge those same values."""
     tiers, pairs = tuple(tier_timings(record)), tuple(pair_timings(record))
-    found = tuple(verdicts(record, tiers=tiers, pairs=pairs))
-    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record)), cost_model(record, pairs))
+    ratios = profile_ratios(record)
+    found = tuple(verdicts(record, tiers=tiers, pairs=pairs, ratios=ratios))
+    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record, ratios)), cost_model(record, pairs))

@@ -28,7 +28,7 @@ from measure.analysis.calibration import Calibration
 from measure.analysis.comparison import Comparison
 from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary
-from measure.analysis.verdicts import Verdict
+from measure.analysis.verdict import Verdict
 from measure.policy import Policy
 
 

@@ -14,8 +14,9 @@ from typing import Any
 from measure.analysis.calibration import build_key
 from measure.analysis.comparison import CaseSamples, instruction_samples_of, samples_of
 from measure.analysis.stats import Estimate
-from measure.analysis.timings import Bootstrap, bootstrap_of, pair_timings, tier_timings
-from measure.analysis.verdicts import Verdict, verdicts
+from measure.analysis.timings import Bootstrap, bootstrap_of
+from measure.analysis.verdict import Verdict
+from measure.analysis.verdicts import verdicts
 from measure.policy import Policy, policy_from
 from measure.record.model import Git, Record
 
@@ -128,7 +129,7 @@ def _samples_from_list(x: list[Any]) -> CaseSamples:
 def summarize_record(record: Record, sha256: str) -> Summary:
     """The analysis every page but the current record's needs, at the record's own bootstrap settings."""
     boot = bootstrap_of(record)
-    found = verdicts(record, tiers=tier_timings(record, intervals=False), pairs=pair_timings(record, intervals=False))
+    found = verdicts(record)  # the timings without the intervals no verdict reads
     git = record.environment.git
     return Summary(
         sha256=sha256,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from measure.analysis.analyse import Analysis
 from measure.analysis.stats import Estimate, paired_ratio
 from measure.analysis.timings import PairTiming
-from measure.analysis.verdicts import Verdict
+from measure.analysis.verdict import Verdict
 from measure.record.model import FP32, Record
 
 

@@ -17,7 +17,7 @@ from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
 from measure.analysis.stats import Estimate
-from measure.analysis.verdicts import Verdict
+from measure.analysis.verdict import Verdict
 from measure.record.tree import Reference
 from measure.site.context import Md, RunLinks, RunRef, States, badge, md, provenance, trusted
 from measure.site.escape import slug
