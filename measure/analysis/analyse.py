@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.cost_model import CostModel, cost_model
-from measure.analysis.profile import TierCost, profile_ratios, tier_costs
+from measure.analysis.profile import TierProfile, profile_ratios, tier_costs
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict
 from measure.analysis.verdicts import verdicts
@@ -23,7 +23,7 @@ class Analysis:
     tiers: tuple[TierTiming, ...]
     pairs: tuple[PairTiming, ...]
     verdicts: tuple[Verdict, ...]
-    costs: tuple[TierCost, ...] = ()
+    costs: tuple[TierProfile, ...] = ()
     """The cost profile per tier: size, load, memory, first token, latency percentiles, threads."""
     cost_model: CostModel | None = None
     """Timed single calls and what they predict per pair; layout findings. None for records without them."""

@@ -44,7 +44,7 @@ class Percentiles:
 
 
 @dataclass(frozen=True)
-class TierCost:
+class TierProfile:
     tier: str
     role: str
     precision: str
@@ -166,7 +166,7 @@ def profile_ratios(record: Record) -> list[ProfileRatios]:
     return out
 
 
-def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) -> list[TierCost]:
+def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) -> list[TierProfile]:
     """The cost profile of every tier the record names, as far as the record measured it; ``ratios``: the
     record's :func:`profile_ratios` when the caller has them already (the verdicts read them too)."""
     b = bootstrap_of(record)
@@ -191,7 +191,7 @@ def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) ->
         first = case.first_token_s if case is not None else None
         r = by_tier.get(name)
         out.append(
-            TierCost(
+            TierProfile(
                 tier=name,
                 role=tier.role,
                 precision=tier.precision,
@@ -215,7 +215,7 @@ def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) ->
     return out
 
 
-def has_profile(costs: list[TierCost] | tuple[TierCost, ...]) -> bool:
+def has_profile(costs: list[TierProfile] | tuple[TierProfile, ...]) -> bool:
     """Whether any tier has a profile figure beyond its size (records from before the profile have none)."""
     return any(c.load_cold_ms or c.first_token_ms or c.threads_ms_per_token for c in costs)
 

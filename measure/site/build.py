@@ -25,7 +25,7 @@ from measure.record.tree import reference_machine as pick_reference
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
 from measure.site.metrics import metrics
-from measure.site.pages.framing import Framing, framing_page
+from measure.site.pages.framing import FramingPage, framing_page
 from measure.site.pages.headline import headline
 from measure.site.pages.history import History, HistoryMachine, history_page
 from measure.site.pages.home import Home, home_summary
@@ -33,7 +33,7 @@ from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
 from measure.site.pages.overview import Overview, overview_page, summary_csv
 from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
-from measure.site.pages.wallclock import Wallclock, wallclock_page
+from measure.site.pages.wallclock import WallclockPage, wallclock_page
 
 
 @dataclass
@@ -41,8 +41,8 @@ class Site:
     """All contexts of one build, and the headline numbers for metrics.json."""
 
     overview: Overview
-    wallclock: Wallclock
-    framing: Framing
+    wallclock: WallclockPage
+    framing: FramingPage
     history: History
     machines: Machines
     methods: Methods

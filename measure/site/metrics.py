@@ -11,14 +11,14 @@ from typing import Any
 from measure.analysis.analyse import Analysis
 from measure.analysis.cost_model import CostModel
 from measure.analysis.current import Current
-from measure.analysis.profile import TierCost
+from measure.analysis.profile import TierProfile
 
 
 def _estimate(e: Any) -> dict[str, Any] | None:
     return None if e is None else e.to_dict()
 
 
-def cost_metrics(c: TierCost) -> dict[str, Any]:
+def cost_metrics(c: TierProfile) -> dict[str, Any]:
     """One tier's cost profile as metrics.json states it (times in ms, memory in bytes; None where not measured)."""
     return {
         "bytes": c.bytes,

@@ -36,7 +36,7 @@ class AcceptRow:
 
 
 @dataclass(frozen=True)
-class MatrixRow:
+class MatrixLine:
     anchor: Md
     tier: Md
     precision: Md
@@ -96,11 +96,11 @@ class Runtimes:
 
 
 @dataclass(frozen=True)
-class Framing:
+class FramingPage:
     run: RunRef | None
     anchor: Md
     blocks: tuple[Md, ...]
-    matrix: tuple[MatrixRow, ...]
+    matrix: tuple[MatrixLine, ...]
     acceptance: tuple[AcceptRow, ...]
     differing: tuple[DiffRow, ...]
     charts: tuple[Chart, ...]
@@ -149,15 +149,17 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
     )
 
 
-def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None) -> Framing:
+def framing_page(
+    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
+) -> FramingPage:
     """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
     fr = a.record.framing if a else None
     own = (state.source("framing") if state else None) or (a.record if a else None)
     if a is None or fr is None or own is None:
-        return Framing(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
+        return FramingPage(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
     tiers = a.record.python_tiers
     matrix = tuple(
-        MatrixRow(
+        MatrixLine(
             anchor(row_id("framing", t.tier)),
             md(t.tier),
             md(t.precision),
@@ -199,7 +201,7 @@ def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, s
         ),
     )
     several = state is not None and not state.one_run
-    return Framing(
+    return FramingPage(
         links.ref(own),
         slug(f"framing-{own.date}"),
         tuple(md(f"k={b}") for b in fr.blocks),

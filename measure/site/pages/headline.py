@@ -1,8 +1,8 @@
-"""The Overview's headline: what it says first, gathered from the current state's analysis.
+"""The Overview's headline: what it says first, gathered from the current state's analysis, and its sentences.
 
 Per tier its cost, speed against the reference tier, fidelity, framing, other runtimes' parity and verdicts; per
-speculative pair its speedups over k, acceptance and preserved rows; and the gates that fail. The Overview's
-sentences, its summary table and summary.csv all read this one gathering.
+speculative pair its speedups over k, acceptance and preserved rows; and the gates that fail. The opening
+sentences, the Overview's summary table and summary.csv all read this one gathering.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from measure.analysis.stats import Estimate, paired_ratio
 from measure.analysis.timings import PairTiming
 from measure.analysis.verdict import Verdict
 from measure.record.model import FP32, Record
+from measure.site.context import Md, link, megabytes
+from measure.site.escape import md, trusted
+from measure.site.evidence import row_id
 
 
 @dataclass(frozen=True)
@@ -140,3 +143,113 @@ def headline(a: Analysis) -> Headline:
         tuple(pairs),
         tuple(v for v in a.verdicts if v.gate and v.outcome not in ("success", "info")),
     )
+
+
+def _x(e: Estimate) -> str:
+    return f"{e.value:.2f}× [{e.lo:.2f}, {e.hi:.2f}]"
+
+
+def _tier_sentence(role: str, t: TierLine, reference: str | None) -> Md:
+    parts = [f"{role} {md(t.tier)} ({md(t.precision)}, {megabytes(t.size_bytes)}) "]
+    if t.ms_per_token is not None:
+        parts.append(f"decodes at {t.ms_per_token.value:.3f} ms/token")
+        if t.vs_reference is not None and reference:
+            v = t.vs_reference
+            if v.hi < 1:
+                word = f"{1 - v.value:.0%} faster"
+            elif v.lo > 1:
+                word = f"{v.value - 1:.0%} slower"
+            else:
+                word = "no clear difference"
+            parts.append(f", {_x(v)} the time per token of the reference {md(reference)} ({word})")
+    if t.exact is not None:
+        parts.append(f"; it matches the expected output on {t.exact}/{t.rows} golden rows")
+        if t.same_as_reference is not None and reference and t.tier != reference:
+            parts.append(f" and decodes {t.same_as_reference}/{t.rows} rows exactly as the reference does")
+    if t.ms_per_token is not None:
+        parts.append(f" ({link('evidence', 'wallclock.md#' + row_id('tier', t.tier))})")
+    elif t.framing_total:
+        parts.append(f" ({link('evidence', 'framing.md#' + row_id('framing', t.tier))})")
+    parts.append(".")
+    return trusted("".join(parts))
+
+
+def _pair_sentence(p: PairLine) -> Md:
+    ks = "; ".join(f"k={x.k} {_x(x.observed_speedup)}" for x in p.ks)
+    v = p.verdict
+    name = md(p.pair)
+    if v is not None and v.outcome == "success":
+        what = f"is faster than {md(p.verifier)}'s greedy decode {md(v.answer.removeprefix('yes, '))}"
+    elif v is not None and v.outcome == "failure":
+        what = "is not faster on this machine at any k: slower at every k"
+    else:
+        what = "is not shown faster on this machine at any k"
+    shown = link("evidence", f"wallclock.md#{row_id('pair', p.pair)}")
+    return trusted(f"Speculative {name} {what} ({ks}; Bonferroni over the k tried) ({shown}).")
+
+
+def _framing_sentence(h: Headline) -> Md | None:
+    measured = [t for t in h.tiers if t.framing_total]
+    if not measured:
+        return None
+    changed = [t for t in measured if t.framing_changed]
+    if not changed:
+        total = sum(t.framing_total or 0 for t in measured)
+        return trusted(
+            f"Batched framing changes no decode: all {len(measured)} tiers keep every one of {total:,} argmax "
+            f"decisions single-step and batched ({link('evidence', 'framing.md#framing-parity')})."
+        )
+    items = ", ".join(
+        f"{link(t.tier, 'framing.md#' + row_id('framing', t.tier))} ({t.framing_changed} of {t.framing_total:,} "
+        "argmax decisions)"
+        for t in changed
+    )
+    rest = len(measured) - len(changed)
+    return trusted(f"Framing changes decodes of {items}; the other {rest} tier(s) decode identically.")
+
+
+def _runtime_sentence(h: Headline) -> Md | None:
+    legs = dict.fromkeys(name for t in h.tiers for name, _ in t.runtimes)
+    out = []
+    for leg in legs:
+        cells = [(t.tier, cell) for t in h.tiers for name, cell in t.runtimes if name == leg]
+        differ = [(tier, c) for tier, c in cells if "/" in c and c.split("/")[0] != c.split("/")[1]]
+        missing = [tier for tier, c in cells if "/" not in c]
+        if len(missing) == len(cells):
+            out.append(f"{md(leg)} was not measured here")
+        elif differ:
+            out.append(f"{md(leg)} decodes " + ", ".join(f"{md(t)} {c}" for t, c in differ) + " rows as Python does")
+        else:
+            out.append(f"{md(leg)} decodes every measured tier identically to Python onnxruntime")
+    if not out:
+        return None
+    return trusted("; ".join(out) + f" ({link('evidence', 'framing.md#runtimes')}).")
+
+
+def _gates_sentence(h: Headline, a: Analysis) -> Md:
+    if not h.gates_failed:
+        gates = sum(v.gate or v.topic in ("decode-linear", "framing-parity") for v in a.verdicts)
+        return trusted(f"`measure check` passes: no gate fails ({gates} gated checks).")
+    names = ", ".join(f"{md(v.question)} {md(v.subject)}" for v in h.gates_failed)
+    return trusted(f"**`measure check` fails**: {names}.")
+
+
+def sentences(a: Analysis, h: Headline, sources: Md | None = None) -> tuple[Md, ...]:
+    """``sources``: each part's run and date; without it, the record's own date."""
+    r = a.record
+    m = r.environment.machine
+    when = f": {sources}" if sources is not None else f" {md(r.started_at[:10])}"
+    out = [
+        trusted(
+            f"Measured on machine {md(r.machine_id)} ({md(m.cpu)}, {m.cores} cores) with onnxruntime "
+            f"{md(r.environment.onnxruntime)}, over {r.golden.rows} golden rows{when}."
+        )
+    ]
+    lines = {t.tier: t for t in h.tiers}
+    for role, name in (("Plain", h.plain), ("Lite", h.lite)):
+        if name in lines:
+            out.append(_tier_sentence(role, lines[name], h.reference))
+    out.extend(_pair_sentence(p) for p in h.pairs)
+    out.extend(s for s in (_framing_sentence(h), _runtime_sentence(h)) if s is not None)
+    out.append(_gates_sentence(h, a))
+    return tuple(out)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from measure.analysis.analyse import Analysis
 from measure.analysis.cost_model import CostModel
 from measure.analysis.current import Current
-from measure.analysis.profile import TierCost, has_profile
+from measure.analysis.profile import TierProfile, has_profile
 from measure.analysis.stats import Estimate
-from measure.record.model.wallclock import Wallclock as WallclockModel
+from measure.record.model.wallclock import Wallclock
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, provenance, stacked, trusted
 from measure.site.escape import slug
@@ -32,7 +32,7 @@ class TierRow:
 
 
 @dataclass(frozen=True)
-class PairRow:
+class PairTimingRow:
     anchor: Md
     """Ids of the row: its case, and the pair on the pair's first k."""
     case: Md
@@ -77,12 +77,12 @@ class LatencyRow:
 class ThreadRow:
     tier: Md
     cells: tuple[Md, ...]
-    """ms/token [95% CI] at each count of ``Profile.thread_counts``."""
+    """ms/token [95% CI] at each count of ``ProfileSection.thread_counts``."""
     fastest: Md
 
 
 @dataclass(frozen=True)
-class Profile:
+class ProfileSection:
     """The cost profile section; ``rows`` is empty for records from before the profile."""
 
     rows: tuple[ProfileRow, ...]
@@ -99,8 +99,8 @@ def _scaled(e: Estimate | None, k: float) -> Estimate | None:
     return None if e is None else Estimate(e.value * k, e.lo * k, e.hi * k)
 
 
-def _profile(a: Analysis) -> Profile:
-    costs: tuple[TierCost, ...] = a.costs
+def _profile(a: Analysis) -> ProfileSection:
+    costs: tuple[TierProfile, ...] = a.costs
     wc = a.record.wallclock
     p = wc.profile if wc else None
     latency = tuple(
@@ -113,7 +113,7 @@ def _profile(a: Analysis) -> Profile:
         if c.row_ms is not None
     )
     if not has_profile(costs):
-        return Profile((), latency, (), (), 0, 0, 0, md(""))
+        return ProfileSection((), latency, (), (), 0, 0, 0, md(""))
     rows = tuple(
         ProfileRow(
             trusted(anchor(row_id("profile", c.tier)) + md(c.tier)),
@@ -142,7 +142,7 @@ def _profile(a: Analysis) -> Profile:
         if c.threads_ms_per_token
     )
     source = "" if p is None or p.memory_source is None else f"{p.memory_source} ({p.platform})"
-    return Profile(
+    return ProfileSection(
         rows,
         latency,
         counts,
@@ -155,7 +155,7 @@ def _profile(a: Analysis) -> Profile:
 
 
 @dataclass(frozen=True)
-class CostRow:
+class CostModelRow:
     """One pair at one k in the cost-model table."""
 
     anchor: Md
@@ -207,7 +207,7 @@ class LayoutRow:
 class CostSection:
     """The measured cost model and the layout findings; a record without them gets none of this."""
 
-    rows: tuple[CostRow, ...]
+    rows: tuple[CostModelRow, ...]
     batch: tuple[BatchRow, ...]
     ratio_headers: tuple[Md, ...]
     """One per k of the cost rows: the batched-call column's heading."""
@@ -229,7 +229,7 @@ def _cost_section(m: CostModel | None, palette: charts.Palette) -> CostSection |
     if m is None:
         return None
     rows = tuple(
-        CostRow(
+        CostModelRow(
             trusted(anchor(row_id("cost", r.case))),
             md(r.pair),
             r.k,
@@ -303,16 +303,16 @@ def _split(m: CostModel) -> Md:
 
 
 @dataclass(frozen=True)
-class Wallclock:
+class WallclockPage:
     run: RunRef | None
     anchor: Md
     tiers: tuple[TierRow, ...]
-    pairs: tuple[PairRow, ...]
+    pairs: tuple[PairTimingRow, ...]
     tier_charts: tuple[Chart, ...]
     pair_charts: tuple[Chart, ...]
     repeats: int
     warmup: int
-    profile: Profile | None = None
+    profile: ProfileSection | None = None
     cost: CostSection | None = None
     """The measured cost model and layout findings; None for records without them."""
     timed: Md | None = None
@@ -323,7 +323,7 @@ class Wallclock:
     """How those runs' builds differ."""
 
 
-def _timed(wc: WallclockModel) -> str:
+def _timed(wc: Wallclock) -> str:
     if wc.timed != "ids":
         return "Rows are timed from the source text in, tokenizing included (a record from before it was timed apart)."
     us = [u for c in wc.cases.values() if (u := c.tokenize_us_per_row) is not None]
@@ -339,11 +339,11 @@ def _timed(wc: WallclockModel) -> str:
 
 def wallclock_page(
     a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
-) -> Wallclock:
+) -> WallclockPage:
     """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
     own = (state.source("wallclock") if state else None) or (a.record if a else None)
     if a is None or own is None or not a.tiers or a.record.wallclock is None:
-        return Wallclock(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
+        return WallclockPage(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
     rows = tuple(
         TierRow(
             anchor(row_id("tier", t.tier)),
@@ -364,7 +364,7 @@ def wallclock_page(
     for p in a.pairs:
         first.setdefault(p.pair, p.case)
     pairs = tuple(
-        PairRow(
+        PairTimingRow(
             trusted(
                 anchor(row_id("case", p.case)) + (anchor(row_id("pair", p.pair)) if first[p.pair] == p.case else "")
             ),
@@ -394,7 +394,7 @@ def wallclock_page(
         )
     wc = a.record.wallclock
     several = state is not None and not state.one_run
-    return Wallclock(
+    return WallclockPage(
         links.ref(own),
         slug(f"wallclock-{own.date}"),
         rows,
