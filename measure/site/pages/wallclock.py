@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.analyse import Analysis
-from measure.analysis.cost_model import CostModel
 from measure.analysis.current import Current
 from measure.analysis.profile import TierProfile, has_profile
 from measure.analysis.stats import Estimate
@@ -14,6 +13,7 @@ from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, provenance, stacked, trusted
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.site.pages.cost_model import CostSection, cost_section
 
 
 @dataclass(frozen=True)
@@ -155,154 +155,6 @@ def _profile(a: Analysis) -> ProfileSection:
 
 
 @dataclass(frozen=True)
-class CostModelRow:
-    """One pair at one k in the cost-model table."""
-
-    anchor: Md
-    pair: Md
-    k: int
-    acceptance: Md
-    per_round: Md
-    """Tokens committed and drafter calls made per round, as the decode did them."""
-    cost_ratio: Md
-    batch_ratio: Md
-    leviathan: Md
-    measured: Md
-    observed: Md
-    efficiency: Md
-    spent_anchor: Md
-    inside: Md
-    """The speedup inside onnxruntime's run alone, with its interval."""
-    in_loop: Md
-    """inside / measured-cost prediction: the machine's share (calls slower in the loop than alone)."""
-    harness: Md
-    """observed / inside: measure's share (the time outside onnxruntime, speculative against greedy)."""
-
-
-@dataclass(frozen=True)
-class BatchRow:
-    anchor: Md
-    tier: Md
-    cache: Md
-    single_us: Md
-    fixed_us: Md
-    per_token_us: Md
-    ratios: tuple[Md, ...]
-    """A call of k + 1 tokens over a single step, for each k of :attr:`CostSection.ks`."""
-
-
-@dataclass(frozen=True)
-class LayoutRow:
-    anchor: Md
-    name: Md
-    finding: Md
-    """The sentence: "merged costs X× split per token [lo, hi]"."""
-    merged_ms: Md
-    split_ms: Md
-    call_ratio: Md
-    same_outputs: Md
-
-
-@dataclass(frozen=True)
-class CostSection:
-    """The measured cost model and the layout findings; a record without them gets none of this."""
-
-    rows: tuple[CostModelRow, ...]
-    batch: tuple[BatchRow, ...]
-    ratio_headers: tuple[Md, ...]
-    """One per k of the cost rows: the batched-call column's heading."""
-    charts: tuple[Chart, ...]
-    call_rows: int
-    repeats: int
-    layouts: tuple[LayoutRow, ...]
-    fitted: bool
-    """Some row's k + 1 call was not timed and is read off the fitted line."""
-    split: Md
-    """One sentence: measure's share of the shortfall (harness) against the machine's (calls in the loop ÷ alone)."""
-
-
-def _us(seconds: float | None, digits: int = 1) -> Md:
-    return fmt(None if seconds is None else 1e6 * seconds, digits)
-
-
-def _cost_section(m: CostModel | None, palette: charts.Palette) -> CostSection | None:
-    if m is None:
-        return None
-    rows = tuple(
-        CostModelRow(
-            trusted(anchor(row_id("cost", r.case))),
-            md(r.pair),
-            r.k,
-            fmt(r.prediction.acceptance, 4),
-            md(f"{r.prediction.tokens_per_round:.2f} · {r.prediction.draft_calls_per_round:.2f}"),
-            fmt(r.prediction.cost_ratio, 2),
-            md(f"{r.prediction.batch_ratio:.2f}" + ("*" if r.batched_fitted else "")),
-            fmt(r.prediction.leviathan, 2),
-            fmt(r.prediction.measured_cost, 2),
-            stacked(r.observed, 2, "×"),
-            stacked(r.efficiency, 2),
-            trusted(anchor(row_id("spent", r.case))),
-            stacked(r.inside, 2, "×"),
-            fmt(r.in_loop, 2),
-            fmt(r.harness, 2),
-        )
-        for r in m.pairs
-    )
-    ks = tuple(sorted({r.k for r in m.pairs}))
-    batch = tuple(
-        BatchRow(
-            trusted(anchor(row_id("batch", t.tier))),
-            md(t.tier),
-            fmt(t.cache_tokens, 1),
-            stacked(t.call_us[0], 1),
-            _us(t.line.fixed_s if t.line else None),
-            _us(t.line.per_token_s if t.line else None, 2),
-            tuple(stacked(t.ratio(k + 1), 2, "×") for k in ks),
-        )
-        for t in m.tiers
-    )
-    layouts = tuple(
-        LayoutRow(
-            trusted(anchor(row_id("layout", f.name))),
-            md(f.name),
-            md(f"merged costs {f.ratio.value:.2f}× split per token [{f.ratio.lo:.2f}, {f.ratio.hi:.2f}]"),
-            stacked(f.merged_ms_per_token, 3),
-            stacked(f.split_ms_per_token, 3),
-            fmt(f.call_ratio, 2),
-            md("yes" if f.same_outputs else "no: outputs differ"),
-        )
-        for f in m.layouts
-    )
-    figures = (
-        (
-            chart(
-                "wallclock-batch-cost",
-                "verifier call cost against tokens per call",
-                charts.batch_cost(m.tiers, palette),
-            ),
-        )
-        if m.tiers
-        else ()
-    )
-    headers = tuple(md(f"{k + 1} tokens × single (k = {k})") for k in ks)
-    fitted = any(r.batched_fitted for r in m.pairs)
-    return CostSection(rows, batch, headers, figures, m.rows, m.repeats, layouts, fitted, _split(m))
-
-
-def _split(m: CostModel) -> Md:
-    """The answer above the table: how far measure's loop and the machine each fall short, over every pair and k."""
-    harness = [r.harness for r in m.pairs if r.harness is not None]
-    in_loop = [r.in_loop for r in m.pairs if r.in_loop is not None]
-    if not harness or not in_loop:
-        return md("")
-    return md(
-        f"Here measure's own loop keeps {min(harness):.2f}–{max(harness):.2f} of the speedup the calls made inside "
-        f"onnxruntime (harness); the calls themselves delivered {min(in_loop):.2f}–{max(in_loop):.2f} of what they "
-        "predict when timed alone (calls in the loop ÷ alone)."
-    )
-
-
-@dataclass(frozen=True)
 class WallclockPage:
     run: RunRef | None
     anchor: Md
@@ -337,14 +189,8 @@ def _timed(wc: Wallclock) -> str:
     )
 
 
-def wallclock_page(
-    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
-) -> WallclockPage:
-    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
-    own = (state.source("wallclock") if state else None) or (a.record if a else None)
-    if a is None or own is None or not a.tiers or a.record.wallclock is None:
-        return WallclockPage(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
-    rows = tuple(
+def _tier_rows(a: Analysis) -> tuple[TierRow, ...]:
+    return tuple(
         TierRow(
             anchor(row_id("tier", t.tier)),
             md(t.tier),
@@ -360,10 +206,14 @@ def wallclock_page(
         )
         for t in a.tiers
     )
-    first = {}
+
+
+def _pair_rows(a: Analysis) -> tuple[PairTimingRow, ...]:
+    """One row per pair and k; the pair's first k also carries the pair's anchor."""
+    first: dict[str, str] = {}
     for p in a.pairs:
         first.setdefault(p.pair, p.case)
-    pairs = tuple(
+    return tuple(
         PairTimingRow(
             trusted(
                 anchor(row_id("case", p.case)) + (anchor(row_id("pair", p.pair)) if first[p.pair] == p.case else "")
@@ -380,6 +230,10 @@ def wallclock_page(
         )
         for p in a.pairs
     )
+
+
+def _charts(a: Analysis, palette: charts.Palette) -> tuple[tuple[Chart, ...], tuple[Chart, ...]]:
+    """The tier charts and the pair charts (none without speculative pairs)."""
     tier_charts = (
         chart("wallclock-ms-per-token", "ms per token by tier (median, 95% CI)", charts.ms_per_token(a.tiers, palette)),
         chart(
@@ -392,6 +246,18 @@ def wallclock_page(
             chart("wallclock-speculative", "predicted vs observed speedup across k", charts.speedup(a.pairs, palette)),
             chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs, palette)),
         )
+    return tier_charts, pair_charts
+
+
+def wallclock_page(
+    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
+) -> WallclockPage:
+    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
+    own = (state.source("wallclock") if state else None) or (a.record if a else None)
+    if a is None or own is None or not a.tiers or a.record.wallclock is None:
+        return WallclockPage(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
+    rows, pairs = _tier_rows(a), _pair_rows(a)
+    tier_charts, pair_charts = _charts(a, palette)
     wc = a.record.wallclock
     several = state is not None and not state.one_run
     return WallclockPage(
@@ -404,7 +270,7 @@ def wallclock_page(
         wc.repeats_done,
         wc.warmup,
         _profile(a),
-        _cost_section(a.cost_model, palette),
+        cost_section(a.cost_model, palette),
         md(_timed(wc)),
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
