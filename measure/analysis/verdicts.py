@@ -8,6 +8,7 @@ record entity it rests on (``key``: a tier, a wall-clock case, a pair or a
 runtime) so a page can link it to its evidence. "inconclusive" is a real
 outcome. A verdict marked ``gate`` fails ``measure check`` (a failure there
 means a bug, e.g. fp32 speculative output differing from fp32 greedy).
+What a verdict holds is :class:`~measure.analysis.verdict.Verdict`; this module holds the rules.
 """
 
 from __future__ import annotations
