@@ -588,7 +588,7 @@ def test_every_verdict_topic_has_a_row_to_link_to():
     """A new verdict topic must say where its evidence is (else its link would fall back to Methods)."""
     import inspect
 
-    from measure.analysis.timings import verdicts
+    from measure.analysis import verdicts
     from measure.site.evidence import ROWS
 
     source = inspect.getsource(verdicts)
