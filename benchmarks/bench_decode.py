@@ -44,7 +44,7 @@ from time import perf_counter
 import numpy as np
 
 from measure import bundled
-from measure.analysis.speedup import CallCosts, fit_batch_cost, predict
+from measure.analysis.speedup import CallCostInputs, fit_batch_cost, predict
 from measure.engine.artifacts import Tier, load_tier
 from measure.engine.decode import Decoded, finish, greedy_ids, greedy_uncached
 from measure.engine.kvcache import KVCache
@@ -679,7 +679,7 @@ def main() -> None:
             single = decoder_call_s([tr for _, tr in g_all], "base-int8")
             batched = decoder_call_s(traces, verifier_label)
             draft = decoder_call_s(traces, drafter_label)
-            costs = CallCosts(single[0] / single[1], batched[0] / batched[1], draft[0] / draft[1])
+            costs = CallCostInputs(single[0] / single[1], batched[0] / batched[1], draft[0] / draft[1])
             acceptance = sum(d.accepted for d in decs) / sum(d.proposed for d in decs)
             rounds = sum(len(d.rounds) for d in decs)
             m, tpr = draft[1] / rounds, sum(len(d.tokens) + 1 for d in decs) / rounds  # counted as ms/token counts

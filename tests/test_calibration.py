@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 from tests_support import write_config
 
+from measure.analysis.cache import SummaryCache, load_results
 from measure.analysis.calibration import build_key, calibrate, load_calibration, write
 from measure.analysis.comparison import Drift
-from measure.analysis.summary import Cache, load_results, summarize_record
+from measure.analysis.summary import summarize_record
 from measure.errors import MeasureError
 from measure.record.io import load_record, write_atomic
 from measure.record.model import from_document
@@ -139,7 +140,7 @@ def test_only_consecutive_records_of_the_machine_pair(aa_runs):
 
 def test_the_calibration_is_recorded_and_compare_uses_it(aa_runs, tmp_path):
     results = _tree(tmp_path, aa_runs)
-    summaries = load_results(results, Cache(None)).summaries
+    summaries = load_results(results, SummaryCache(None)).summaries
     cal = calibrate(summaries, aa_runs[0]["machine_id"])
     path = write(results, cal)
     assert path == calibration_path(results, cal.machine_id)

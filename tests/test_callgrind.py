@@ -218,14 +218,14 @@ def test_the_compare_verb_prints_the_instruction_metric_and_gates_on_it(tmp_path
 
 
 def test_calibrate_pools_the_counts_drift_from_same_build_pairs(tmp_path, capsys):
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.analysis.calibration import calibrate, load_calibration, write
-    from measure.analysis.summary import Cache, load_results
     from measure.cli import main
 
     results = tmp_path / "results"
     other = copy.deepcopy(COUNTS) | {"valgrind": "valgrind-3.22.0"}
     _write(results, _doc(0), _doc(1), _doc(2), _doc(3, counts=other), _doc(4, "b", {"small-int4": 1.03}))
-    summaries = load_results(results, Cache(None)).summaries
+    summaries = load_results(results, SummaryCache(None)).summaries
     machine = summaries[0].machine_id
     cal = calibrate(summaries, machine)
     # Three A/A pairs of wall time; the counts of another valgrind version never pair with the ones before.
@@ -241,9 +241,9 @@ def test_calibrate_pools_the_counts_drift_from_same_build_pairs(tmp_path, capsys
 
 
 def test_history_draws_the_count_per_tier_and_says_which_metric_called_each_change(tmp_path):
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.analysis.calibration import calibrate, write
     from measure.analysis.history import machine_history
-    from measure.analysis.summary import Cache, load_results
     from measure.record.tree import by_machine
 
     results = tmp_path / "results"
@@ -251,13 +251,13 @@ def test_history_draws_the_count_per_tier_and_says_which_metric_called_each_chan
     wall = slowed["wallclock"]["cases"]["base-fp32"]
     wall["wall_s"] = [[w * 1.5 for w in rep] for rep in wall["wall_s"]]
     _write(results, _doc(0), _doc(1), slowed)
-    loaded = load_results(results, Cache(None))
+    loaded = load_results(results, SummaryCache(None))
     machine = loaded.summaries[0].machine_id
     write(results, calibrate(loaded.summaries, machine))
     from measure.analysis.calibration import load_calibration
 
     ((_, runs),) = by_machine(loaded.summaries).items()
-    h = machine_history(machine, runs, load_calibration(results, machine), Cache(None))
+    h = machine_history(machine, runs, load_calibration(results, machine), SummaryCache(None))
     assert set(h.instruction_series) == {"base-fp32", "base-int8", "small-int4"}
     assert all(len(points) == 3 for points in h.instruction_series.values())
     assert h.instructions_compared == 2 and h.band.instructions_tolerance == 0.02

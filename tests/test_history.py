@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from tests_support import build, html, site_project
 
+from measure.analysis.cache import SummaryCache, load_results
 from measure.analysis.calibration import load_calibration
 from measure.analysis.history import machine_history, verdict_series
-from measure.analysis.summary import Cache, load_results
 from measure.cli import main
 from measure.record.io import load_record, write_atomic
 from measure.record.tree import by_machine
@@ -58,11 +58,11 @@ def _compare_cli(capsys, base: Path, new: Path) -> set[tuple[str, str]]:
 def test_history_under_a_recorded_quantile_calls_what_compare_calls(tree, capsys):
     assert main(["calibrate", str(tree), "--write", "--quantile", "0.9"]) == 0
     capsys.readouterr()
-    loaded = load_results(tree, Cache(None))
+    loaded = load_results(tree, SummaryCache(None))
     ((machine, runs),) = by_machine(loaded.summaries).items()
     cal = load_calibration(tree, machine)
     assert cal is not None and cal.quantile == 0.9 and len(cal.pairs) == 2
-    h = machine_history(machine, runs, cal, Cache(None))
+    h = machine_history(machine, runs, cal, SummaryCache(None))
     assert h.band.calibration == cal
     assert h.compared == 4 and len(h.breaks) == 1 and "golden rows changed" in h.breaks[0].reason
     paths = {s.run_id: loaded.paths[s.sha256] for s in loaded.summaries}
@@ -87,9 +87,9 @@ def test_a_change_of_timed_region_breaks_the_series_with_its_reason(tmp_path):
     results = tmp_path / "results"
     for d in docs:
         write_atomic(results / d["machine_id"] / f"{d['run_id']}.json", d)
-    loaded = load_results(results, Cache(None))
+    loaded = load_results(results, SummaryCache(None))
     ((machine, runs),) = by_machine(loaded.summaries).items()
-    h = machine_history(machine, runs, None, Cache(None))
+    h = machine_history(machine, runs, None, SummaryCache(None))
     assert h.compared == 1 and len(h.breaks) == 1
     brk = h.breaks[0]
     assert (brk.before.run_id, brk.after.run_id) == (docs[1]["run_id"], docs[2]["run_id"])
@@ -116,7 +116,7 @@ def test_compare_notes_a_change_of_timed_region(tmp_path, capsys):
 
 
 def test_a_verdict_that_got_worse_is_marked(tree):
-    loaded = load_results(tree, Cache(None))
+    loaded = load_results(tree, SummaryCache(None))
     found = {(s.topic, s.subject): s for s in verdict_series(loaded.summaries)}
     assert all(len(s.spans) >= 1 for s in found.values())
     assert not any(s.worsened for s in found.values() if len(s.spans) == 1)
@@ -128,12 +128,12 @@ def test_history_reads_the_recorded_drift_not_a_recomputed_one(tree, capsys):
     from measure.record.tree import calibration_path
 
     assert main(["calibrate", str(tree), "--write", "--quantile", "0.9"]) == 0
-    loaded = load_results(tree, Cache(None))
+    loaded = load_results(tree, SummaryCache(None))
     ((machine, runs),) = by_machine(loaded.summaries).items()
     path = calibration_path(tree, machine)
     doc = json.loads(path.read_text(encoding="utf-8")) | {"drift_sd": 0.6}  # as a very noisy runner records
     path.write_text(json.dumps(doc), encoding="utf-8")
-    h = machine_history(machine, runs, load_calibration(tree, machine), Cache(None))
+    h = machine_history(machine, runs, load_calibration(tree, machine), SummaryCache(None))
     # The band stays the policy's; the recorded drift widens every interval until nothing is called.
     assert h.band.tolerance == 0.05 and h.band.calibration.drift_sd == 0.6 and h.changes == ()
     paths = {s.run_id: loaded.paths[s.sha256] for s in loaded.summaries}

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.analysis.analyse import analyse, metrics
+from measure.analysis.analyse import analyse
+from measure.analysis.profile import ProfileRatios, tier_costs
 from measure.analysis.stats import Estimate, fit_exponent, summarize
 from measure.analysis.timings import pair_timings, tier_timings
 from measure.analysis.verdicts import failed_gates, verdicts
@@ -26,6 +27,7 @@ from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 from measure.site.charts import Palette
 from measure.site.context import RunLinks
+from measure.site.metrics import metrics
 from measure.site.pages.wallclock import wallclock_page
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -305,6 +307,17 @@ def test_given_timings_are_used_not_recomputed(record):
         ("speculative-speedup-k", f"given at k={best.k}", "failure"),
         ("speculative-speedup", "given", "failure"),
     ]
+
+
+def test_given_profile_ratios_are_used_and_the_full_analysis_judges_what_it_computed(record):
+    given = ProfileRatios("given", "lite", 2.0, None, None)
+    found = verdicts(record, ratios=[given])
+    assert [(v.topic, v.subject, v.outcome) for v in found if v.topic.startswith("lite-")] == [
+        ("lite-smaller", "given", "failure")
+    ]
+    a = analyse(record)  # timings and ratios computed once, with intervals: the same verdicts as computed alone
+    assert list(a.verdicts) == verdicts(record)
+    assert list(a.costs) == tier_costs(record)
 
 
 def test_timings_are_reproducible_and_a_skipped_pair_skips_only_itself(record):

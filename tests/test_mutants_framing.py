@@ -14,11 +14,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from measure.analysis.analyse import analyse, metrics
+from measure.analysis.analyse import analyse
 from measure.analysis.verdicts import failed_gates, verdicts
 from measure.engine.speculative import Round, SpeculativePair
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
+from measure.site.metrics import metrics
 from measure.suites.framing import _Diff, pair_acceptance
 from measure.suites.golden import GoldenRows
 

@@ -14,7 +14,8 @@ import pytest
 
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import PairTiming, TierTiming
-from measure.analysis.verdicts import Verdict, failed_gates, framing_verdicts, verdicts, wallclock_verdicts
+from measure.analysis.verdict import Verdict
+from measure.analysis.verdicts import failed_gates, framing_verdicts, verdicts, wallclock_verdicts
 from measure.policy import Policy
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tests_support import ROOT, write_config
 
-from measure.analysis.analyse import analyse, metrics
+from measure.analysis.analyse import analyse
 from measure.analysis.comparison import compare_records
 from measure.analysis.profile import metric_samples, tier_costs
 from measure.cli import main
@@ -19,6 +19,7 @@ from measure.record.io import load, load_record
 from measure.record.model import from_document
 from measure.site.charts import Palette
 from measure.site.context import RunLinks
+from measure.site.metrics import metrics
 from measure.site.pages.wallclock import wallclock_page
 from measure.suites import resources
 from measure.suites.config import load_config

@@ -100,8 +100,9 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
     import csv
     import io
 
-    from measure.analysis.analyse import analyse, headline
+    from measure.analysis.analyse import analyse
     from measure.record.model import from_document
+    from measure.site.pages.headline import headline
 
     project, doc = built
     h = headline(analyse(from_document(doc, "built")))
@@ -453,10 +454,10 @@ def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
 
 
 def _site(results: Path):
-    from measure.analysis.summary import Cache, load_results
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.site.build import build_site
 
-    cache = Cache(None)
+    cache = SummaryCache(None)
     return build_site(load_results(results, cache), cache)
 
 
@@ -492,8 +493,8 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
 
 
 def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tier_only(built, tmp_path):
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.analysis.calibration import calibrate, write
-    from measure.analysis.summary import Cache, load_results
     from measure.record.io import load_record
 
     project, _ = built
@@ -505,7 +506,9 @@ def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tie
     case = slowed["wallclock"]["cases"]["small-int4"]
     case["wall_s"] = [[w * 1.3 for w in rep] for rep in case["wall_s"]]
     results = _write(tmp_path / "results", base, again, slowed)
-    write(results, calibrate(load_results(results, Cache(None)).summaries, base["machine_id"]))  # the recorded band
+    write(
+        results, calibrate(load_results(results, SummaryCache(None)).summaries, base["machine_id"])
+    )  # the recorded band
 
     (page,) = _site(results).history_pages.values()
     metric = page.metric
@@ -585,7 +588,7 @@ def test_every_verdict_topic_has_a_row_to_link_to():
     """A new verdict topic must say where its evidence is (else its link would fall back to Methods)."""
     import inspect
 
-    from measure.analysis.timings import verdicts
+    from measure.analysis import verdicts
     from measure.site.evidence import ROWS
 
     source = inspect.getsource(verdicts)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from measure.analysis.speedup import (
-    CallCosts,
+    CallCostInputs,
     costs_from_totals,
     expected_tokens_per_round,
     fit_batch_cost,
@@ -25,7 +25,7 @@ def test_expected_tokens_per_round():
 
 
 def test_equal_costs_and_k_drafter_calls_give_leviathans_figure():
-    costs = CallCosts(single_s=0.002, batched_s=0.002, draft_s=0.0005)
+    costs = CallCostInputs(single_s=0.002, batched_s=0.002, draft_s=0.0005)
     p = predict(4, 0.8, costs)
     # E = (1 - 0.8^5) / 0.2 = 3.3616; c = 0.25; Leviathan: 3.3616 / (4 * 0.25 + 1) = 1.6808
     assert p.expected_tokens == pytest.approx(3.3616)
@@ -37,7 +37,7 @@ def test_equal_costs_and_k_drafter_calls_give_leviathans_figure():
 
 def test_a_dearer_batched_call_lowers_the_measured_cost_prediction():
     # single 200 us, batched call of 3 tokens 300 us, drafter 50 us, a = 0.9, k = 2, 2.5 drafter calls a round
-    costs = CallCosts(single_s=200e-6, batched_s=300e-6, draft_s=50e-6)
+    costs = CallCostInputs(single_s=200e-6, batched_s=300e-6, draft_s=50e-6)
     p = predict(2, 0.9, costs, draft_calls_per_round=2.5, observed=1.2)
     # E = 1 + 0.9 + 0.81 = 2.71
     assert p.expected_tokens == pytest.approx(2.71)
@@ -51,7 +51,7 @@ def test_a_dearer_batched_call_lowers_the_measured_cost_prediction():
 
 
 def test_observed_tokens_per_round_replace_e_in_the_measured_cost_prediction_only():
-    costs = CallCosts(single_s=200e-6, batched_s=300e-6, draft_s=50e-6)
+    costs = CallCostInputs(single_s=200e-6, batched_s=300e-6, draft_s=50e-6)
     p = predict(2, 0.9, costs, draft_calls_per_round=3, tokens_per_round=2.5, observed=1.0)
     assert p.expected_tokens == pytest.approx(2.71) and p.tokens_per_round == 2.5
     assert p.leviathan == pytest.approx(2.71 / 1.5)  # Leviathan's figure keeps E
@@ -77,9 +77,9 @@ def test_batch_cost_line():
 
 def test_bad_inputs_are_refused():
     with pytest.raises(MeasureError, match="single_s"):
-        CallCosts(single_s=0.0, batched_s=1.0, draft_s=1.0)
+        CallCostInputs(single_s=0.0, batched_s=1.0, draft_s=1.0)
     with pytest.raises(MeasureError, match="acceptance"):
-        predict(2, 1.5, CallCosts(1.0, 1.0, 1.0))
+        predict(2, 1.5, CallCostInputs(1.0, 1.0, 1.0))
     with pytest.raises(MeasureError, match="two or more distinct"):
         fit_batch_cost([3, 3], [1.0, 2.0])
     with pytest.raises(MeasureError, match="drafter calls"):

@@ -6,7 +6,8 @@ import copy
 import json
 from pathlib import Path
 
-from measure.analysis.summary import ANALYSIS_VERSION, Cache, load_results, summarize_record
+from measure.analysis.cache import ANALYSIS_VERSION, SummaryCache, load_results
+from measure.analysis.summary import summarize_record
 from measure.record.io import load, load_record, write_atomic
 from measure.site.render import render_results
 
@@ -34,7 +35,7 @@ def test_a_cache_hit_renders_byte_identical_pages_to_a_miss(tmp_path):
     warm = render_results(results, cache=cache)
     memory = render_results(results, cache=None)
     assert cold == warm == memory
-    store = Cache(cache)
+    store = SummaryCache(cache)
     load_results(results, store)
     assert (store.hits, store.misses) == (4, 0)
 
@@ -47,7 +48,7 @@ def test_a_record_edited_in_place_is_reanalysed(tmp_path):
     for case in doc["wallclock"]["cases"].values():
         case["wall_s"] = [[w * 3 for w in rep] for rep in case["wall_s"]]
     write_atomic(path, doc)
-    store = Cache(cache)
+    store = SummaryCache(cache)
     loaded = load_results(results, store)
     assert (store.hits, store.misses) == (3, 1)
     edited = next(s for s in loaded.summaries if s.run_id == doc["run_id"])
@@ -67,7 +68,7 @@ def test_a_broken_or_foreign_cache_entry_is_rebuilt_not_trusted(tmp_path):
     other = json.loads(entries[1].read_text(encoding="utf-8"))
     other["sha256"] = "0" * 64  # an entry that names another file
     entries[1].write_text(json.dumps(other), encoding="utf-8")
-    store = Cache(cache)
+    store = SummaryCache(cache)
     load_results(results, store)
     assert (store.hits, store.misses) == (0, 2)
     assert render_results(results, cache=cache) == expected
@@ -77,20 +78,20 @@ def test_the_same_record_under_two_names_is_one_record(tmp_path):
     results = _tree(tmp_path / "results", 2)
     first = sorted(results.glob("*/*.json"))[0]
     (first.parent / "20261230T000000Z-ffffff.json").write_bytes(first.read_bytes())
-    assert len(load_results(results, Cache(None)).summaries) == 2
+    assert len(load_results(results, SummaryCache(None)).summaries) == 2
 
 
 def test_a_warm_build_takes_unchanged_files_hashes_from_the_index(tmp_path):
     results, cache = _tree(tmp_path / "results", 2), tmp_path / "cache"
     render_results(results, cache=cache)
-    index = Cache(cache).hashes()
+    index = SummaryCache(cache).hashes()
     assert sorted(index) == sorted(str(p) for p in results.glob("*/*.json"))
     path = sorted(results.glob("*/*.json"))[0]
     size, mtime, sha = index[str(path)]
     assert (size, mtime) == (path.stat().st_size, path.stat().st_mtime_ns) and len(sha) == 64
     # an index entry that no longer matches the file's stamp is never trusted: the file is hashed again
     stale = {**index, str(path): [size, mtime - 1, "0" * 64]}
-    Cache(cache).put_hashes(stale)
-    store = Cache(cache)
+    SummaryCache(cache).put_hashes(stale)
+    store = SummaryCache(cache)
     loaded = load_results(results, store)
     assert (store.hits, store.misses) == (2, 0) and "0" * 64 not in loaded.paths

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.speedup import BatchCostLine, CallCosts, SpeculativePrediction, fit_batch_cost, predict
+from measure.analysis.speedup import BatchCostLine, CallCostInputs, SpeculativePrediction, fit_batch_cost, predict
 from measure.analysis.stats import Estimate, paired_ratio, summarize
 from measure.analysis.timings import PairTiming
 from measure.record.model import Case, LayoutPair, Record, TierCalls
@@ -149,7 +149,7 @@ def _pair_row(
     rounds = sum(case.rounds)
     if p.acceptance is None or not rounds or single is None or draft is None or batched is None or batched <= 0:
         return None
-    costs = CallCosts(single_s=single, batched_s=batched, draft_s=draft)
+    costs = CallCostInputs(single_s=single, batched_s=batched, draft_s=draft)
     prediction = predict(
         p.k,
         p.acceptance,

@@ -23,11 +23,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from measure.analysis.cache import SummaryCache
 from measure.analysis.calibration import Calibration
 from measure.analysis.comparison import Comparison
 from measure.analysis.stats import Estimate
-from measure.analysis.summary import Cache, Summary
-from measure.analysis.verdicts import Verdict
+from measure.analysis.summary import Summary
+from measure.analysis.verdict import Verdict
 from measure.policy import Policy
 
 
@@ -119,7 +120,9 @@ def region_changed(base: Summary, new: Summary) -> str | None:
     return f"timed region changed ({was} -> {now}): a step here is tokenizing moved in or out, not a speed change"
 
 
-def machine_history(machine: str, runs: list[Summary], calibration: Calibration | None, cache: Cache) -> MachineHistory:
+def machine_history(
+    machine: str, runs: list[Summary], calibration: Calibration | None, cache: SummaryCache
+) -> MachineHistory:
     """``runs``: one machine's complete records, oldest first; ``calibration``: its recorded one, if any."""
     runs = [r for r in runs if r.samples]
     policy = runs[-1].policy if runs else Policy()

@@ -11,6 +11,7 @@ not the interpreter's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ class Percentiles:
 
 
 @dataclass(frozen=True)
-class TierCost:
+class TierProfile:
     tier: str
     role: str
     precision: str
@@ -165,14 +166,15 @@ def profile_ratios(record: Record) -> list[ProfileRatios]:
     return out
 
 
-def tier_costs(record: Record) -> list[TierCost]:
-    """The cost profile of every tier the record names, as far as the record measured it."""
+def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) -> list[TierProfile]:
+    """The cost profile of every tier the record names, as far as the record measured it; ``ratios``: the
+    record's :func:`profile_ratios` when the caller has them already (the verdicts read them too)."""
     b = bootstrap_of(record)
     wc = record.wallclock
     profile = wc.profile if wc else None
     cases = {c.name: c for c in wc.greedy()} if wc else {}
     plain = record.plain
-    ratios = {r.tier: r for r in profile_ratios(record)}
+    by_tier = {r.tier: r for r in (profile_ratios(record) if ratios is None else ratios)}
     plain_first = cases[plain].first_token_s if plain in cases else None
     out = []
     for name, tier in record.tiers.items():
@@ -187,9 +189,9 @@ def tier_costs(record: Record) -> list[TierCost]:
                 if wall.size:
                     threads[n] = summarize(1000 * wall.sum(axis=1) / total_tokens)
         first = case.first_token_s if case is not None else None
-        r = ratios.get(name)
+        r = by_tier.get(name)
         out.append(
-            TierCost(
+            TierProfile(
                 tier=name,
                 role=tier.role,
                 precision=tier.precision,
@@ -213,7 +215,7 @@ def tier_costs(record: Record) -> list[TierCost]:
     return out
 
 
-def has_profile(costs: list[TierCost] | tuple[TierCost, ...]) -> bool:
+def has_profile(costs: list[TierProfile] | tuple[TierProfile, ...]) -> bool:
     """Whether any tier has a profile figure beyond its size (records from before the profile have none)."""
     return any(c.load_cold_ms or c.first_token_ms or c.threads_ms_per_token for c in costs)
 

@@ -34,7 +34,7 @@ def expected_tokens_per_round(acceptance: float, k: int) -> float:
 
 
 @dataclass(frozen=True)
-class CallCosts:
+class CallCostInputs:
     """Seconds per onnxruntime call, each measured on its own."""
 
     single_s: float
@@ -85,7 +85,7 @@ class SpeculativePrediction:
 def predict(
     k: int,
     acceptance: float,
-    costs: CallCosts,
+    costs: CallCostInputs,
     *,
     draft_calls_per_round: float | None = None,
     tokens_per_round: float | None = None,
@@ -156,7 +156,7 @@ def costs_from_totals(
     verifier_calls: int,
     drafter_run_s: float,
     drafter_calls: int,
-) -> CallCosts:
+) -> CallCostInputs:
     """Per-call costs from the totals a run record keeps (a greedy case's ``run_s``/``calls``, a
     speculative case's ``verifier_run_s``/``verifier_calls`` and ``drafter_run_s``/``drafter_calls``).
 
@@ -167,7 +167,7 @@ def costs_from_totals(
     for name, calls in (("single", single_calls), ("verifier", verifier_calls), ("drafter", drafter_calls)):
         if calls < 1:
             raise MeasureError(f"{name} calls: expected at least one call, got {calls}")
-    return CallCosts(
+    return CallCostInputs(
         single_s=single_run_s / single_calls,
         batched_s=verifier_run_s / verifier_calls,
         draft_s=drafter_run_s / drafter_calls,

@@ -8,74 +8,25 @@ record entity it rests on (``key``: a tier, a wall-clock case, a pair or a
 runtime) so a page can link it to its evidence. "inconclusive" is a real
 outcome. A verdict marked ``gate`` fails ``measure check`` (a failure there
 means a bug, e.g. fp32 speculative output differing from fp32 greedy).
+What a verdict holds is :class:`~measure.analysis.verdict.Verdict`; this module holds the rules.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
 
-from measure.analysis.profile import profile_ratios
-from measure.analysis.stats import Estimate
+from measure.analysis.profile import ProfileRatios, profile_ratios
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
+from measure.analysis.verdict import Verdict, against, ci
 from measure.policy import Policy
 from measure.record.model import FP32, Acceptance, FramingTier, Leg, Record
-
-OUTCOMES = ("success", "failure", "warning", "inconclusive", "info")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    topic: str
-    """Stable slug of the question, e.g. ``decode-linear``."""
-    question: str
-    """Phrased so that "yes" is the good outcome."""
-    subject: str
-    key: str
-    """The record entity the verdict rests on: a tier, a wall-clock case, a pair (drafter->verifier) or a runtime."""
-    outcome: str
-    answer: str
-    """Short answer: yes / no / inconclusive, with the deciding count where there is one."""
-    rule: str
-    measured: str
-    """The value with its unit and interval, as pages print it."""
-    value: float | None = None
-    lo: float | None = None
-    hi: float | None = None
-    gate: bool = False
-    """A failure here fails ``measure check``."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Verdict:
-        """A cached verdict; a missing or unknown key raises (the cache entry is then rebuilt)."""
-        names = [f.name for f in fields(cls)]
-        if sorted(d) != sorted(names):
-            raise KeyError("verdict fields")
-        return cls(**d)
-
-
-def _against(e: Estimate, threshold: float, want_above: bool) -> tuple[str, str]:
-    """An interval against a threshold: wholly on the wanted side, wholly on the other, or straddling it."""
-    good, bad = (e.lo > threshold, e.hi < threshold) if want_above else (e.hi <= threshold, e.lo > threshold)
-    if good:
-        return "success", "yes"
-    if bad:
-        return "failure", "no"
-    return "inconclusive", "inconclusive"
-
-
-def _ci(e: Estimate, digits: int = 2, unit: str = "") -> str:
-    return f"{e.value:.{digits}f}{unit} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]"
 
 
 def _tier_verdicts(t: TierTiming, policy: Policy) -> list[Verdict]:
     out = []
     if t.exponent is not None:
-        outcome, answer = _against(t.exponent, policy.exponent_max, want_above=False)
+        outcome, answer = against(t.exponent, policy.exponent_max, want_above=False)
         out.append(
             Verdict(
                 "decode-linear",
@@ -85,7 +36,7 @@ def _tier_verdicts(t: TierTiming, policy: Policy) -> list[Verdict]:
                 outcome,
                 answer,
                 f"exponent's 95% interval ≤ {policy.exponent_max:g}",
-                f"exponent {_ci(t.exponent)}",
+                f"exponent {ci(t.exponent)}",
                 t.exponent.value,
                 t.exponent.lo,
                 t.exponent.hi,
@@ -119,7 +70,7 @@ def _pair_verdicts(pair: str, ks: list[PairTiming], policy: Policy) -> list[Verd
     bar = policy.speedup_min
     out = []
     for p in ks:
-        outcome, answer = _against(p.observed_speedup, bar, want_above=True)
+        outcome, answer = against(p.observed_speedup, bar, want_above=True)
         out.append(
             Verdict(
                 "speculative-speedup-k",
@@ -129,7 +80,7 @@ def _pair_verdicts(pair: str, ks: list[PairTiming], policy: Policy) -> list[Verd
                 outcome,
                 answer,
                 f"speedup's 95% interval above {bar:g}×",
-                f"{_ci(p.observed_speedup, unit='×')}",
+                f"{ci(p.observed_speedup, unit='×')}",
                 p.observed_speedup.value,
                 p.observed_speedup.lo,
                 p.observed_speedup.hi,
@@ -145,7 +96,7 @@ def _pair_verdicts(pair: str, ks: list[PairTiming], policy: Policy) -> list[Verd
     else:
         outcome, answer = "inconclusive", "inconclusive at every k"
     level = f"{1 - 0.05 / len(ks):.1%}"
-    measured = "; ".join(f"k={p.k} {_ci(p.observed_speedup_family, unit='×')}" for p in ks)
+    measured = "; ".join(f"k={p.k} {ci(p.observed_speedup_family, unit='×')}" for p in ks)
     out.append(
         Verdict(
             "speculative-speedup",
@@ -167,10 +118,11 @@ def _pair_verdicts(pair: str, ks: list[PairTiming], policy: Policy) -> list[Verd
 def wallclock_verdicts(
     record: Record,
     policy: Policy,
-    tiers: list[TierTiming] | tuple[TierTiming, ...] | None = None,
-    pairs: list[PairTiming] | tuple[PairTiming, ...] | None = None,
+    tiers: Sequence[TierTiming] | None = None,
+    pairs: Sequence[PairTiming] | None = None,
 ) -> list[Verdict]:
-    """``tiers``/``pairs``: the record's analysis when the caller has it already (it is the costly part)."""
+    """``tiers``/``pairs``: the record's timings when the caller has them already (they are the costly part);
+    None computes them here without the intervals verdicts do not read."""
     out = []
     for t in tier_timings(record, intervals=False) if tiers is None else tiers:
         out.extend(_tier_verdicts(t, policy))
@@ -257,15 +209,16 @@ def _acceptance_verdicts(record: Record, a: Acceptance) -> list[Verdict]:
     return out
 
 
-def profile_verdicts(record: Record, policy: Policy) -> list[Verdict]:
+def profile_verdicts(record: Record, policy: Policy, ratios: Sequence[ProfileRatios] | None = None) -> list[Verdict]:
     """Is each lite tier smaller on disk, lighter in memory and faster to load than the plain tier?
 
     Informative, never gates: a lite tier that is not lighter is a finding about the artifact, not a bug.
-    Size is exact (bytes on disk); memory and load time carry their bootstrap intervals.
+    Size is exact (bytes on disk); memory and load time carry their bootstrap intervals. ``ratios``: the
+    record's :func:`~measure.analysis.profile.profile_ratios` when the caller has them already.
     """
     out = []
     limit = policy.lite_ratio_max
-    for r in profile_ratios(record):
+    for r in profile_ratios(record) if ratios is None else ratios:
         if r.role != "lite":
             continue
         if r.size is not None:
@@ -289,7 +242,7 @@ def profile_verdicts(record: Record, policy: Policy) -> list[Verdict]:
         ):
             if est is None:
                 continue
-            outcome, answer = _against(est, limit, want_above=False)
+            outcome, answer = against(est, limit, want_above=False)
             out.append(
                 Verdict(
                     topic,
@@ -299,7 +252,7 @@ def profile_verdicts(record: Record, policy: Policy) -> list[Verdict]:
                     outcome,
                     answer,
                     f"{what} / the plain tier's (one-tier worker processes), 95% interval below {limit:g}×",
-                    f"{_ci(est, unit='×')} plain's",
+                    f"{ci(est, unit='×')} plain's",
                     est.value,
                     est.lo,
                     est.hi,
@@ -402,14 +355,19 @@ def runtime_verdicts(record: Record, policy: Policy) -> list[Verdict]:
 def verdicts(
     record: Record,
     policy: Policy | None = None,
-    tiers: list[TierTiming] | tuple[TierTiming, ...] | None = None,
-    pairs: list[PairTiming] | tuple[PairTiming, ...] | None = None,
+    tiers: Sequence[TierTiming] | None = None,
+    pairs: Sequence[PairTiming] | None = None,
+    ratios: Sequence[ProfileRatios] | None = None,
 ) -> list[Verdict]:
-    """Every verdict for one record, under ``policy`` (default: the policy the record states)."""
+    """Every verdict for one record, under ``policy`` (default: the policy the record states).
+
+    ``tiers``, ``pairs``, ``ratios``: what the caller has computed of the record already (the full analysis
+    has all three), judged as given; whatever is None is computed here. The verdicts are the same either way.
+    """
     policy = policy or record.config.policy
     return (
         wallclock_verdicts(record, policy, tiers, pairs)
-        + profile_verdicts(record, policy)
+        + profile_verdicts(record, policy, ratios)
         + framing_verdicts(record, policy)
     )
 

@@ -27,15 +27,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from measure.analysis.cache import SummaryCache, load_results
     from measure.analysis.calibration import calibrate, write
-    from measure.analysis.summary import Cache, load_results
     from measure.errors import MeasureError
     from measure.terminal import clean
 
     if not args.results.is_dir():
         raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
     folder = args.cache or (Path(os.environ["MEASURE_CACHE"]) if os.environ.get("MEASURE_CACHE") else None)
-    summaries = load_results(args.results, Cache(folder)).summaries
+    summaries = load_results(args.results, SummaryCache(folder)).summaries
     found = [calibrate(summaries, m, args.quantile) for m in sorted({s.machine_id for s in summaries})]
     if not found:
         raise MeasureError(f"{args.results}: no run records (expected <machine-id>/<run-id>.json)")

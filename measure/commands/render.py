@@ -48,7 +48,7 @@ def _state(*folders: Path) -> tuple[tuple[str, int, int], ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis.summary import Cache
+    from measure.analysis.cache import SummaryCache
     from measure.errors import MeasureError, SettingError
     from measure.site.output import write_site_source
     from measure.site.render import TEMPLATES
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     results = named or DEFAULT_RESULTS
     templates = args.templates or TEMPLATES
     folder = args.cache or (Path(os.environ["MEASURE_CACHE"]) if os.environ.get("MEASURE_CACHE") else None)
-    cache = Cache(folder)  # kept between renders: a watched render analyses only the records that are new
+    cache = SummaryCache(folder)  # kept between renders: a watched render analyses only the records that are new
 
     def render() -> None:
         try:

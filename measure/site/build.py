@@ -13,24 +13,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from measure.analysis.analyse import analyse, headline, metrics
+from measure.analysis.analyse import analyse
+from measure.analysis.cache import Loaded, SummaryCache
 from measure.analysis.calibration import load_calibration
 from measure.analysis.current import compose
 from measure.analysis.history import machine_history, verdict_series
-from measure.analysis.summary import Cache, Loaded, Summary
+from measure.analysis.summary import Summary
 from measure.record.model import Record
 from measure.record.tree import by_machine, current_parts
 from measure.record.tree import reference_machine as pick_reference
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
-from measure.site.pages.framing import Framing, framing_page
+from measure.site.metrics import metrics
+from measure.site.pages.framing import FramingPage, framing_page
+from measure.site.pages.headline import headline
 from measure.site.pages.history import History, HistoryMachine, history_page
 from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
 from measure.site.pages.overview import Overview, overview_page, summary_csv
 from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
-from measure.site.pages.wallclock import Wallclock, wallclock_page
+from measure.site.pages.wallclock import WallclockPage, wallclock_page
 
 
 @dataclass
@@ -38,8 +41,8 @@ class Site:
     """All contexts of one build, and the headline numbers for metrics.json."""
 
     overview: Overview
-    wallclock: Wallclock
-    framing: Framing
+    wallclock: WallclockPage
+    framing: FramingPage
     history: History
     machines: Machines
     methods: Methods
@@ -54,7 +57,7 @@ class Site:
     """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
 
 
-def build_site(loaded: Loaded, cache: Cache, reference_machine: str | None = None) -> Site:
+def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | None = None) -> Site:
     """``reference_machine``: the machine the Overview, Wall-clock, Framing parity and Methods answer for (the
     plugin's option); None picks the machine with the most complete records
     (:func:`measure.record.tree.reference_machine`)."""

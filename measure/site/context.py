@@ -110,6 +110,15 @@ def provenance(state: Current, links: RunLinks, prefix: str = "runs/") -> Md:
     return trusted("; ".join(clauses))
 
 
+def link(text: str, href: str) -> Md:
+    """A Markdown link whose text is escaped and whose target the page built."""
+    return trusted(f"[{md(text)}]({href})")
+
+
+def megabytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
 def fmt(x: float | None, digits: int = 3) -> Md:
     return md("-" if x is None else f"{x:.{digits}f}")
 

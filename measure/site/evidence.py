@@ -7,7 +7,7 @@ Anchors carry no date: a shared link to the current evidence keeps working.
 
 from __future__ import annotations
 
-from measure.analysis.verdicts import Verdict
+from measure.analysis.verdict import Verdict
 from measure.site.escape import Md, slug
 
 ROWS = {

@@ -28,7 +28,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
-class Written:
+class Rendered:
     """What one render did to its folder."""
 
     folder: Path
@@ -127,7 +127,7 @@ def _prune(folder: Path, emptied: set[Path]) -> None:
             path = path.parent
 
 
-def write_site_source(source: SiteSource, folder: Path) -> Written:
+def write_site_source(source: SiteSource, folder: Path) -> Rendered:
     """Make ``folder`` hold exactly ``source`` among the files measure wrote there; see the module docstring."""
     new = dict(source.contents())
     if MANIFEST in new:
@@ -168,4 +168,4 @@ def write_site_source(source: SiteSource, folder: Path) -> Written:
     _prune(folder, emptied)
     _write_manifest(folder, hashes)
     pages = sum(p.endswith(".md") for p in new)
-    return Written(folder, len(new), pages, tuple(changed), tuple(removed), tuple(kept))
+    return Rendered(folder, len(new), pages, tuple(changed), tuple(removed), tuple(kept))

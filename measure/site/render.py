@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from measure.analysis.summary import Cache, Loaded, load_results
+from measure.analysis.cache import Loaded, SummaryCache, load_results
 from measure.errors import MeasureError
 from measure.site.build import Site, build_site
 from measure.writing import finite, json_text
@@ -106,7 +106,7 @@ def render_results(
     results: Path,
     templates: Path = TEMPLATES,
     prefix: str = PREFIX,
-    cache: Path | Cache | None = None,
+    cache: Path | SummaryCache | None = None,
     missing_ok: bool = False,
     reference_machine: str | None = None,
 ) -> tuple[dict[str, str], str, str]:
@@ -117,7 +117,7 @@ def render_results(
     ``results`` of a fresh checkout, before any run): then the pages say "no run".
     ``reference_machine``: the machine the Overview answers for (default: the most complete records).
     """
-    store = cache if isinstance(cache, Cache) else Cache(cache)
+    store = cache if isinstance(cache, SummaryCache) else SummaryCache(cache)
     loaded = Loaded(results, [], {}) if missing_ok and not results.exists() else load_results(results, store)
     site = build_site(loaded, store, reference_machine)
     env = environment(templates)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure.analysis.summary import Cache
+from measure.analysis.cache import SummaryCache
 from measure.site.loader import asset_sources, with_assets
 from measure.site.render import PAGES, TEMPLATES, render_results
 
@@ -49,7 +49,7 @@ NAV_PAGES = tuple(p.path for p in PAGES)
 def site_source(
     results: Path,
     templates: Path = TEMPLATES,
-    cache: Path | Cache | None = None,
+    cache: Path | SummaryCache | None = None,
     missing_ok: bool = False,
     reference_machine: str | None = None,
 ) -> SiteSource:

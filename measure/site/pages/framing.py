@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.parity import Cell, runtime_matrix
+from measure.record.model import Framing, FramingTier
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance
 from measure.site.escape import slug
@@ -36,7 +37,7 @@ class AcceptRow:
 
 
 @dataclass(frozen=True)
-class MatrixRow:
+class MatrixLine:
     anchor: Md
     tier: Md
     precision: Md
@@ -96,11 +97,11 @@ class Runtimes:
 
 
 @dataclass(frozen=True)
-class Framing:
+class FramingPage:
     run: RunRef | None
     anchor: Md
     blocks: tuple[Md, ...]
-    matrix: tuple[MatrixRow, ...]
+    matrix: tuple[MatrixLine, ...]
     acceptance: tuple[AcceptRow, ...]
     differing: tuple[DiffRow, ...]
     charts: tuple[Chart, ...]
@@ -149,15 +150,9 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
     )
 
 
-def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None) -> Framing:
-    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
-    fr = a.record.framing if a else None
-    own = (state.source("framing") if state else None) or (a.record if a else None)
-    if a is None or fr is None or own is None:
-        return Framing(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
-    tiers = a.record.python_tiers
-    matrix = tuple(
-        MatrixRow(
+def _matrix(tiers: tuple[FramingTier, ...]) -> tuple[MatrixLine, ...]:
+    return tuple(
+        MatrixLine(
             anchor(row_id("framing", t.tier)),
             md(t.tier),
             md(t.precision),
@@ -169,6 +164,37 @@ def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, s
         )
         for t in tiers
     )
+
+
+def _differing(fr: Framing) -> tuple[DiffRow, ...]:
+    """Every row whose speculative decode differs from greedy, the difference marked."""
+    out = []
+    for x in fr.acceptance:
+        for d in x.differing:
+            spec, plain = marked(d.speculative, d.greedy)
+            out.append(DiffRow(md(x.name), d.line, md(d.input), spec, plain))
+    return tuple(out)
+
+
+def _misses(tiers: tuple[FramingTier, ...]) -> tuple[MissRow, ...]:
+    """The first 20 golden rows each tier misses, the difference marked."""
+    out = []
+    for t in tiers:
+        for miss in (t.quality.misses if t.quality else ())[:20]:
+            expected, output = marked(miss.expected, miss.output)
+            out.append(MissRow(md(t.tier), miss.line, md(miss.input), expected, output))
+    return tuple(out)
+
+
+def framing_page(
+    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
+) -> FramingPage:
+    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
+    fr = a.record.framing if a else None
+    own = (state.source("framing") if state else None) or (a.record if a else None)
+    if a is None or fr is None or own is None:
+        return FramingPage(None if a is None else links.ref(a.record), slug("framing"), (), (), (), (), ())
+    tiers = a.record.python_tiers
     acceptance = tuple(
         AcceptRow(
             anchor(row_id("accept", x.name)),
@@ -181,16 +207,6 @@ def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, s
         )
         for x in fr.acceptance
     )
-    differing = []
-    for x in fr.acceptance:
-        for d in x.differing:
-            spec, plain = marked(d.speculative, d.greedy)
-            differing.append(DiffRow(md(x.name), d.line, md(d.input), spec, plain))
-    misses = []
-    for t in tiers:
-        for miss in (t.quality.misses if t.quality else ())[:20]:
-            expected, output = marked(miss.expected, miss.output)
-            misses.append(MissRow(md(t.tier), miss.line, md(miss.input), expected, output))
     found = (
         chart(
             "framing-layers",
@@ -199,15 +215,15 @@ def framing_page(a: Analysis | None, links: RunLinks, palette: charts.Palette, s
         ),
     )
     several = state is not None and not state.one_run
-    return Framing(
+    return FramingPage(
         links.ref(own),
         slug(f"framing-{own.date}"),
         tuple(md(f"k={b}") for b in fr.blocks),
-        matrix,
+        _matrix(tiers),
         acceptance,
-        tuple(differing),
+        _differing(fr),
         found,
-        tuple(misses),
+        _misses(tiers),
         runtimes_section(a),
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),

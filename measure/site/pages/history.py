@@ -52,7 +52,7 @@ class MachineVerdicts:
 
 
 @dataclass(frozen=True)
-class Change:
+class ChangeRow:
     """A case that a record measured faster or slower than the record before it, and the metric that called it."""
 
     case: Md
@@ -87,7 +87,7 @@ class MetricHistory:
     tolerance: Md
     calibration: Md
     """The band's source (the policy) and the recorded A/A calibration whose drift widens the intervals, if any."""
-    changes: tuple[Change, ...]
+    changes: tuple[ChangeRow, ...]
     """Newest first."""
     older_changes: int
     gaps: tuple[Gap, ...]
@@ -120,7 +120,7 @@ class InstructionHistory:
 
 
 @dataclass(frozen=True)
-class MachineLine:
+class MachineHistoryLine:
     """One machine on the History index: what its page holds, in a line."""
 
     machine: Md
@@ -145,8 +145,8 @@ class HistoryMachine:
 
 @dataclass(frozen=True)
 class History:
-    machines: tuple[MachineLine, ...]
-    changes: tuple[tuple[Md, Change], ...]
+    machines: tuple[MachineHistoryLine, ...]
+    changes: tuple[tuple[Md, ChangeRow], ...]
     """The newest changes over every machine: (machine, change)."""
     records: int
 
@@ -228,9 +228,9 @@ def _source(h: MachineHistory) -> str:
     )
 
 
-def _changes(h: MachineHistory, links: RunLinks, prefix: str) -> list[Change]:
+def _changes(h: MachineHistory, links: RunLinks, prefix: str) -> list[ChangeRow]:
     return [
-        Change(
+        ChangeRow(
             md(c.comparison.case),
             md(c.comparison.outcome),
             fmt_ci(c.comparison.ratio, 4 if c.metric == "instructions" else 3),
@@ -346,7 +346,7 @@ def history_page(
         worse = sum(s.worsened for s in by_machine.get(h.machine, ()))
         link = md(f"history/{name}.md")
         lines.append(
-            MachineLine(
+            MachineHistoryLine(
                 md(h.machine), link, len(h.runs), h.compared, len(h.changes), worse, md(f"±{h.band.tolerance:.1%}")
             )
         )

@@ -13,15 +13,16 @@ import csv
 import io
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis, Headline, PairLine, TierLine, headline
+from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
 from measure.analysis.stats import Estimate
-from measure.analysis.verdicts import Verdict
+from measure.analysis.verdict import Verdict
 from measure.record.tree import Reference
-from measure.site.context import Md, RunLinks, RunRef, States, badge, md, provenance, trusted
+from measure.site.context import Md, RunLinks, RunRef, States, badge, link, md, megabytes, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
+from measure.site.pages.headline import Headline, PairLine, TierLine, headline, sentences
 from measure.site.pages.history import machine_slug
 
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
@@ -42,7 +43,7 @@ class SummaryRow:
 
 
 @dataclass(frozen=True)
-class CostRow:
+class CostSummaryRow:
     """What a tier costs to run besides ms/token, from the cost profile's one-tier worker processes."""
 
     tier: Md
@@ -54,7 +55,7 @@ class CostRow:
 
 
 @dataclass(frozen=True)
-class PairRow:
+class PairSummaryRow:
     pair: Md
     speedups: Md
     acceptance: Md
@@ -81,7 +82,7 @@ class Question:
 
 
 @dataclass(frozen=True)
-class MachineLine:
+class MachineSummaryRow:
     """One machine in a compact row of the Summary: its plain and lite tiers against its own reference tier."""
 
     machine: Md
@@ -105,8 +106,8 @@ class Overview:
     tiers: tuple[SummaryRow, ...]
     runtimes: tuple[Md, ...]
     """Column heads for the other runtimes' greedy parity."""
-    pairs: tuple[PairRow, ...]
-    costs: tuple[CostRow, ...]
+    pairs: tuple[PairSummaryRow, ...]
+    costs: tuple[CostSummaryRow, ...]
     """Empty for records without a cost profile."""
     questions: tuple[Question, ...]
     records: int
@@ -118,128 +119,10 @@ class Overview:
     """How the builds behind the parts differ; empty when they are one build."""
     choice: Md
     """Why this machine (only said when the tree holds several)."""
-    machines: tuple[MachineLine, ...]
+    machines: tuple[MachineSummaryRow, ...]
     """Every machine, the reference first; empty for a tree of one machine."""
     record_links: tuple[tuple[Md, Md], ...]
     """(run id, link) of each source record published beside its run page."""
-
-
-def _link(text: str, href: str) -> Md:
-    return trusted(f"[{md(text)}]({href})")
-
-
-def _x(e: Estimate) -> str:
-    return f"{e.value:.2f}× [{e.lo:.2f}, {e.hi:.2f}]"
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
-
-
-def _tier_sentence(role: str, t: TierLine, reference: str | None) -> Md:
-    parts = [f"{role} {md(t.tier)} ({md(t.precision)}, {_mb(t.size_bytes)}) "]
-    if t.ms_per_token is not None:
-        parts.append(f"decodes at {t.ms_per_token.value:.3f} ms/token")
-        if t.vs_reference is not None and reference:
-            v = t.vs_reference
-            if v.hi < 1:
-                word = f"{1 - v.value:.0%} faster"
-            elif v.lo > 1:
-                word = f"{v.value - 1:.0%} slower"
-            else:
-                word = "no clear difference"
-            parts.append(f", {_x(v)} the time per token of the reference {md(reference)} ({word})")
-    if t.exact is not None:
-        parts.append(f"; it matches the expected output on {t.exact}/{t.rows} golden rows")
-        if t.same_as_reference is not None and reference and t.tier != reference:
-            parts.append(f" and decodes {t.same_as_reference}/{t.rows} rows exactly as the reference does")
-    if t.ms_per_token is not None:
-        parts.append(f" ({_link('evidence', 'wallclock.md#' + row_id('tier', t.tier))})")
-    elif t.framing_total:
-        parts.append(f" ({_link('evidence', 'framing.md#' + row_id('framing', t.tier))})")
-    parts.append(".")
-    return trusted("".join(parts))
-
-
-def _pair_sentence(p: PairLine) -> Md:
-    ks = "; ".join(f"k={x.k} {_x(x.observed_speedup)}" for x in p.ks)
-    v = p.verdict
-    name = md(p.pair)
-    if v is not None and v.outcome == "success":
-        what = f"is faster than {md(p.verifier)}'s greedy decode {md(v.answer.removeprefix('yes, '))}"
-    elif v is not None and v.outcome == "failure":
-        what = "is not faster on this machine at any k: slower at every k"
-    else:
-        what = "is not shown faster on this machine at any k"
-    link = _link("evidence", f"wallclock.md#{row_id('pair', p.pair)}")
-    return trusted(f"Speculative {name} {what} ({ks}; Bonferroni over the k tried) ({link}).")
-
-
-def _framing_sentence(h: Headline) -> Md | None:
-    measured = [t for t in h.tiers if t.framing_total]
-    if not measured:
-        return None
-    changed = [t for t in measured if t.framing_changed]
-    if not changed:
-        total = sum(t.framing_total or 0 for t in measured)
-        return trusted(
-            f"Batched framing changes no decode: all {len(measured)} tiers keep every one of {total:,} argmax "
-            f"decisions single-step and batched ({_link('evidence', 'framing.md#framing-parity')})."
-        )
-    items = ", ".join(
-        f"{_link(t.tier, 'framing.md#' + row_id('framing', t.tier))} ({t.framing_changed} of {t.framing_total:,} "
-        "argmax decisions)"
-        for t in changed
-    )
-    rest = len(measured) - len(changed)
-    return trusted(f"Framing changes decodes of {items}; the other {rest} tier(s) decode identically.")
-
-
-def _runtime_sentence(h: Headline) -> Md | None:
-    legs = dict.fromkeys(name for t in h.tiers for name, _ in t.runtimes)
-    out = []
-    for leg in legs:
-        cells = [(t.tier, cell) for t in h.tiers for name, cell in t.runtimes if name == leg]
-        differ = [(tier, c) for tier, c in cells if "/" in c and c.split("/")[0] != c.split("/")[1]]
-        missing = [tier for tier, c in cells if "/" not in c]
-        if len(missing) == len(cells):
-            out.append(f"{md(leg)} was not measured here")
-        elif differ:
-            out.append(f"{md(leg)} decodes " + ", ".join(f"{md(t)} {c}" for t, c in differ) + " rows as Python does")
-        else:
-            out.append(f"{md(leg)} decodes every measured tier identically to Python onnxruntime")
-    if not out:
-        return None
-    return trusted("; ".join(out) + f" ({_link('evidence', 'framing.md#runtimes')}).")
-
-
-def _gates_sentence(h: Headline, a: Analysis) -> Md:
-    if not h.gates_failed:
-        gates = sum(v.gate or v.topic in ("decode-linear", "framing-parity") for v in a.verdicts)
-        return trusted(f"`measure check` passes: no gate fails ({gates} gated checks).")
-    names = ", ".join(f"{md(v.question)} {md(v.subject)}" for v in h.gates_failed)
-    return trusted(f"**`measure check` fails**: {names}.")
-
-
-def sentences(a: Analysis, h: Headline, sources: Md | None = None) -> tuple[Md, ...]:
-    """``sources``: each part's run and date; without it, the record's own date."""
-    r = a.record
-    m = r.environment.machine
-    when = f": {sources}" if sources is not None else f" {md(r.started_at[:10])}"
-    out = [
-        trusted(
-            f"Measured on machine {md(r.machine_id)} ({md(m.cpu)}, {m.cores} cores) with onnxruntime "
-            f"{md(r.environment.onnxruntime)}, over {r.golden.rows} golden rows{when}."
-        )
-    ]
-    lines = {t.tier: t for t in h.tiers}
-    for role, name in (("Plain", h.plain), ("Lite", h.lite)):
-        if name in lines:
-            out.append(_tier_sentence(role, lines[name], h.reference))
-    out.extend(_pair_sentence(p) for p in h.pairs)
-    out.extend(s for s in (_framing_sentence(h), _runtime_sentence(h)) if s is not None)
-    out.append(_gates_sentence(h, a))
-    return tuple(out)
 
 
 def _worst(found: tuple[Verdict, ...]) -> Md:
@@ -265,15 +148,15 @@ def _summary_row(t: TierLine) -> SummaryRow:
     if t.framing_total:
         framing = "stable" if not t.framing_changed else f"{t.framing_changed} of {t.framing_total:,} change"
     if t.ms_per_token is not None:  # the row it links to exists only where the wall-clock suite ran
-        name = _link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}")
+        name = link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}")
     elif t.framing_total:
-        name = _link(t.tier, f"framing.md#{row_id('framing', t.tier)}")
+        name = link(t.tier, f"framing.md#{row_id('framing', t.tier)}")
     else:
         name = md(t.tier)
     return SummaryRow(
         name,
         trusted(f"{md(t.role)}<br><small>{md(t.precision)}</small>"),
-        md(_mb(t.size_bytes)),
+        md(megabytes(t.size_bytes)),
         _pm(t.ms_per_token, 3),
         _pm(t.vs_reference, 2, "×") if t.vs_reference else md("reference" if t.vs_reference is None else "-"),
         md(f"{t.exact}/{rows}" if t.exact is not None else "-"),
@@ -284,15 +167,15 @@ def _summary_row(t: TierLine) -> SummaryRow:
     )
 
 
-def _pair_row(p: PairLine) -> PairRow:
+def _pair_row(p: PairLine) -> PairSummaryRow:
     ks = "<br>".join(
         f"k={x.k}: {x.observed_speedup.value:.2f}× <small>[{x.observed_speedup.lo:.2f}, {x.observed_speedup.hi:.2f}]"
         "</small>"
         for x in p.ks
     )
     v = p.verdict
-    return PairRow(
-        _link(p.pair, f"wallclock.md#{row_id('pair', p.pair)}"),
+    return PairSummaryRow(
+        link(p.pair, f"wallclock.md#{row_id('pair', p.pair)}"),
         trusted(ks),
         md("-" if p.acceptance is None else f"{p.acceptance:.3f}"),
         md(p.preserved or "-"),
@@ -300,14 +183,14 @@ def _pair_row(p: PairLine) -> PairRow:
     )
 
 
-def _cost_rows(a: Analysis) -> tuple[CostRow, ...]:
+def _cost_rows(a: Analysis) -> tuple[CostSummaryRow, ...]:
     if not any(c.load_cold_ms or c.memory_bytes or c.first_token_ms for c in a.costs):
         return ()
     mb = lambda e: None if e is None else Estimate(e.value / 1e6, e.lo / 1e6, e.hi / 1e6)  # noqa: E731
     return tuple(
-        CostRow(
+        CostSummaryRow(
             md(c.tier),
-            md(_mb(c.bytes)),
+            md(megabytes(c.bytes)),
             _pm(c.load_cold_ms, 1),
             _pm(c.first_token_ms, 2),
             _pm(mb(c.memory_bytes), 1),
@@ -352,7 +235,7 @@ def _choice(ref: Reference, machines: int) -> Md:
     return trusted(f"This page answers for machine {md(ref.machine)} ({why}); {machines - 1} other machine(s) below.")
 
 
-def _machine_line(state: Current, a: Analysis, reference: bool, links: RunLinks) -> MachineLine:
+def _machine_line(state: Current, a: Analysis, reference: bool, links: RunLinks) -> MachineSummaryRow:
     h = headline(a)
     lines = {t.tier: t for t in h.tiers}
     shown = [lines[n] for n in (h.plain, h.lite) if n in lines]
@@ -373,7 +256,7 @@ def _machine_line(state: Current, a: Analysis, reference: bool, links: RunLinks)
     if state.differences():
         dates += f"<br>{badge('warning')} builds differ"
     m = a.record.environment.machine
-    return MachineLine(
+    return MachineSummaryRow(
         trusted(f"[{md(state.machine_id)}](history/{machine_slug(state.machine_id)}.md)"),
         reference,
         md(f"{m.cpu} · {m.cores} cores · {m.arch}"),

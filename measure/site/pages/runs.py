@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from measure.analysis.summary import Summary
-from measure.analysis.verdicts import Verdict
+from measure.analysis.verdict import Verdict
 from measure.record.model import Record
 from measure.site.context import Md, RunLinks, RunRef, Setting, md, month_slug, trusted
 from measure.site.escape import pre

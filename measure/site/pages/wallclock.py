@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.analyse import Analysis
-from measure.analysis.cost_model import CostModel
 from measure.analysis.current import Current
-from measure.analysis.profile import TierCost, has_profile
+from measure.analysis.profile import TierProfile, has_profile
 from measure.analysis.stats import Estimate
-from measure.record.model.wallclock import Wallclock as WallclockModel
+from measure.record.model.wallclock import Wallclock
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, provenance, stacked, trusted
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.site.pages.cost_model import CostSection, cost_section
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class TierRow:
 
 
 @dataclass(frozen=True)
-class PairRow:
+class PairTimingRow:
     anchor: Md
     """Ids of the row: its case, and the pair on the pair's first k."""
     case: Md
@@ -77,12 +77,12 @@ class LatencyRow:
 class ThreadRow:
     tier: Md
     cells: tuple[Md, ...]
-    """ms/token [95% CI] at each count of ``Profile.thread_counts``."""
+    """ms/token [95% CI] at each count of ``ProfileSection.thread_counts``."""
     fastest: Md
 
 
 @dataclass(frozen=True)
-class Profile:
+class ProfileSection:
     """The cost profile section; ``rows`` is empty for records from before the profile."""
 
     rows: tuple[ProfileRow, ...]
@@ -99,8 +99,8 @@ def _scaled(e: Estimate | None, k: float) -> Estimate | None:
     return None if e is None else Estimate(e.value * k, e.lo * k, e.hi * k)
 
 
-def _profile(a: Analysis) -> Profile:
-    costs: tuple[TierCost, ...] = a.costs
+def _profile(a: Analysis) -> ProfileSection:
+    costs: tuple[TierProfile, ...] = a.costs
     wc = a.record.wallclock
     p = wc.profile if wc else None
     latency = tuple(
@@ -113,7 +113,7 @@ def _profile(a: Analysis) -> Profile:
         if c.row_ms is not None
     )
     if not has_profile(costs):
-        return Profile((), latency, (), (), 0, 0, 0, md(""))
+        return ProfileSection((), latency, (), (), 0, 0, 0, md(""))
     rows = tuple(
         ProfileRow(
             trusted(anchor(row_id("profile", c.tier)) + md(c.tier)),
@@ -142,7 +142,7 @@ def _profile(a: Analysis) -> Profile:
         if c.threads_ms_per_token
     )
     source = "" if p is None or p.memory_source is None else f"{p.memory_source} ({p.platform})"
-    return Profile(
+    return ProfileSection(
         rows,
         latency,
         counts,
@@ -155,164 +155,16 @@ def _profile(a: Analysis) -> Profile:
 
 
 @dataclass(frozen=True)
-class CostRow:
-    """One pair at one k in the cost-model table."""
-
-    anchor: Md
-    pair: Md
-    k: int
-    acceptance: Md
-    per_round: Md
-    """Tokens committed and drafter calls made per round, as the decode did them."""
-    cost_ratio: Md
-    batch_ratio: Md
-    leviathan: Md
-    measured: Md
-    observed: Md
-    efficiency: Md
-    spent_anchor: Md
-    inside: Md
-    """The speedup inside onnxruntime's run alone, with its interval."""
-    in_loop: Md
-    """inside / measured-cost prediction: the machine's share (calls slower in the loop than alone)."""
-    harness: Md
-    """observed / inside: measure's share (the time outside onnxruntime, speculative against greedy)."""
-
-
-@dataclass(frozen=True)
-class BatchRow:
-    anchor: Md
-    tier: Md
-    cache: Md
-    single_us: Md
-    fixed_us: Md
-    per_token_us: Md
-    ratios: tuple[Md, ...]
-    """A call of k + 1 tokens over a single step, for each k of :attr:`CostSection.ks`."""
-
-
-@dataclass(frozen=True)
-class LayoutRow:
-    anchor: Md
-    name: Md
-    finding: Md
-    """The sentence: "merged costs X× split per token [lo, hi]"."""
-    merged_ms: Md
-    split_ms: Md
-    call_ratio: Md
-    same_outputs: Md
-
-
-@dataclass(frozen=True)
-class CostSection:
-    """The measured cost model and the layout findings; a record without them gets none of this."""
-
-    rows: tuple[CostRow, ...]
-    batch: tuple[BatchRow, ...]
-    ratio_headers: tuple[Md, ...]
-    """One per k of the cost rows: the batched-call column's heading."""
-    charts: tuple[Chart, ...]
-    call_rows: int
-    repeats: int
-    layouts: tuple[LayoutRow, ...]
-    fitted: bool
-    """Some row's k + 1 call was not timed and is read off the fitted line."""
-    split: Md
-    """One sentence: measure's share of the shortfall (harness) against the machine's (calls in the loop ÷ alone)."""
-
-
-def _us(seconds: float | None, digits: int = 1) -> Md:
-    return fmt(None if seconds is None else 1e6 * seconds, digits)
-
-
-def _cost_section(m: CostModel | None, palette: charts.Palette) -> CostSection | None:
-    if m is None:
-        return None
-    rows = tuple(
-        CostRow(
-            trusted(anchor(row_id("cost", r.case))),
-            md(r.pair),
-            r.k,
-            fmt(r.prediction.acceptance, 4),
-            md(f"{r.prediction.tokens_per_round:.2f} · {r.prediction.draft_calls_per_round:.2f}"),
-            fmt(r.prediction.cost_ratio, 2),
-            md(f"{r.prediction.batch_ratio:.2f}" + ("*" if r.batched_fitted else "")),
-            fmt(r.prediction.leviathan, 2),
-            fmt(r.prediction.measured_cost, 2),
-            stacked(r.observed, 2, "×"),
-            stacked(r.efficiency, 2),
-            trusted(anchor(row_id("spent", r.case))),
-            stacked(r.inside, 2, "×"),
-            fmt(r.in_loop, 2),
-            fmt(r.harness, 2),
-        )
-        for r in m.pairs
-    )
-    ks = tuple(sorted({r.k for r in m.pairs}))
-    batch = tuple(
-        BatchRow(
-            trusted(anchor(row_id("batch", t.tier))),
-            md(t.tier),
-            fmt(t.cache_tokens, 1),
-            stacked(t.call_us[0], 1),
-            _us(t.line.fixed_s if t.line else None),
-            _us(t.line.per_token_s if t.line else None, 2),
-            tuple(stacked(t.ratio(k + 1), 2, "×") for k in ks),
-        )
-        for t in m.tiers
-    )
-    layouts = tuple(
-        LayoutRow(
-            trusted(anchor(row_id("layout", f.name))),
-            md(f.name),
-            md(f"merged costs {f.ratio.value:.2f}× split per token [{f.ratio.lo:.2f}, {f.ratio.hi:.2f}]"),
-            stacked(f.merged_ms_per_token, 3),
-            stacked(f.split_ms_per_token, 3),
-            fmt(f.call_ratio, 2),
-            md("yes" if f.same_outputs else "no: outputs differ"),
-        )
-        for f in m.layouts
-    )
-    figures = (
-        (
-            chart(
-                "wallclock-batch-cost",
-                "verifier call cost against tokens per call",
-                charts.batch_cost(m.tiers, palette),
-            ),
-        )
-        if m.tiers
-        else ()
-    )
-    headers = tuple(md(f"{k + 1} tokens × single (k = {k})") for k in ks)
-    fitted = any(r.batched_fitted for r in m.pairs)
-    return CostSection(rows, batch, headers, figures, m.rows, m.repeats, layouts, fitted, _split(m))
-
-
-def _split(m: CostModel) -> Md:
-    """The answer above the table: how far measure's loop and the machine each fall short, over every pair and k."""
-    harness = [r.harness for r in m.pairs if r.harness is not None]
-    in_loop = [r.in_loop for r in m.pairs if r.in_loop is not None]
-    if not harness or not in_loop:
-        return md("")
-    return md(
-        f"Here measure's own loop keeps {min(harness):.2f}–{max(harness):.2f} of the speedup the calls made inside "
-        f"onnxruntime (harness); the calls themselves delivered {min(in_loop):.2f}–{max(in_loop):.2f} of what they "
-        "predict when timed alone (calls in the loop ÷ alone)."
-    )
-
-
-@dataclass(frozen=True)
-class Wallclock:
+class WallclockPage:
     run: RunRef | None
     anchor: Md
     tiers: tuple[TierRow, ...]
-    pairs: tuple[PairRow, ...]
+    pairs: tuple[PairTimingRow, ...]
     tier_charts: tuple[Chart, ...]
     pair_charts: tuple[Chart, ...]
     repeats: int
     warmup: int
-    profile: Profile | None = None
+    profile: ProfileSection | None = None
     cost: CostSection | None = None
     """The measured cost model and layout findings; None for records without them."""
     timed: Md | None = None
@@ -323,7 +175,7 @@ class Wallclock:
     """How those runs' builds differ."""
 
 
-def _timed(wc: WallclockModel) -> str:
+def _timed(wc: Wallclock) -> str:
     if wc.timed != "ids":
         return "Rows are timed from the source text in, tokenizing included (a record from before it was timed apart)."
     us = [u for c in wc.cases.values() if (u := c.tokenize_us_per_row) is not None]
@@ -337,14 +189,8 @@ def _timed(wc: WallclockModel) -> str:
     )
 
 
-def wallclock_page(
-    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
-) -> Wallclock:
-    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
-    own = (state.source("wallclock") if state else None) or (a.record if a else None)
-    if a is None or own is None or not a.tiers or a.record.wallclock is None:
-        return Wallclock(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
-    rows = tuple(
+def _tier_rows(a: Analysis) -> tuple[TierRow, ...]:
+    return tuple(
         TierRow(
             anchor(row_id("tier", t.tier)),
             md(t.tier),
@@ -360,11 +206,15 @@ def wallclock_page(
         )
         for t in a.tiers
     )
-    first = {}
+
+
+def _pair_rows(a: Analysis) -> tuple[PairTimingRow, ...]:
+    """One row per pair and k; the pair's first k also carries the pair's anchor."""
+    first: dict[str, str] = {}
     for p in a.pairs:
         first.setdefault(p.pair, p.case)
-    pairs = tuple(
-        PairRow(
+    return tuple(
+        PairTimingRow(
             trusted(
                 anchor(row_id("case", p.case)) + (anchor(row_id("pair", p.pair)) if first[p.pair] == p.case else "")
             ),
@@ -380,6 +230,10 @@ def wallclock_page(
         )
         for p in a.pairs
     )
+
+
+def _charts(a: Analysis, palette: charts.Palette) -> tuple[tuple[Chart, ...], tuple[Chart, ...]]:
+    """The tier charts and the pair charts (none without speculative pairs)."""
     tier_charts = (
         chart("wallclock-ms-per-token", "ms per token by tier (median, 95% CI)", charts.ms_per_token(a.tiers, palette)),
         chart(
@@ -392,9 +246,21 @@ def wallclock_page(
             chart("wallclock-speculative", "predicted vs observed speedup across k", charts.speedup(a.pairs, palette)),
             chart("wallclock-acceptance", "acceptance by draft position", charts.by_position(a.pairs, palette)),
         )
+    return tier_charts, pair_charts
+
+
+def wallclock_page(
+    a: Analysis | None, links: RunLinks, palette: charts.Palette, state: Current | None = None
+) -> WallclockPage:
+    """``state``: the machine's current state ``a`` analyses (None: ``a`` is one record's analysis)."""
+    own = (state.source("wallclock") if state else None) or (a.record if a else None)
+    if a is None or own is None or not a.tiers or a.record.wallclock is None:
+        return WallclockPage(None if own is None else links.ref(own), slug("wallclock"), (), (), (), (), 0, 0)
+    rows, pairs = _tier_rows(a), _pair_rows(a)
+    tier_charts, pair_charts = _charts(a, palette)
     wc = a.record.wallclock
     several = state is not None and not state.one_run
-    return Wallclock(
+    return WallclockPage(
         links.ref(own),
         slug(f"wallclock-{own.date}"),
         rows,
@@ -404,7 +270,7 @@ def wallclock_page(
         wc.repeats_done,
         wc.warmup,
         _profile(a),
-        _cost_section(a.cost_model, palette),
+        cost_section(a.cost_model, palette),
         md(_timed(wc)),
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
