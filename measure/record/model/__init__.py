@@ -28,17 +28,17 @@ from measure.record.model.framing import (
 )
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.read import from_document
-from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
+from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, TierEntry
 from measure.record.model.wallclock import (
-    CallCosts,
+    CallTimings,
     Case,
     LayoutPair,
     LayoutVariant,
     Profile,
     ThreadSweep,
     TierCalls,
-    TierCost,
     Wallclock,
+    WorkerSamples,
 )
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
     "PARTS",
     "Acceptance",
     "Block",
-    "CallCosts",
+    "CallTimings",
     "Case",
     "Config",
     "Counts",
@@ -71,9 +71,9 @@ __all__ = [
     "Quality",
     "Record",
     "ThreadSweep",
-    "Tier",
     "TierCalls",
-    "TierCost",
+    "TierEntry",
     "Wallclock",
+    "WorkerSamples",
     "from_document",
 ]

@@ -33,19 +33,19 @@ from measure.record.model.run import (
     Machine,
     Pairing,
     Record,
-    Tier,
+    TierEntry,
     WallclockSettings,
 )
 from measure.record.model.wallclock import (
-    CallCosts,
+    CallTimings,
     Case,
     LayoutPair,
     LayoutVariant,
     Profile,
     ThreadSweep,
     TierCalls,
-    TierCost,
     Wallclock,
+    WorkerSamples,
 )
 
 
@@ -122,7 +122,7 @@ def _profile(p: dict[str, Any] | None) -> Profile | None:
         baseline_imports=baseline.get("imports", ""),
         baseline_peak_rss_bytes=_vector(baseline.get("peak_rss_bytes")),
         tiers={
-            name: TierCost(_vector(t["load_cold_s"]), _vector(t["load_warm_s"]), _vector(t["peak_rss_bytes"]))
+            name: WorkerSamples(_vector(t["load_cold_s"]), _vector(t["load_warm_s"]), _vector(t["peak_rss_bytes"]))
             for name, t in (p.get("tiers") or {}).items()
         },
         thread_counts=_ints(sweep["counts"]) if sweep else (),
@@ -146,10 +146,10 @@ def _cube(values: list[list[list[float]]], widths: int, rows: int) -> np.ndarray
     return a
 
 
-def _call_costs(c: dict[str, Any] | None) -> CallCosts | None:
+def _call_costs(c: dict[str, Any] | None) -> CallTimings | None:
     if not c:
         return None
-    return CallCosts(
+    return CallTimings(
         rows=int(c["rows"]),
         repeats=int(c["repeats"]),
         fresh_sessions=c.get("fresh_sessions"),
@@ -334,9 +334,9 @@ def _environment(env: dict[str, Any]) -> Environment:
     )
 
 
-def _tier(name: str, t: dict[str, Any]) -> Tier:
+def _tier(name: str, t: dict[str, Any]) -> TierEntry:
     fp = t["fingerprint"]
-    return Tier(
+    return TierEntry(
         name=name,
         role=t["role"],
         path=t.get("path", ""),
