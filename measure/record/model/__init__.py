@@ -3,7 +3,8 @@
 A record is read once (:func:`measure.record.io.load`: migrate, validate), then
 turned into these frozen dataclasses; analysis, verdicts, calibration,
 comparison, ``show`` and the site read attributes, never raw dict keys.
-Writing stays at the storage edge (:mod:`measure.record.io`), on plain dicts.
+A run's parts are built by :mod:`~measure.record.model.write` (each key spelled beside its reader)
+and saved as plain dicts at the storage edge (:mod:`measure.record.io`).
 
 Per-row samples become read-only numpy arrays (repeats x rows) here, so every
 consumer gets the same shapes and none can change a record it was handed.
