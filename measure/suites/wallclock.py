@@ -29,7 +29,7 @@ from typing import Any
 from measure.engine.artifacts import Tier
 from measure.engine.decode import Decoded, greedy_ids
 from measure.engine.speculative import SpeculativeDecoded, SpeculativePair
-from measure.record.model.write import (
+from measure.record.model.write_wallclock import (
     CasePass,
     SpeculativeCounts,
     append_pass,
