@@ -25,7 +25,13 @@ from measure.engine.graphs import Cache
 from measure.engine.options import SessionConfig
 from measure.engine.session import Trace
 from measure.engine.speculative import SpeculativePair
-from measure.record.model.write_wallclock import call_costs_part, layout_pair, layout_variant
+from measure.record.model.write_wallclock import (
+    add_call_repeat,
+    add_layout_repeat,
+    call_costs_part,
+    layout_pair,
+    layout_variant,
+)
 from measure.suites import Loader, Progress, Save, no_progress, ns
 from measure.suites.config import LayoutSpec, WallclockConfig
 
@@ -111,9 +117,7 @@ def run_call_costs(
             tiers = load()[0]
         if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
             _sweep(tiers, points, widths, 0, min(2, len(rows)))
-        for name, samples in _sweep(tiers, points, widths, rep, len(rows)).items():
-            out["tiers"][name]["call_s"].append(samples)
-        out["repeats"] = rep + 1
+        add_call_repeat(out, _sweep(tiers, points, widths, rep, len(rows)), rep + 1)
         progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
         save()
     return out
@@ -155,10 +159,10 @@ def run_layouts(
                     greedy_ids(tier, ids[side][0])
             order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
             results = {side: [greedy_ids(sides[side], i) for i in ids[side]] for side in order}
-            for side, decoded in results.items():  # both at once: a stopped run keeps paired repeats
-                entry[side]["wall_s"].append([ns(d.wall_s) for d in decoded])
-                entry[side]["run_s"].append([ns(d.run_s) for d in decoded])
-            entry["repeats"] = rep + 1
+            samples = {
+                side: ([ns(d.wall_s) for d in found], [ns(d.run_s) for d in found]) for side, found in results.items()
+            }
+            add_layout_repeat(entry, samples, rep + 1)
             progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
             save()
     return out

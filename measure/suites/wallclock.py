@@ -35,8 +35,10 @@ from measure.record.model.write_wallclock import (
     append_pass,
     case_entry,
     greedy_facts,
+    repeat_done,
     speculative_facts,
     wallclock_header,
+    warmed_up,
 )
 from measure.suites import Loader, Progress, Save, no_progress, ns
 from measure.suites.config import WallclockConfig
@@ -183,7 +185,7 @@ def run_wallclock(
                 done += 1
                 progress(f"wallclock warm-up {case.name}", done, total)
         passes += 1
-    out["warmup_passes"] = passes
+    warmed_up(out, passes)
     for rep in range(config.repeats):
         if config.fresh_sessions and rep:
             cases = cases_for(*load(), config.k)
@@ -194,7 +196,7 @@ def run_wallclock(
             done += 1
             progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
             save()
-        out["repeats_done"] = rep + 1
+        repeat_done(out, rep + 1)
     save()
     return out
 
@@ -241,7 +243,7 @@ def run_wallclock_paired(
     total = len(names) * (config.warmup + config.repeats)
     passes, done = _paired_warmup(sides, names, texts, config, progress, total)
     for side in SIDES:
-        outs[side]["warmup_passes"] = passes
+        warmed_up(outs[side], passes)
     for rep in range(config.repeats):
         if config.fresh_sessions and rep:
             sides = _fresh_sides(loads, texts, config, rep)
@@ -255,7 +257,7 @@ def run_wallclock_paired(
             for side in SIDES:
                 saves[side]()
         for side in SIDES:
-            outs[side]["repeats_done"] = rep + 1
+            repeat_done(outs[side], rep + 1)
     for side in SIDES:
         saves[side]()
 

@@ -31,6 +31,16 @@ def wallclock_header(warmup: int, warmup_s: float, repeats: int, timed: str, fre
     }
 
 
+def warmed_up(part: Part, passes: int) -> None:
+    """The untimed passes the warm-up took (at least ``warmup``, and ``warmup_s`` seconds)."""
+    part["warmup_passes"] = passes
+
+
+def repeat_done(part: Part, repeats: int) -> None:
+    """Every case has this many timed repeats: saved so, an interrupted run says how far it got."""
+    part["repeats_done"] = repeats
+
+
 def greedy_facts(tier: str) -> Part:
     """What a greedy case measures (the case's key is the tier's name)."""
     return {"kind": GREEDY, "tier": tier}
@@ -166,6 +176,13 @@ def call_costs_part(rows: int, fresh_sessions: bool, tiers: dict[str, tuple[list
     }
 
 
+def add_call_repeat(costs: Part, samples: dict[str, list[list[float]]], repeats: int) -> None:
+    """One repeat's seconds per tier (per width, per row), and the repeats now done."""
+    for name, found in samples.items():
+        costs["tiers"][name]["call_s"].append(found)
+    costs["repeats"] = repeats
+
+
 def layout_variant(path: str, layout: str, tokens: list[int], calls: list[int]) -> Part:
     """One layout's side of a comparison as it starts: its per-row counts, no timed repeat yet."""
     return {"path": path, "layout": layout, "tokens": tokens, "calls": calls, "wall_s": [], "run_s": []}
@@ -173,3 +190,11 @@ def layout_variant(path: str, layout: str, tokens: list[int], calls: list[int]) 
 
 def layout_pair(same_outputs: bool, merged: Part, split: Part) -> Part:
     return {"same_outputs": same_outputs, "repeats": 0, "merged": merged, "split": split}
+
+
+def add_layout_repeat(pair: Part, samples: dict[str, tuple[list[float], list[float]]], repeats: int) -> None:
+    """One repeat of both layouts at once, ``(wall_s, run_s)`` per side, so a stopped run keeps paired repeats."""
+    for side, (wall_s, run_s) in samples.items():
+        pair[side]["wall_s"].append(wall_s)
+        pair[side]["run_s"].append(run_s)
+    pair["repeats"] = repeats
