@@ -9,6 +9,16 @@ import pytest
 
 from measure.record.io import load, load_record
 from measure.record.model import Record
+from measure.record.model.read_wallclock import wallclock
+from measure.record.model.write_wallclock import (
+    CasePass,
+    SpeculativeCounts,
+    append_pass,
+    case_entry,
+    greedy_facts,
+    speculative_facts,
+    wallclock_header,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -99,3 +109,44 @@ def test_rows_same_counts_rows_no_block_changes():
         steps = list(zip(*(b.first_divergent_step for b in t.blocks), strict=True))
         assert t.rows_same == sum(all(s is None for s in row) for row in steps)
         assert t.rows == len(steps)
+
+
+def _pass(tokens: list[int], speculative: bool) -> CasePass:
+    seconds = [0.01 * (i + 1) for i in range(len(tokens))]
+    spec = seconds if speculative else None
+    return CasePass(
+        tokens=tokens,
+        calls=[t + 1 for t in tokens],
+        wall_s=seconds,
+        run_s=seconds,
+        cpu_s=seconds,
+        tokenize_s=seconds,
+        drafter_run_s=spec,
+        verifier_run_s=spec,
+        first_token_s=None if speculative else seconds,
+    )
+
+
+def test_a_case_written_through_the_model_has_the_records_key_order_and_reads_back():
+    """The writers spell the keys the reader takes apart, in the order records have always had them."""
+    counts = SpeculativeCounts([4, 4], [3, 2], [2, 2], [1, 0], [4, 4], [2, 2], [2, 2], [2, 1])
+    greedy = case_entry(greedy_facts("base-int8"), _pass([5, 6], False), None)
+    spec = case_entry(speculative_facts("a->b", "a", "b", 2), _pass([5, 6], True), counts)
+    for entry, kind in ((greedy, False), (spec, True)):
+        append_pass(entry, _pass([5, 6], kind))
+        append_pass(entry, _pass([5, 7], kind))
+    samples = ["wall_s", "run_s", "cpu_s", "tokenize_s"]
+    assert list(greedy) == ["kind", "tier", "tokens", "calls", "outputs_stable", *samples, "first_token_s"]
+    assert list(spec) == [
+        *("kind", "pair", "drafter", "verifier", "k", "tokens", "calls", "outputs_stable", "proposed", "accepted"),
+        *("rounds", "bonus", "drafter_calls", "verifier_calls", "proposed_by_position", "accepted_by_position"),
+        *samples,
+        *("drafter_run_s", "verifier_run_s"),
+    ]
+    assert greedy["outputs_stable"] is False and greedy["tokens"] == [5, 6]
+    part = wallclock_header(1, 0.0, 2, "ids", True) | {"repeats_done": 2}
+    part["cases"] = {"base-int8": greedy, "a->b@k2": spec}
+    read = wallclock(part)
+    assert read is not None and read.timed == "ids"
+    assert read.cases["base-int8"].wall_s.shape == (2, 2) and read.cases["base-int8"].first_token_s is not None
+    assert read.cases["a->b@k2"].accepted_by_position == (2, 1) and read.cases["a->b@k2"].drafter_run_s is not None

@@ -114,3 +114,19 @@ def test_raw_samples_are_checked_too():
     short["wallclock"]["cases"]["base-fp32"]["run_s"][1].pop()
     with pytest.raises(MeasureError, match=r"wallclock/cases/base-fp32/run_s: expected one list of 8 seconds"):
         validate(short, "r.json")
+
+
+def test_the_record_package_keeps_its_modules_and_functions_small():
+    """No module over 400 lines and no function over 60 in measure/record: a reader takes in one at a sitting."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "measure" / "record"
+    long = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 400:
+            long.append(f"{path.name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
+                long.append(f"{path.name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert long == []

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
+from measure.record.checks import check
 from measure.record.model import Record, from_document
 from measure.writing import json_text, reason, write_json, write_text
 
@@ -119,7 +120,8 @@ def _fast_validator(version: int) -> Any:
 
 
 def validate(doc: dict[str, Any], source: str) -> None:
-    """Schema check; the error names the file and the JSON path of the first problem.
+    """Schema check, then the relations it cannot say (:mod:`measure.record.checks`); the error names the
+    file and the JSON path of the first problem.
 
     jsonschema-rs answers valid/invalid in well under a millisecond; only an
     invalid record pays for the Python jsonschema walk that explains why.
@@ -141,137 +143,7 @@ def validate(doc: dict[str, Any], source: str) -> None:
             message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
             raise MeasureError(f"{source}: field {where}: {message}")
         raise MeasureError(f"{source}: does not match record schema v{version}")
-    _check_samples(doc, source)
-
-
-def _check_tier_names(doc: dict[str, Any], source: str) -> None:
-    """One name per tier throughout: every tier a config, case, leg or pair names is a key of ``tiers``."""
-    tiers = doc["tiers"]
-    known = ", ".join(tiers)
-
-    def need(name: Any, where: str) -> None:
-        if name not in tiers:
-            raise MeasureError(f"{source}: field {where}: tier {name!r} is not in tiers; expected one of {known}")
-
-    config = doc["config"]
-    named = [t["name"] for t in config["tiers"]]
-    if sorted(named) != sorted(tiers):
-        raise MeasureError(
-            f"{source}: field config/tiers: names {', '.join(named)} differ from the recorded tiers {known}"
-        )
-    plain = [name for name, t in tiers.items() if t["role"] == "plain"]
-    if len(plain) != 1:
-        raise MeasureError(f"{source}: field tiers: expected exactly one tier with role 'plain', got {len(plain)}")
-    for i, pair in enumerate(config["pairs"]):
-        for key in ("drafter", "verifier"):
-            need(pair[key], f"config/pairs/{i}/{key}")
-    for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
-        for key in ("tier", "drafter", "verifier"):
-            if key in case:
-                need(case[key], f"wallclock/cases/{name}/{key}")
-        if case["kind"] == "speculative" and case["pair"] != f"{case['drafter']}->{case['verifier']}":
-            raise MeasureError(f"{source}: field wallclock/cases/{name}/pair: expected drafter->verifier")
-        key = case["tier"] if case["kind"] == "greedy" else f"{case['pair']}@k{case['k']}"
-        if name != key:
-            raise MeasureError(f"{source}: field wallclock/cases/{name}: a {case['kind']} case is keyed {key!r}")
-    for name in ((doc.get("wallclock") or {}).get("call_costs") or {}).get("tiers") or {}:
-        need(name, f"wallclock/call_costs/tiers/{name}")
-    framing = doc.get("framing") or {}
-    for i, leg in enumerate(framing.get("legs") or []):
-        for j, tier in enumerate(leg["tiers"]):
-            need(tier["tier"], f"framing/legs/{i}/tiers/{j}/tier")
-    for i, acc in enumerate(framing.get("acceptance") or []):
-        for key in ("drafter", "verifier"):
-            need(acc[key], f"framing/acceptance/{i}/{key}")
-    for name in (doc.get("instructions") or {}).get("tiers") or {}:
-        need(name, f"instructions/tiers/{name}")
-
-
-def _check_samples(doc: dict[str, Any], source: str) -> None:
-    """What a JSON Schema cannot say: every per-row array of a case has one entry per golden row."""
-    _check_tier_names(doc, source)
-    for suite in doc["suites"]:
-        if doc["complete"] and doc.get(suite) is None:
-            raise MeasureError(f"{source}: field {suite}: a complete record has every suite it lists; got null")
-    wallclock = doc.get("wallclock") or {}
-    if wallclock and doc["complete"] and wallclock["repeats_done"] != wallclock["repeats"]:
-        raise MeasureError(
-            f"{source}: field wallclock/repeats_done: a complete record has every repeat "
-            f"({wallclock['repeats']}), got {wallclock['repeats_done']}"
-        )
-    rows = doc["golden"]["rows"]
-    counted = doc.get("instructions")
-    if counted and counted["rows"] > rows:
-        raise MeasureError(f"{source}: field instructions/rows: expected at most the golden rows ({rows})")
-    for name, tier in ((counted or {}).get("tiers") or {}).items():
-        if doc["complete"] and len(tier["instructions"]) != counted["runs"]:
-            raise MeasureError(
-                f"{source}: field instructions/tiers/{name}/instructions: a complete record has "
-                f"{counted['runs']} runs, got {len(tier['instructions'])}"
-            )
-    for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
-        for j, tier in enumerate(leg["tiers"]):
-            where = f"framing/legs/{i}/tiers/{j}"
-            for key in ("outputs", "output_ids"):
-                if key in tier and len(tier[key]) != rows:
-                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
-            for b, block in enumerate(tier.get("blocks") or []):
-                if len(block["first_divergent_step"]) != rows:
-                    raise MeasureError(
-                        f"{source}: field {where}/blocks/{b}/first_divergent_step: expected one per golden row ({rows})"
-                    )
-            quality = tier.get("quality") or {}
-            if "cer" in quality and len(quality["cer"]) != rows:
-                raise MeasureError(f"{source}: field {where}/quality/cer: expected one per golden row ({rows})")
-    _check_call_costs(wallclock, rows, source)
-    for name, case in (wallclock.get("cases") or {}).items():
-        if len(case["tokens"]) != rows:
-            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: expected one per golden row ({rows})")
-        if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"]:
-            raise MeasureError(
-                f"{source}: field wallclock/cases/{name}/wall_s: a complete record has "
-                f"{wallclock['repeats']} repeats, got {len(case['wall_s'])}"
-            )
-        if case["wall_s"] and not sum(case["tokens"]):
-            raise MeasureError(f"{source}: field wallclock/cases/{name}/tokens: timed, but no token was decoded")
-        rows = len(case["tokens"])
-        for key in ("wall_s", "run_s", "drafter_run_s", "verifier_run_s"):
-            if any(len(rep) != rows for rep in case.get(key, [])):
-                raise MeasureError(
-                    f"{source}: field wallclock/cases/{name}/{key}: expected one list of {rows} seconds per repeat"
-                )
-        for key in ("proposed_by_position", "accepted_by_position"):
-            if key in case and len(case[key]) != case["k"]:
-                raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {case['k']} counts (k)")
-        for key in ("calls", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls"):
-            if key in case and len(case[key]) != rows:
-                raise MeasureError(f"{source}: field wallclock/cases/{name}/{key}: expected {rows} counts")
-
-
-def _check_call_costs(wallclock: dict[str, Any], rows: int, source: str) -> None:
-    """The cost model's samples: one column per timed width, one entry per golden row, tiers that exist."""
-    costs = wallclock.get("call_costs") or {}
-    for name, t in (costs.get("tiers") or {}).items():
-        where = f"wallclock/call_costs/tiers/{name}"
-        if len(set(t["n"])) != len(t["n"]):
-            raise MeasureError(f"{source}: field {where}/n: expected each width once, got {t['n']}")
-        if len(t["cache_tokens"]) != costs["rows"]:
-            raise MeasureError(f"{source}: field {where}/cache_tokens: expected one per timed row ({costs['rows']})")
-        if any(len(rep) != len(t["n"]) or any(len(w) != costs["rows"] for w in rep) for rep in t["call_s"]):
-            raise MeasureError(
-                f"{source}: field {where}/call_s: expected per repeat one list per width n of {costs['rows']} seconds"
-            )
-    for name, pair in (wallclock.get("layouts") or {}).items():
-        for side in ("merged", "split"):
-            v, where = pair[side], f"wallclock/layouts/{name}/{side}"
-            for key in ("tokens", "calls"):
-                if len(v[key]) != rows:
-                    raise MeasureError(f"{source}: field {where}/{key}: expected one per golden row ({rows})")
-            for key in ("wall_s", "run_s"):
-                if any(len(rep) != rows for rep in v[key]):
-                    raise MeasureError(f"{source}: field {where}/{key}: expected one list of {rows} seconds per repeat")
-        if len(pair["merged"]["wall_s"]) != len(pair["split"]["wall_s"]):
-            raise MeasureError(f"{source}: field wallclock/layouts/{name}: expected as many repeats of each layout")
+    check(doc, source)
 
 
 def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] | None = None) -> dict[str, Any]:

@@ -52,16 +52,8 @@ def merge(sources: list[Path], into: Path) -> MergeReport:
     their file names.
     """
     report = MergeReport()
-    if into.exists() and not into.is_dir():
-        raise MeasureError(f"{into}: --into is not a folder; expected a results tree (or a new folder)")
-    for src in sources:
-        if not src.exists():
-            raise MeasureError(f"{src}: no such file or folder to merge")
-    files = sorted({p for src in sources for p in ([src] if src.is_file() else src.rglob("*.json"))})
     seen: set[str] = set()
-    for path in files:
-        if path.name == "calibration.json" or ".conflict-" in path.name:
-            continue
+    for path in _files(sources, into):
         try:
             doc = load_record(path)
         except MeasureError as exc:
@@ -72,28 +64,41 @@ def merge(sources: list[Path], into: Path) -> MergeReport:
             report.duplicates.append(path)
             continue
         seen.add(digest)
-        target = into / doc["machine_id"] / f"{doc['run_id']}.json"
-        if target.resolve() == path.resolve():
-            continue
-        if not target.exists() and not target.is_symlink():
-            _copy(path, target, into)
-            report.added.append(target)
-            continue
-        try:
-            same = not target.is_symlink() and _hash_of_file(target) == digest
-        except MeasureError as exc:
-            report.invalid.append(f"{exc} (already in the tree; left as it is)")
-            same = False
-        if same:
-            report.duplicates.append(path)
-            continue
-        kept = target.with_name(f"{doc['run_id']}.conflict-{digest[:12]}.json")
-        if kept.exists():
-            report.duplicates.append(path)
-        else:
-            _copy(path, kept, into)
-            report.conflicts.append((path, kept))
+        _place(path, doc, digest, into, report)
     return report
+
+
+def _files(sources: list[Path], into: Path) -> list[Path]:
+    """The record files under ``sources``, in order: no calibration file, no conflict copy."""
+    if into.exists() and not into.is_dir():
+        raise MeasureError(f"{into}: --into is not a folder; expected a results tree (or a new folder)")
+    for src in sources:
+        if not src.exists():
+            raise MeasureError(f"{src}: no such file or folder to merge")
+    files = sorted({p for src in sources for p in ([src] if src.is_file() else src.rglob("*.json"))})
+    return [p for p in files if p.name != "calibration.json" and ".conflict-" not in p.name]
+
+
+def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport) -> None:
+    """File one new record at ``<machine-id>/<run-id>.json``, or beside a different one there as a conflict."""
+    target = into / doc["machine_id"] / f"{doc['run_id']}.json"
+    if target.resolve() == path.resolve():
+        return
+    if not target.exists() and not target.is_symlink():
+        _copy(path, target, into)
+        report.added.append(target)
+        return
+    try:
+        same = not target.is_symlink() and _hash_of_file(target) == digest
+    except MeasureError as exc:
+        report.invalid.append(f"{exc} (already in the tree; left as it is)")
+        same = False
+    kept = target.with_name(f"{doc['run_id']}.conflict-{digest[:12]}.json")
+    if same or kept.exists():
+        report.duplicates.append(path)
+    else:
+        _copy(path, kept, into)
+        report.conflicts.append((path, kept))
 
 
 def _copy(src: Path, dst: Path, into: Path) -> None:

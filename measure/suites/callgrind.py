@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
+from measure.record.model.write import instructions_part, instructions_tier_part
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows
@@ -183,21 +184,21 @@ def run_instructions(
 ) -> None:
     cfg = config.instructions
     rows = min(cfg.rows, len(golden))
-    out.update({"tool": "callgrind", "valgrind": valgrind_version(binary), "rows": rows, "runs": cfg.runs, "tiers": {}})
+    out.update(instructions_part(valgrind_version(binary), rows, cfg.runs))
     session = config.session.to_dict()
     total, done = cfg.runs * len(config.tiers), 0
     for spec in config.tiers:
-        entry: dict[str, Any] = {}
+        entry: dict[str, Any] | None = None
         for _ in range(cfg.runs):
             found = count(spec.path, golden.path, rows, binary, session)
-            if entry and found.tokens != entry["tokens"]:
+            if entry is None:
+                entry = out["tiers"][spec.name] = instructions_tier_part(found.tokens)
+            elif found.tokens != entry["tokens"]:
                 raise MeasureError(
                     f"{spec.path}: under callgrind the greedy decodes gave {found.tokens} tokens, "
                     f"{entry['tokens']} before: the decode is not deterministic, so its counts are not comparable"
                 )
-            entry.setdefault("tokens", found.tokens)
-            entry.setdefault("instructions", []).append(found.instructions)
-            out["tiers"][spec.name] = entry
+            entry["instructions"].append(found.instructions)
             save()
             done += 1
             progress(f"instructions {spec.name}", done, total)

@@ -25,6 +25,13 @@ from measure.engine.kvcache import KVCache
 from measure.engine.options import SessionConfig
 from measure.engine.session import Trace
 from measure.engine.speculative import SpeculativePair
+from measure.record.model.write_wallclock import (
+    add_call_repeat,
+    add_layout_repeat,
+    call_costs_part,
+    layout_pair,
+    layout_variant,
+)
 from measure.suites import Loader, Progress, Save, no_progress, ns
 from measure.suites.config import LayoutSpec, WallclockConfig
 
@@ -103,43 +110,21 @@ def run_call_costs(
     rows = texts[: config.call_cost_rows]
     most = max((max(n) for n in widths.values()), default=1)
     points = {name: [_point(tiers[name], text, most) for text in rows] for name in widths}
-    out.update(
-        {
-            "rows": len(rows),
-            "repeats": 0,
-            "fresh_sessions": config.fresh_sessions,
-            "tiers": {
-                name: {
-                    "n": n,
-                    "cache_tokens": [p.cache.length for p in points[name]],
-                    "call_s": [],
-                }
-                for name, n in widths.items()
-            },
-        }
-    )
+    cache_tokens = {name: [p.cache.length for p in points[name]] for name in widths}
+    out.update(call_costs_part(len(rows), config.fresh_sessions, {n: (w, cache_tokens[n]) for n, w in widths.items()}))
     for rep in range(config.repeats):
         if rep and config.fresh_sessions:
             tiers = load()[0]
         if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
             _sweep(tiers, points, widths, 0, min(2, len(rows)))
-        for name, samples in _sweep(tiers, points, widths, rep, len(rows)).items():
-            out["tiers"][name]["call_s"].append(samples)
-        out["repeats"] = rep + 1
+        add_call_repeat(out, _sweep(tiers, points, widths, rep, len(rows)), rep + 1)
         progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
         save()
     return out
 
 
 def _variant(path: str, tier: Tier, results: list[Decoded]) -> dict[str, Any]:
-    return {
-        "path": path,
-        "layout": tier.layout,
-        "tokens": [len(d.tokens) for d in results],
-        "calls": [d.calls for d in results],
-        "wall_s": [],
-        "run_s": [],
-    }
+    return layout_variant(path, tier.layout, [len(d.tokens) for d in results], [d.calls for d in results])
 
 
 def run_layouts(
@@ -164,11 +149,9 @@ def run_layouts(
         # tokenized once per side, untimed: the timed region is ids in -> ids out
         ids = {side: [tier.source_ids(t) for t in texts] for side, tier in sides.items()}
         first = {side: [greedy_ids(tier, i) for i in ids[side]] for side, tier in sides.items()}  # warm-up, untimed
-        entry = out[spec.name] = {
-            "same_outputs": [d.tokens for d in first["merged"]] == [d.tokens for d in first["split"]],
-            "repeats": 0,
-            **{side: _variant(str(getattr(spec, side)), sides[side], first[side]) for side in sides},
-        }
+        variants = {side: _variant(str(getattr(spec, side)), sides[side], first[side]) for side in sides}
+        same = [d.tokens for d in first["merged"]] == [d.tokens for d in first["split"]]
+        entry = out[spec.name] = layout_pair(same, variants["merged"], variants["split"])
         for rep in range(config.repeats):
             if rep and config.fresh_sessions:
                 sides = loaded(spec)
@@ -176,10 +159,10 @@ def run_layouts(
                     greedy_ids(tier, ids[side][0])
             order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
             results = {side: [greedy_ids(sides[side], i) for i in ids[side]] for side in order}
-            for side, decoded in results.items():  # both at once: a stopped run keeps paired repeats
-                entry[side]["wall_s"].append([ns(d.wall_s) for d in decoded])
-                entry[side]["run_s"].append([ns(d.run_s) for d in decoded])
-            entry["repeats"] = rep + 1
+            samples = {
+                side: ([ns(d.wall_s) for d in found], [ns(d.run_s) for d in found]) for side, found in results.items()
+            }
+            add_layout_repeat(entry, samples, rep + 1)
             progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
             save()
     return out

@@ -23,6 +23,23 @@ from measure.engine.artifacts import Tier
 from measure.engine.decode import feed_prefix, greedy
 from measure.engine.kvcache import KVCache
 from measure.engine.speculative import SpeculativePair
+from measure.record.model.write_framing import (
+    MEASURED,
+    acceptance_part,
+    block_facts,
+    differing,
+    divergence,
+    framing_part,
+    layer_facts,
+    leg_tier,
+    leg_tier_measured,
+    miss,
+    python_leg,
+    python_tier,
+    quality_part,
+    runtime_leg,
+    stopped,
+)
 from measure.suites import Progress, Save, no_progress, node_leg, web_leg
 from measure.suites.config import FramingConfig
 from measure.suites.golden import GoldenRows, char_error_rate
@@ -58,27 +75,21 @@ class _Diff:
         self.first_divergent.append(None if same.all() else int(np.argmin(same)))
 
     def facts(self, block: int | str) -> dict[str, Any]:
+        n = self.count
         layers = [
-            {
-                "layer": i,
-                "key_mean_abs_diff": float(self.sum[i, 0] / self.count[i]),
-                "key_max_abs_diff": float(self.max[i, 0]),
-                "value_mean_abs_diff": float(self.sum[i, 1] / self.count[i]),
-                "value_max_abs_diff": float(self.max[i, 1]),
-                "key_mean_abs": float(self.mag[i, 0] / self.count[i]),
-                "value_mean_abs": float(self.mag[i, 1] / self.count[i]),
-            }
-            for i in range(len(self.count))
+            layer_facts(
+                i,
+                key_mean=float(self.sum[i, 0] / n[i]),
+                key_max=float(self.max[i, 0]),
+                value_mean=float(self.sum[i, 1] / n[i]),
+                value_max=float(self.max[i, 1]),
+                key_abs=float(self.mag[i, 0] / n[i]),
+                value_abs=float(self.mag[i, 1] / n[i]),
+            )
+            for i in range(len(n))
         ]
-        return {
-            "block": block,
-            "layers": layers,
-            "present_max_abs_diff": float(self.max.max()),
-            "logits_max_abs_diff": self.logits_max,
-            "argmax_agree": self.agree,
-            "argmax_total": self.total,
-            "first_divergent_step": self.first_divergent,
-        }
+        present = float(self.max.max())
+        return block_facts(block, layers, present, self.logits_max, self.agree, self.total, self.first_divergent)
 
 
 def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
@@ -96,20 +107,10 @@ def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[s
             diffs[b].add(single, feed_prefix(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
     cer = [char_error_rate(o, r.output) for o, r in zip(outputs, golden.rows, strict=True)]
-    misses = [
-        {"line": r.line, "input": r.input, "expected": r.output, "output": o}
-        for o, r in zip(outputs, golden.rows, strict=True)
-        if o != r.output
-    ]
-    return {
-        "tier": tier.name,
-        "precision": tier.fingerprint().precision,
-        "status": "measured",
-        "blocks": [diffs[b].facts(b) for b in blocks],
-        "quality": {"rows": len(golden), "exact": exact, "cer_mean": float(np.mean(cer)), "cer": cer, "misses": misses},
-        "outputs": outputs,
-        "output_ids": output_ids,
-    }
+    misses = [miss(r.line, r.input, r.output, o) for o, r in zip(outputs, golden.rows, strict=True) if o != r.output]
+    quality = quality_part(len(golden), exact, float(np.mean(cer)), cer, misses)
+    facts = [diffs[b].facts(b) for b in blocks]
+    return python_tier(tier.name, tier.fingerprint().precision, facts, quality, outputs, output_ids)
 
 
 class NodeLeg:
@@ -122,14 +123,7 @@ class NodeLeg:
         self.node = config.node
         self.blocks = blocks
         self.repeats = config.leg_repeats
-        self.out: dict[str, Any] = {
-            "runtime": self.runtime,
-            "language": self.language,
-            "version": None,
-            "host": None,
-            "status": "measured",
-            "tiers": [],
-        }
+        self.out: dict[str, Any] = runtime_leg(self.runtime, self.language)
         try:
             self._open(config)
         except node_leg.LegSkipped as exc:
@@ -146,18 +140,18 @@ class NodeLeg:
         self.out.update(version=answer.get("version"), host=answer.get("node") and f"Node.js {answer['node']}")
 
     def _skip(self, reason: str) -> None:
-        self.out.update(status="skipped", reason=reason)
+        self.out.update(stopped("skipped", reason))
 
     def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
-        if self.out["status"] != "measured":
+        if self.out["status"] != MEASURED:
             return
         rows = []
         for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
             ids = tier.source_ids(row.input)
             prefix = [tier.special.decoder_start, *out_ids]
             rows.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
-        entry: dict[str, Any] = {"tier": tier.name, "precision": python["precision"]}
+        entry = leg_tier(tier.name, python["precision"])
         try:
             answer = self._run(tier, rows)
         except node_leg.LegUnavailable as exc:
@@ -165,25 +159,21 @@ class NodeLeg:
             return
         except (node_leg.LegSkipped, node_leg.LegFailed) as exc:
             status = "skipped" if isinstance(exc, node_leg.LegSkipped) else "failed"
-            self.out["tiers"].append(entry | {"status": status, "reason": str(exc)})
+            self.out["tiers"].append(entry | stopped(status, str(exc)))
             return
         self._measured(answer)
         ids = answer["output_ids"]
-        entry |= {
-            "status": "measured",
-            "blocks": answer["blocks"],
-            "output_ids": ids,
-            "outputs": [tier.tokenizer.decode(i) for i in ids],
-            "divergence": _divergence(tier, rows, golden, answer.get("divergence", [])),
-        }
+        outputs = [tier.tokenizer.decode(i) for i in ids]
+        found = _divergence(tier, rows, golden, answer.get("divergence", []))
+        entry = leg_tier_measured(entry, answer["blocks"], ids, outputs, found)
         if answer.get("timing"):
             entry["timing"] = answer["timing"]
         self.out["tiers"].append(entry)
 
     def finish(self) -> dict[str, Any]:
         tiers = self.out["tiers"]
-        if self.out["status"] == "measured" and tiers and all(t["status"] == "failed" for t in tiers):
-            self.out.update(status="failed", reason=tiers[0]["reason"])
+        if self.out["status"] == MEASURED and tiers and all(t["status"] == "failed" for t in tiers):
+            self.out.update(stopped("failed", tiers[0]["reason"]))
         return self.out
 
     def close(self) -> None:
@@ -206,7 +196,7 @@ class WebLeg(NodeLeg):
         try:
             self.web = web_leg.WebRuntime(config.browser, node=config.node, threads=self.threads)
         except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
-            self.out.update(status="failed", reason=str(exc))
+            self.out.update(stopped("failed", str(exc)))
             return
         self.out["host"] = self.web.host
 
@@ -237,7 +227,7 @@ def _divergence(
         logits, _ = feed_prefix(tier, row.source_ids, row.prefix[: d["step"] + 1], 1)
         step = logits[d["step"]]
         python_margin = float(step[d["expected"]]) - float(step[d["token"]])
-        out.append(d | {"line": golden.rows[d["row"]].line, "python_margin": python_margin})
+        out.append(divergence(d, golden.rows[d["row"]].line, python_margin))
     return out
 
 
@@ -245,7 +235,7 @@ def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: 
     """Probe (uniform single-step framing) vs runtime (batched verifier) acceptance, and output preservation."""
     probe = [0, 0]
     runtime = [0, 0]
-    differing = []
+    differs: list[dict[str, Any]] = []
     for row in golden.rows:
         p = pair.decode(row.input, k, verify="single")
         r = pair.decode(row.input, k)
@@ -255,18 +245,9 @@ def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: 
         runtime[0] += r.accepted
         runtime[1] += r.proposed
         if r.tokens != plain.tokens:
-            differing.append({"line": row.line, "input": row.input, "speculative": r.text, "greedy": plain.text})
-    return {
-        "drafter": pair.drafter.name,
-        "verifier": pair.verifier.name,
-        "self": is_self,
-        "k": k,
-        "probe": {"accepted": probe[0], "proposed": probe[1]},
-        "runtime": {"accepted": runtime[0], "proposed": runtime[1]},
-        "rows": len(golden),
-        "preserved": len(golden) - len(differing),
-        "differing": differing,
-    }
+            differs.append(differing(row.line, row.input, r.text, plain.text))
+    names = (pair.drafter.name, pair.verifier.name)
+    return acceptance_part(*names, is_self, k, (probe[0], probe[1]), (runtime[0], runtime[1]), len(golden), differs)
 
 
 def run_framing(
@@ -286,9 +267,8 @@ def run_framing(
     the one place it is read.
     """
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
-    python = {"runtime": "onnxruntime", "language": "python", "version": runtime_version, "status": "measured"}
-    python["tiers"] = []
-    out.update({"blocks": blocks, "legs": [python], "acceptance": []})
+    python = python_leg(runtime_version)
+    out.update(framing_part(blocks, python))
     others = [NodeLeg(config, blocks)] if config.node_leg else []
     if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
         threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0

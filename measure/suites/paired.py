@@ -27,15 +27,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from measure.engine.session import AfterRun, Slowdown
+from measure.engine.session import AfterRun
 from measure.errors import MeasureError
 from measure.record.io import RecordWriter
+from measure.record.model.write import pairing_part
 from measure.suites import Progress, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.environment import environment
 from measure.suites.golden import GoldenRows, head, load_golden
 from measure.suites.profile import run_memory_and_load
-from measure.suites.runner import check_rows, finish_failed, fresh_loader, load_tiers, new_document, speculative_pairs
+from measure.suites.runner import (
+    check_rows,
+    failing,
+    fresh_loader,
+    load_tiers,
+    new_document,
+    note_slowdowns,
+    speculative_pairs,
+)
 from measure.suites.wallclock import SIDES, run_wallclock_paired
 
 
@@ -87,12 +96,7 @@ def run_paired(
     check_matching(base, new)
     wallclock = replace(new.wallclock, profile=profile, threads=())
     configs = {"base": replace(base, wallclock=wallclock), "new": replace(new, wallclock=wallclock)}
-    goldens = {side: _golden(configs[side], rows) for side in SIDES}
-    if goldens["base"].sha256 != goldens["new"].sha256:
-        raise MeasureError(
-            f"{base.path}: golden rows differ from NEW config {new.path}'s (sha256); "
-            "a paired job decodes the same rows on both sides"
-        )
+    goldens = _goldens(configs, rows)
     hooks: dict[str, Mapping[str, AfterRun]] = {"base": {}, "new": dict(after_run or {})}
     tiers = {side: load_tiers(configs[side], hooks[side]) for side in SIDES}
     for side in SIDES:
@@ -100,24 +104,10 @@ def run_paired(
     pairs = {side: speculative_pairs(configs[side], tiers[side]) for side in SIDES}
     env = environment(argv=argv)
     docs = {side: new_document(configs[side], ["wallclock"], goldens[side], tiers[side], env) for side in SIDES}
-    slowdowns = {name: hook.factor for name, hook in hooks["new"].items() if isinstance(hook, Slowdown)}
-    if slowdowns:
-        docs["new"]["test_slowdown_factor"] = slowdowns
-    job = str(uuid.uuid4())
-    base_first: dict[str, dict[str, list[bool]]] = {side: {} for side in SIDES}
-    for side, other in zip(SIDES, SIDES[::-1], strict=True):
-        partner = docs[other]["run_id"]
-        if partner == docs[side]["run_id"]:  # one second, the same 24 random bits: vanishingly rare, never kept
-            raise MeasureError(f"{out}: the two sides drew one run id ({partner}); run again")
-        docs[side]["pairing"] = {
-            "id": job,
-            "side": side,
-            "partner_run_id": partner,
-            "order": "alternating",
-            "base_first": base_first[side],
-        }
+    note_slowdowns(docs["new"], hooks["new"])
+    base_first = _pair_up(docs, out)
     writers: dict[str, RecordWriter] = {}
-    try:
+    with failing(writers.values()):
         for side in SIDES:
             writers[side] = RecordWriter(out, docs[side])
             docs[side]["wallclock"] = {}
@@ -130,13 +120,27 @@ def run_paired(
             for side in SIDES:
                 outs[side]["profile"] = {}
                 run_memory_and_load(configs[side], texts, outs[side]["profile"], saves[side], progress)
-    except KeyboardInterrupt:
-        for writer in writers.values():
-            finish_failed(writer, "interrupted")
-        raise
-    except Exception as exc:
-        error = str(exc) if isinstance(exc, MeasureError) else f"{type(exc).__name__}: {exc}"
-        for writer in writers.values():
-            finish_failed(writer, error)
-        raise
     return writers["base"].finish(), writers["new"].finish()
+
+
+def _goldens(configs: dict[str, SuiteConfig], rows: int | None) -> dict[str, GoldenRows]:
+    """Each side's golden rows, which must be the same rows (a paired job decodes them on both sides)."""
+    goldens = {side: _golden(configs[side], rows) for side in SIDES}
+    if goldens["base"].sha256 != goldens["new"].sha256:
+        raise MeasureError(
+            f"{configs['base'].path}: golden rows differ from NEW config {configs['new'].path}'s (sha256); "
+            "a paired job decodes the same rows on both sides"
+        )
+    return goldens
+
+
+def _pair_up(docs: dict[str, dict[str, Any]], out: Path) -> dict[str, dict[str, list[bool]]]:
+    """Give each side's record its ``pairing`` part (the job, the partner); returns its ``base_first``, per side."""
+    job = str(uuid.uuid4())
+    base_first: dict[str, dict[str, list[bool]]] = {side: {} for side in SIDES}
+    for side, other in zip(SIDES, SIDES[::-1], strict=True):
+        partner = docs[other]["run_id"]
+        if partner == docs[side]["run_id"]:  # one second, the same 24 random bits: vanishingly rare, never kept
+            raise MeasureError(f"{out}: the two sides drew one run id ({partner}); run again")
+        docs[side]["pairing"] = pairing_part(job, side, partner, base_first[side])
+    return base_first

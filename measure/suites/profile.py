@@ -24,6 +24,13 @@ import measure
 from measure.engine.artifacts import load_tier
 from measure.engine.decode import greedy
 from measure.errors import MeasureError
+from measure.record.model.write_wallclock import (
+    add_baseline_worker,
+    add_tier_worker,
+    profile_part,
+    thread_sweep_part,
+    thread_sweep_tier,
+)
 from measure.suites import Progress, Save, no_progress, ns
 from measure.suites.config import SuiteConfig
 
@@ -62,29 +69,19 @@ def run_memory_and_load(
     wc = config.wallclock
     rows = texts[: wc.profile_rows]
     out.update(
-        {
-            "workers": wc.profile_workers,
-            "warm_loads": wc.warm_loads,
-            "rows": len(rows),
-            "baseline": {"imports": BASELINE_IMPORTS, "peak_rss_bytes": []},
-            "tiers": {t.name: {"load_cold_s": [], "load_warm_s": [], "peak_rss_bytes": []} for t in config.tiers},
-        }
+        profile_part(wc.profile_workers, wc.warm_loads, len(rows), BASELINE_IMPORTS, [t.name for t in config.tiers])
     )
     session = config.session.to_dict()
     total = wc.profile_workers * (len(config.tiers) + 1)
     done = 0
     for _ in range(wc.profile_workers):
-        answer = _worker({"tier": None})
-        out["memory"] = {k: answer["peak_rss"][k] for k in ("source", "unit_bytes", "platform")}
-        out["baseline"]["peak_rss_bytes"].append(answer["peak_rss"]["bytes"])
+        add_baseline_worker(out, _worker({"tier": None})["peak_rss"])
         done += 1
         progress("profile baseline worker", done, total)
         for spec in config.tiers:
             answer = _worker({"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads})
-            entry = out["tiers"][spec.name]
-            entry["load_cold_s"].append(ns(answer["load_cold_s"]))
-            entry["load_warm_s"].extend(ns(x) for x in answer["load_warm_s"])
-            entry["peak_rss_bytes"].append(answer["peak_rss"]["bytes"])
+            warm = [ns(x) for x in answer["load_warm_s"]]
+            add_tier_worker(out, spec.name, ns(answer["load_cold_s"]), warm, answer["peak_rss"]["bytes"])
             done += 1
             progress(f"profile worker {spec.name}", done, total)
         save()
@@ -101,7 +98,7 @@ def run_thread_sweep(
     """
     wc = config.wallclock
     rows = texts[: wc.profile_rows]
-    out.update({"counts": list(wc.threads), "repeats": wc.repeats, "rows": len(rows), "tiers": {}})
+    out.update(thread_sweep_part(list(wc.threads), wc.repeats, len(rows)))
     total = len(config.tiers) * wc.repeats
     done = 0
     sessions = {n: replace(config.session, intra_op_threads=n) for n in wc.threads}
@@ -120,9 +117,5 @@ def run_thread_sweep(
             done += 1
             progress(f"profile threads {spec.name} repeat {rep + 1}", done, total)
         totals = {n: sorted(sum(r) for r in samples)[len(samples) // 2] for n, samples in runs.items()}
-        out["tiers"][spec.name] = {
-            "tokens": tokens,
-            "runs": [{"intra_op_threads": n, "wall_s": runs[n]} for n in wc.threads],
-            "fastest": min(totals, key=lambda n: totals[n]),
-        }
+        out["tiers"][spec.name] = thread_sweep_tier(tokens, runs, min(totals, key=lambda n: totals[n]))
         save()

@@ -12,7 +12,7 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ from measure.engine.session import AfterRun, Slowdown
 from measure.engine.speculative import SpeculativePair
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
-from measure.suites import Loader, Progress, no_progress
+from measure.record.model.write import document, golden_part, tier_part
+from measure.suites import Loader, Progress, Save, no_progress
 from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
 from measure.suites.config import SUITES, SuiteConfig
@@ -104,29 +105,12 @@ def run(
     pairs = speculative_pairs(config, tiers)
     env = environment(argv=argv)
     doc = new_document(config, suites, golden, tiers, env)
-    slowdowns = {name: hook.factor for name, hook in hooks.items() if isinstance(hook, Slowdown)}
-    if slowdowns:
-        doc["test_slowdown_factor"] = slowdowns
+    note_slowdowns(doc, hooks)
     writer = RecordWriter(results, doc)
-    try:
+    with failing(writer):
         if "wallclock" in suites:
-            doc["wallclock"] = {}
             texts = [r.input for r in golden.rows]
-            load = fresh_loader(config, tiers, pairs, hooks)
-            run_wallclock(load, texts, config.wallclock, doc["wallclock"], writer.save, progress)
-            if config.wallclock.call_costs and config.pairs:
-                costs = doc["wallclock"]["call_costs"] = {}
-                run_call_costs(load, texts, config.wallclock, costs, writer.save, progress)
-            if config.layouts:
-                found = doc["wallclock"]["layouts"] = {}
-                run_layouts(config.layouts, config.session, texts, config.wallclock, found, writer.save, progress)
-            if config.wallclock.profile or config.wallclock.threads:
-                profile = doc["wallclock"]["profile"] = {}
-                if config.wallclock.profile:
-                    run_memory_and_load(config, texts, profile, writer.save, progress)
-                if config.wallclock.threads:
-                    profile["threads"] = {}
-                    run_thread_sweep(config, texts, profile["threads"], writer.save, progress)
+            _wallclock_part(config, doc, texts, fresh_loader(config, tiers, pairs, hooks), writer.save, progress)
         if "framing" in suites:
             doc["framing"] = {}
             selves = _self_pairs(config, tiers)
@@ -135,16 +119,62 @@ def run(
         if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
             doc["instructions"] = {}
             run_instructions(config, golden, valgrind, doc["instructions"], writer.save, progress)
-    except KeyboardInterrupt:
-        finish_failed(writer, "interrupted")
-        raise
-    except MeasureError as exc:
-        finish_failed(writer, str(exc))
-        raise
-    except Exception as exc:
-        finish_failed(writer, f"{type(exc).__name__}: {exc}")
-        raise
     return writer.finish()
+
+
+def note_slowdowns(doc: dict[str, Any], hooks: Mapping[str, AfterRun]) -> None:
+    """A test's known slowdowns go into the record (``test_slowdown_factor``), so no one reads it as a real run."""
+    slowdowns = {name: hook.factor for name, hook in hooks.items() if isinstance(hook, Slowdown)}
+    if slowdowns:
+        doc["test_slowdown_factor"] = slowdowns
+
+
+def _wallclock_part(
+    config: SuiteConfig, doc: dict[str, Any], texts: list[str], load: Loader, save: Save, progress: Progress
+) -> None:
+    """The wall-clock section: the timed cases, then the call costs, the layouts and the cost profile asked for."""
+    wallclock = doc["wallclock"] = {}
+    run_wallclock(load, texts, config.wallclock, wallclock, save, progress)
+    if config.wallclock.call_costs and config.pairs:
+        costs = wallclock["call_costs"] = {}
+        run_call_costs(load, texts, config.wallclock, costs, save, progress)
+    if config.layouts:
+        found = wallclock["layouts"] = {}
+        run_layouts(config.layouts, config.session, texts, config.wallclock, found, save, progress)
+    if config.wallclock.profile or config.wallclock.threads:
+        profile = wallclock["profile"] = {}
+        if config.wallclock.profile:
+            run_memory_and_load(config, texts, profile, save, progress)
+        if config.wallclock.threads:
+            profile["threads"] = {}
+            run_thread_sweep(config, texts, profile["threads"], save, progress)
+
+
+@contextlib.contextmanager
+def failing(*writers: RecordWriter | Iterable[RecordWriter]) -> Iterator[None]:
+    """On an error or an interrupt, finish every record incomplete, saying why, and re-raise.
+
+    A writer may be given as a collection still being filled (a dict's ``values()``): the ones there when it
+    fails are finished.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            error = "interrupted"
+        elif isinstance(exc, MeasureError):
+            error = str(exc)
+        elif isinstance(exc, Exception):
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            raise
+        for writer in _each(writers):
+            finish_failed(writer, error)
+        raise
+
+
+def _each(writers: tuple[RecordWriter | Iterable[RecordWriter], ...]) -> list[RecordWriter]:
+    return [w for item in writers for w in ([item] if isinstance(item, RecordWriter) else item)]
 
 
 def fresh_loader(
@@ -166,25 +196,20 @@ def new_document(
     config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, Tier], env: dict[str, Any]
 ) -> dict[str, Any]:
     """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "measure", "version": __version__},
-        "run_id": new_run_id(),
-        "machine_id": env["machine_id"],
-        "started_at": now_iso(),
-        "finished_at": None,
-        "complete": False,
-        "suites": list(suites),
-        "environment": env,
-        "config": config.to_dict(),
-        "golden": {"path": str(golden.path), "sha256": golden.sha256, "rows": len(golden)},
-        "tiers": {
-            name: {"role": config.tier(name).role, "path": str(tier.path), "fingerprint": tier.fingerprint().to_dict()}
+    return document(
+        schema_version=SCHEMA_VERSION,
+        tool_version=__version__,
+        run_id=new_run_id(),
+        started_at=now_iso(),
+        suites=suites,
+        environment=env,
+        config=config.to_dict(),
+        golden=golden_part(str(golden.path), golden.sha256, len(golden)),
+        tiers={
+            name: tier_part(config.tier(name).role, str(tier.path), tier.fingerprint().to_dict())
             for name, tier in tiers.items()
         },
-        "wallclock": None,
-        "framing": None,
-    }
+    )
 
 
 def finish_failed(writer: RecordWriter, error: str) -> None:

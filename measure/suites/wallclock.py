@@ -29,6 +29,17 @@ from typing import Any
 from measure.engine.artifacts import Tier
 from measure.engine.decode import Decoded, greedy_ids
 from measure.engine.speculative import SpeculativeDecoded, SpeculativePair
+from measure.record.model.write_wallclock import (
+    CasePass,
+    SpeculativeCounts,
+    append_pass,
+    case_entry,
+    greedy_facts,
+    repeat_done,
+    speculative_facts,
+    wallclock_header,
+    warmed_up,
+)
 from measure.suites import Loader, Progress, Save, no_progress, ns
 from measure.suites.config import WallclockConfig
 
@@ -37,64 +48,53 @@ TIMED = "ids"
 
 
 @dataclass(frozen=True)
-class Case:
+class CaseSpec:
+    """A case to run: what it measures (``facts``, as the record names it) and how to decode one row."""
+
     name: str
     facts: dict[str, Any]
     encode: Callable[[str], list[int]]
     """Source text -> the ids ``decode`` takes (a pair's verifier tokenizes)."""
     decode: Callable[[list[int]], Decoded]
     """The timed region: ids in -> ids out."""
+    k: int | None = None
+    """A speculative case's draft length; None for a greedy one."""
 
     def run(self, text: str) -> Decoded:
         """Untimed use (warm-up, a new session's first row): tokenize and decode."""
         return self.decode(self.encode(text))
 
 
-def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> list[Case]:
+def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> list[CaseSpec]:
     cases = [
-        Case(name, {"kind": "greedy", "tier": name}, tier.source_ids, lambda ids, tier=tier: greedy_ids(tier, ids))
+        CaseSpec(name, greedy_facts(name), tier.source_ids, lambda ids, tier=tier: greedy_ids(tier, ids))
         for name, tier in tiers.items()
     ]
     for pair_name, pair in pairs.items():
         for k in ks:
-            facts = {
-                "kind": "speculative",
-                "pair": pair_name,
-                "drafter": pair.drafter.name,
-                "verifier": pair.verifier.name,
-                "k": k,
-            }
-            cases.append(Case(f"{pair_name}@k{k}", facts, pair.source_ids, partial(pair.decode_ids, k=k)))
+            facts = speculative_facts(pair_name, pair.drafter.name, pair.verifier.name, k)
+            cases.append(CaseSpec(f"{pair_name}@k{k}", facts, pair.source_ids, partial(pair.decode_ids, k=k), k))
     return cases
 
 
-def _first_pass(case: Case, results: list[Decoded]) -> dict[str, Any]:
-    """Per-row facts that do not change between repeats (checked, not assumed)."""
-    facts: dict[str, Any] = {
-        "tokens": [len(d.tokens) for d in results],
-        "calls": [d.calls for d in results],
-        "outputs_stable": True,
-    }
-    if case.facts["kind"] == "speculative":
-        k = case.facts["k"]
-        spec: list[SpeculativeDecoded] = results  # type: ignore[assignment]
-        by_pos_proposed, by_pos_accepted = [0] * k, [0] * k
-        for d in spec:
-            for r in d.rounds:
-                for i in range(r.proposed):
-                    by_pos_proposed[i] += 1
-                    by_pos_accepted[i] += i < r.accepted
-        facts |= {
-            "proposed": [d.proposed for d in spec],
-            "accepted": [d.accepted for d in spec],
-            "rounds": [len(d.rounds) for d in spec],
-            "bonus": [sum(r.bonus for r in d.rounds) for d in spec],
-            "drafter_calls": [d.drafter_calls for d in spec],
-            "verifier_calls": [d.verifier_calls for d in spec],
-            "proposed_by_position": by_pos_proposed,
-            "accepted_by_position": by_pos_accepted,
-        }
-    return facts
+def _speculative_counts(k: int, spec: list[SpeculativeDecoded]) -> SpeculativeCounts:
+    """Per-row facts of a speculative pass that do not change between repeats (checked, not assumed)."""
+    by_pos_proposed, by_pos_accepted = [0] * k, [0] * k
+    for d in spec:
+        for r in d.rounds:
+            for i in range(r.proposed):
+                by_pos_proposed[i] += 1
+                by_pos_accepted[i] += i < r.accepted
+    return SpeculativeCounts(
+        proposed=[d.proposed for d in spec],
+        accepted=[d.accepted for d in spec],
+        rounds=[len(d.rounds) for d in spec],
+        bonus=[sum(r.bonus for r in d.rounds) for d in spec],
+        drafter_calls=[d.drafter_calls for d in spec],
+        verifier_calls=[d.verifier_calls for d in spec],
+        proposed_by_position=by_pos_proposed,
+        accepted_by_position=by_pos_accepted,
+    )
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Row:
     """Source encode (before the decode) + output decode to text (after it): both outside ``wall_s``."""
 
 
-def _timed_row(case: Case, text: str) -> Row:
+def _timed_row(case: CaseSpec, text: str) -> Row:
     start = perf_counter()
     ids = case.encode(text)
     encode_s = perf_counter() - start
@@ -116,46 +116,42 @@ def _timed_row(case: Case, text: str) -> Row:
     return Row(decoded, process_time() - cpu_start, encode_s + decoded.detokenize_s)
 
 
-def _timed_pass(case: Case, texts: list[str], cases_out: dict[str, Any]) -> None:
+def _timed_pass(case: CaseSpec, texts: list[str], cases_out: dict[str, Any]) -> None:
     """Decode every row once, timed, and append the pass's samples to the case's entry (made on its first pass)."""
     _append_pass(case, [_timed_row(case, text) for text in texts], cases_out)
 
 
-def _append_pass(case: Case, rows: list[Row], cases_out: dict[str, Any]) -> None:
+def _case_pass(case: CaseSpec, rows: list[Row]) -> CasePass:
+    """One pass's samples, rounded to the nanosecond as the record keeps them."""
     results = [r.decoded for r in rows]
-    entry = cases_out.get(case.name)
-    if entry is None:
-        entry = cases_out[case.name] = case.facts | _first_pass(case, results)
-        entry |= {"wall_s": [], "run_s": [], "cpu_s": [], "tokenize_s": []}
-        if case.facts["kind"] == "speculative":
-            entry |= {"drafter_run_s": [], "verifier_run_s": []}
-        else:
-            entry["first_token_s"] = []
-    elif [len(d.tokens) for d in results] != entry["tokens"]:
-        entry["outputs_stable"] = False
-    entry["wall_s"].append([ns(d.wall_s) for d in results])
-    entry["run_s"].append([ns(d.run_s) for d in results])
-    entry["cpu_s"].append([ns(r.cpu_s) for r in rows])
-    entry["tokenize_s"].append([ns(r.tokenize_s) for r in rows])
-    if case.facts["kind"] == "speculative":
-        entry["drafter_run_s"].append([ns(d.drafter_run_s) for d in results])
-        entry["verifier_run_s"].append([ns(d.verifier_run_s) for d in results])
-    else:  # source ids in -> first token out, for the profile's first-token latency
-        entry["first_token_s"].append([ns(d.first_token_s or 0.0) for d in results])
+    spec: list[SpeculativeDecoded] = results  # type: ignore[assignment]
+    speculative = case.k is not None
+    return CasePass(
+        tokens=[len(d.tokens) for d in results],
+        calls=[d.calls for d in results],
+        wall_s=[ns(d.wall_s) for d in results],
+        run_s=[ns(d.run_s) for d in results],
+        cpu_s=[ns(r.cpu_s) for r in rows],
+        tokenize_s=[ns(r.tokenize_s) for r in rows],
+        drafter_run_s=[ns(d.drafter_run_s) for d in spec] if speculative else None,
+        verifier_run_s=[ns(d.verifier_run_s) for d in spec] if speculative else None,
+        # source ids in -> first token out, for the profile's first-token latency
+        first_token_s=None if speculative else [ns(d.first_token_s or 0.0) for d in results],
+    )
+
+
+def _append_pass(case: CaseSpec, rows: list[Row], cases_out: dict[str, Any]) -> None:
+    found = _case_pass(case, rows)
+    if case.name not in cases_out:
+        spec: list[SpeculativeDecoded] = [r.decoded for r in rows]  # type: ignore[misc]
+        counts = None if case.k is None else _speculative_counts(case.k, spec)
+        cases_out[case.name] = case_entry(case.facts, found, counts)
+    append_pass(cases_out[case.name], found)
 
 
 def _header(config: WallclockConfig) -> dict[str, Any]:
     """The wall-clock section as it starts: how it is measured, no case yet."""
-    return {
-        "warmup": config.warmup,
-        "warmup_s": config.warmup_s,
-        "repeats": config.repeats,
-        "order": "interleaved",
-        "timed": TIMED,
-        "fresh_sessions": config.fresh_sessions,
-        "repeats_done": 0,
-        "cases": {},
-    }
+    return wallclock_header(config.warmup, config.warmup_s, config.repeats, TIMED, config.fresh_sessions)
 
 
 def run_wallclock(
@@ -189,7 +185,7 @@ def run_wallclock(
                 done += 1
                 progress(f"wallclock warm-up {case.name}", done, total)
         passes += 1
-    out["warmup_passes"] = passes
+    warmed_up(out, passes)
     for rep in range(config.repeats):
         if config.fresh_sessions and rep:
             cases = cases_for(*load(), config.k)
@@ -200,7 +196,7 @@ def run_wallclock(
             done += 1
             progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
             save()
-        out["repeats_done"] = rep + 1
+        repeat_done(out, rep + 1)
     save()
     return out
 
@@ -243,46 +239,66 @@ def run_wallclock_paired(
     names = [c.name for c in sides["base"]]
     for side in SIDES:
         outs[side].update(_header(config))
-        for name in names:
-            base_first_out[side][name] = []
-
-    def paired_pass(rep: int, i: int, timed: bool) -> None:
-        # by name: the two configs may list their tiers in different orders
-        by_side = {side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES}
-        rows: dict[str, list[Row]] = {side: [] for side in SIDES}
-        for k, text in enumerate(texts):
-            for side in SIDES if base_first(rep, i, k) else SIDES[::-1]:
-                rows[side].append(_timed_row(by_side[side], text))
-        if timed:
+        base_first_out[side].update({name: [] for name in names})
+    total = len(names) * (config.warmup + config.repeats)
+    passes, done = _paired_warmup(sides, names, texts, config, progress, total)
+    for side in SIDES:
+        warmed_up(outs[side], passes)
+    for rep in range(config.repeats):
+        if config.fresh_sessions and rep:
+            sides = _fresh_sides(loads, texts, config, rep)
+        for i, name in enumerate(names):
+            by_side, rows = _paired_pass(sides, names, texts, rep, i)
             for side in SIDES:
                 _append_pass(by_side[side], rows[side], outs[side]["cases"])
-                base_first_out[side][names[i]].append(base_first(rep, i))
+                base_first_out[side][name].append(base_first(rep, i))
+            done += 1
+            progress(f"paired repeat {rep + 1}/{config.repeats} {name}", done, total)
+            for side in SIDES:
+                saves[side]()
+        for side in SIDES:
+            repeat_done(outs[side], rep + 1)
+    for side in SIDES:
+        saves[side]()
 
-    total = len(names) * (config.warmup + config.repeats)
+
+Sides = dict[str, list[CaseSpec]]
+"""Each side's cases, by side (:data:`SIDES`)."""
+
+
+def _paired_pass(
+    sides: Sides, names: list[str], texts: list[str], rep: int, i: int
+) -> tuple[dict[str, CaseSpec], dict[str, list[Row]]]:
+    """The ``i``-th case's pass on both sides, row by row, the side that goes first alternating (base_first)."""
+    # by name: the two configs may list their tiers in different orders
+    by_side = {side: next(c for c in sides[side] if c.name == names[i]) for side in SIDES}
+    rows: dict[str, list[Row]] = {side: [] for side in SIDES}
+    for k, text in enumerate(texts):
+        for side in SIDES if base_first(rep, i, k) else SIDES[::-1]:
+            rows[side].append(_timed_row(by_side[side], text))
+    return by_side, rows
+
+
+def _paired_warmup(
+    sides: Sides, names: list[str], texts: list[str], config: WallclockConfig, progress: Progress, total: int
+) -> tuple[int, int]:
+    """Untimed paired passes: at least ``warmup`` of them and ``warmup_s`` seconds; returns (passes, progress done)."""
     done, start, passes = 0, perf_counter(), 0
     while passes < config.warmup or perf_counter() - start < config.warmup_s:
         for i in range(len(names)):
-            paired_pass(passes, i, timed=False)
+            _paired_pass(sides, names, texts, passes, i)
             if passes < config.warmup:
                 done += 1
                 progress(f"paired warm-up {names[i]}", done, total)
         passes += 1
-    for side in SIDES:
-        outs[side]["warmup_passes"] = passes
-    for rep in range(config.repeats):
-        if config.fresh_sessions and rep:
-            order = SIDES if rep % 2 == 0 else SIDES[::-1]  # which side's sessions are made first, too, alternates
-            sides = {side: cases_for(*loads[side](), config.k) for side in order}
-            for side in order:
-                for case in sides[side]:
-                    case.run(texts[0])
-        for i in range(len(names)):
-            paired_pass(rep, i, timed=True)
-            done += 1
-            progress(f"paired repeat {rep + 1}/{config.repeats} {names[i]}", done, total)
-            for side in SIDES:
-                saves[side]()
-        for side in SIDES:
-            outs[side]["repeats_done"] = rep + 1
-    for side in SIDES:
-        saves[side]()
+    return passes, done
+
+
+def _fresh_sides(loads: dict[str, Loader], texts: list[str], config: WallclockConfig, rep: int) -> Sides:
+    """New sessions on both sides, each run on one untimed row; which side's are made first alternates too."""
+    order = SIDES if rep % 2 == 0 else SIDES[::-1]
+    sides = {side: cases_for(*loads[side](), config.k) for side in order}
+    for side in order:
+        for case in sides[side]:
+            case.run(texts[0])
+    return sides

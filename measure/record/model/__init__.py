@@ -3,7 +3,8 @@
 A record is read once (:func:`measure.record.io.load`: migrate, validate), then
 turned into these frozen dataclasses; analysis, verdicts, calibration,
 comparison, ``show`` and the site read attributes, never raw dict keys.
-Writing stays at the storage edge (:mod:`measure.record.io`), on plain dicts.
+A run's parts are built by :mod:`~measure.record.model.write` (each key spelled beside its reader)
+and saved as plain dicts at the storage edge (:mod:`measure.record.io`).
 
 Per-row samples become read-only numpy arrays (repeats x rows) here, so every
 consumer gets the same shapes and none can change a record it was handed.
@@ -28,17 +29,17 @@ from measure.record.model.framing import (
 )
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.read import from_document
-from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, Tier
+from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, TierEntry
 from measure.record.model.wallclock import (
-    CallCosts,
+    CallTimings,
     Case,
     LayoutPair,
     LayoutVariant,
     Profile,
     ThreadSweep,
     TierCalls,
-    TierCost,
     Wallclock,
+    WorkerSamples,
 )
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
     "PARTS",
     "Acceptance",
     "Block",
-    "CallCosts",
+    "CallTimings",
     "Case",
     "Config",
     "Counts",
@@ -71,9 +72,9 @@ __all__ = [
     "Quality",
     "Record",
     "ThreadSweep",
-    "Tier",
     "TierCalls",
-    "TierCost",
+    "TierEntry",
     "Wallclock",
+    "WorkerSamples",
     "from_document",
 ]

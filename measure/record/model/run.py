@@ -66,7 +66,7 @@ class FileEntry:
 
 
 @dataclass(frozen=True)
-class Tier:
+class TierEntry:
     """One tier as the record names it (the config's name) and what its files are."""
 
     name: str
@@ -155,7 +155,7 @@ class Record:
     environment: Environment
     config: Config
     golden: Golden
-    tiers: dict[str, Tier]
+    tiers: dict[str, TierEntry]
     wallclock: Wallclock | None
     framing: Framing | None
     test_slowdown_factor: dict[str, float] | None

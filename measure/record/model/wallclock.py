@@ -94,7 +94,7 @@ class Case:
 
 
 @dataclass(frozen=True)
-class TierCost:
+class WorkerSamples:
     """One tier's worker-process samples: one cold load and one peak per worker, the warm loads of all."""
 
     load_cold_s: np.ndarray
@@ -126,7 +126,7 @@ class Profile:
     baseline_imports: str
     baseline_peak_rss_bytes: np.ndarray
     """Workers that import what a tier worker imports and load nothing."""
-    tiers: dict[str, TierCost]
+    tiers: dict[str, WorkerSamples]
     thread_counts: tuple[int, ...] = ()
     threads: dict[str, ThreadSweep] | None = None
 
@@ -155,7 +155,7 @@ class TierCalls:
 
 
 @dataclass(frozen=True)
-class CallCosts:
+class CallTimings:
     """The cost model's raw samples: per tier, calls of each width on top of a mid-row cache."""
 
     rows: int
@@ -205,7 +205,7 @@ class Wallclock:
     cases: dict[str, Case]
     profile: Profile | None = None
     """Records from before the cost profile, and runs with ``profile = false`` and no sweep, have none."""
-    call_costs: CallCosts | None = None
+    call_costs: CallTimings | None = None
     """Records from before the cost model, and runs with ``call_costs = false`` or no pairs, have none."""
     layouts: tuple[LayoutPair, ...] = ()
     """Runs with no ``[[layouts]]`` have none."""

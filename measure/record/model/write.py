@@ -1,0 +1,68 @@
+"""The parts a run writes, spelled here beside their reader: the suites build a record through these, never by key.
+
+A run fills its record in place and saves it after every case, so the parts are plain dicts at this edge
+(``to_dict`` and the small builders below); the key names and their order are the record format's, the
+same the reader (:mod:`measure.record.model.read`) takes apart and the JSON Schema describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+Part = dict[str, Any]
+
+
+def document(
+    *,
+    schema_version: int,
+    tool_version: str,
+    run_id: str,
+    started_at: str,
+    suites: Sequence[str],
+    environment: Part,
+    config: Part,
+    golden: Part,
+    tiers: Part,
+) -> Part:
+    """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
+    return {
+        "schema_version": schema_version,
+        "tool": {"name": "measure", "version": tool_version},
+        "run_id": run_id,
+        "machine_id": environment["machine_id"],
+        "started_at": started_at,
+        "finished_at": None,
+        "complete": False,
+        "suites": list(suites),
+        "environment": environment,
+        "config": config,
+        "golden": golden,
+        "tiers": tiers,
+        "wallclock": None,
+        "framing": None,
+    }
+
+
+def golden_part(path: str, sha256: str, rows: int) -> Part:
+    return {"path": path, "sha256": sha256, "rows": rows}
+
+
+def tier_part(role: str, path: str, fingerprint: Part) -> Part:
+    """One entry of ``tiers``: the config's role, the artifact's folder and its fingerprint."""
+    return {"role": role, "path": path, "fingerprint": fingerprint}
+
+
+def pairing_part(job: str, side: str, partner_run_id: str, base_first: dict[str, list[bool]]) -> Part:
+    """One side of a paired job; ``base_first`` is filled in place, per case, as the repeats run."""
+    return {"id": job, "side": side, "partner_run_id": partner_run_id, "order": "alternating", "base_first": base_first}
+
+
+def instructions_part(valgrind: str, rows: int, runs: int) -> Part:
+    """The callgrind counts as they start: how they are taken, no tier yet."""
+    return {"tool": "callgrind", "valgrind": valgrind, "rows": rows, "runs": runs, "tiers": {}}
+
+
+def instructions_tier_part(tokens: int) -> Part:
+    """One tier's counts as its first run makes them: the tokens its decodes produced, one count per run."""
+    return {"tokens": tokens, "instructions": []}
