@@ -56,15 +56,28 @@ def test_a_document_without_an_integer_version_is_not_a_record(version):
 def test_migrating_version_1_moves_framing_and_keeps_everything_else():
     old = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
     doc = migrate(copy.deepcopy(old), "v1.json")
-    assert doc["schema_version"] == 2
-    assert {k: v for k, v in doc.items() if k not in ("framing", "schema_version")} == {
-        k: v for k, v in old.items() if k not in ("framing", "schema_version")
+    assert doc["schema_version"] == 3
+    assert {k: v for k, v in doc.items() if k not in ("framing", "schema_version", "tiers")} == {
+        k: v for k, v in old.items() if k not in ("framing", "schema_version", "tiers")
     }
+    assert doc["tiers"] == {name: {**t, "kind": "seq2seq"} for name, t in old["tiers"].items()}
     leg = doc["framing"]["legs"][0]
     assert leg["tiers"] == [{**t, "status": "measured"} for t in old["framing"]["tiers"]]
     assert (leg["language"], leg["version"]) == ("python", old["environment"]["onnxruntime"])
     bare = migrate({"schema_version": 1, "framing": None}, "f.json")
-    assert bare == {"schema_version": 2, "framing": None}
+    assert bare == {"schema_version": 3, "framing": None}
+
+
+def test_migrating_version_2_states_every_tier_encoder_decoder_and_changes_nothing_else():
+    old = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
+    doc = migrate(copy.deepcopy(old), "v2.json")
+    assert doc["schema_version"] == 3 and all(t["kind"] == "seq2seq" for t in doc["tiers"].values())
+    assert {k: v for k, v in doc.items() if k not in ("schema_version", "tiers")} == {
+        k: v for k, v in old.items() if k not in ("schema_version", "tiers")
+    }
+    assert {n: {k: v for k, v in t.items() if k != "kind"} for n, t in doc["tiers"].items()} == old["tiers"]
+    validate(doc, "v2.json")
+    assert load(DATA / "record-v2.json").tiers == load(DATA / "record-v3.json").tiers
 
 
 def test_per_row_counts_must_match_the_rows():

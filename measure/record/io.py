@@ -48,6 +48,10 @@ JSON format history (``schema_version``, kept apart from the tool version):
   (``greedy_ms`` of each greedy pass over the rows, the recording pass first,
   and ``tokens`` per pass); ``config.framing.web_leg``, ``browser``,
   ``leg_repeats``.
+* 3 — two model kinds: every tier entry states its ``kind``, ``seq2seq``
+  (encoder-decoder) or ``causal`` (decoder-only), and a decoder-only tier its
+  ``prompt`` template. Migrated from 2: every tier is ``seq2seq`` (version 2
+  measured nothing else).
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -73,7 +77,7 @@ from measure.record.checks import check
 from measure.record.model import Record, from_document
 from measure.writing import json_text, reason, write_json, write_text
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 """What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
 MACHINE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
@@ -94,7 +98,15 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2}
+def _v2_to_v3(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 measured encoder-decoder tiers only: say so on each."""
+    for entry in (doc.get("tiers") or {}).values():
+        if isinstance(entry, dict):
+            entry.setdefault("kind", "seq2seq")
+    return doc
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3}
 """``MIGRATIONS[n]`` upgrades a version-n document to version n + 1."""
 
 

@@ -206,7 +206,13 @@ def new_document(
         config=config.to_dict(),
         golden=golden_part(str(golden.path), golden.sha256, len(golden)),
         tiers={
-            name: tier_part(config.tier(name).role, str(tier.path), tier.fingerprint().to_dict())
+            name: tier_part(
+                config.tier(name).role,
+                str(tier.path),
+                tier.kind,
+                getattr(tier, "prompt", None),
+                tier.fingerprint().to_dict(),
+            )
             for name, tier in tiers.items()
         },
     )

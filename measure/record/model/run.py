@@ -78,6 +78,14 @@ class TierEntry:
     vocab_size: int | None
     total_bytes: int
     files: tuple[FileEntry, ...]
+    kind: str = "seq2seq"
+    """``seq2seq`` (encoder-decoder) or ``causal`` (decoder-only)."""
+    prompt: str | None = None
+    """A decoder-only tier's prompt template; None for seq2seq."""
+
+    @property
+    def decoder_only(self) -> bool:
+        return self.kind == "causal"
 
     @property
     def file_hashes(self) -> tuple[tuple[str, str], ...]:

@@ -48,9 +48,10 @@ def golden_part(path: str, sha256: str, rows: int) -> Part:
     return {"path": path, "sha256": sha256, "rows": rows}
 
 
-def tier_part(role: str, path: str, fingerprint: Part) -> Part:
-    """One entry of ``tiers``: the config's role, the artifact's folder and its fingerprint."""
-    return {"role": role, "path": path, "fingerprint": fingerprint}
+def tier_part(role: str, path: str, kind: str, prompt: str | None, fingerprint: Part) -> Part:
+    """One entry of ``tiers``: the config's role, the artifact's folder, its model kind (``seq2seq`` or
+    ``causal``) with a decoder-only tier's prompt template, and its fingerprint."""
+    return {"role": role, "path": path, "kind": kind, "prompt": prompt, "fingerprint": fingerprint}
 
 
 def pairing_part(job: str, side: str, partner_run_id: str, base_first: dict[str, list[bool]]) -> Part:
