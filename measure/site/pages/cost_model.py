@@ -14,7 +14,7 @@ from measure.site.evidence import anchor, row_id
 
 
 @dataclass(frozen=True)
-class CostModelRow:
+class CostModelLine:
     """One pair at one k in the cost-model table."""
 
     anchor: Md
@@ -66,7 +66,7 @@ class LayoutRow:
 class CostSection:
     """The measured cost model and the layout findings; a record without them gets none of this."""
 
-    rows: tuple[CostModelRow, ...]
+    rows: tuple[CostModelLine, ...]
     batch: tuple[BatchRow, ...]
     ratio_headers: tuple[Md, ...]
     """One per k of the cost rows: the batched-call column's heading."""
@@ -84,9 +84,9 @@ def _us(seconds: float | None, digits: int = 1) -> Md:
     return fmt(None if seconds is None else 1e6 * seconds, digits)
 
 
-def _cost_rows(m: CostModel) -> tuple[CostModelRow, ...]:
+def _cost_rows(m: CostModel) -> tuple[CostModelLine, ...]:
     return tuple(
-        CostModelRow(
+        CostModelLine(
             trusted(anchor(row_id("cost", r.case))),
             md(r.pair),
             r.k,
