@@ -151,7 +151,7 @@ def test_layout_finding_is_the_paired_ratio_per_token(recorded):
 
 
 def test_a_record_without_the_fields_has_no_cost_model_and_its_page_renders(tmp_path):
-    doc = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
+    doc = load_record(DATA / "record-v2.json")  # a v2 record, migrated as every reader takes it
     record = from_document(doc, "record-v2.json")
     assert record.wallclock.call_costs is None and record.wallclock.layouts == ()
     a = analyse(record)
