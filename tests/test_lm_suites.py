@@ -7,6 +7,7 @@ same fp32 graph); nothing here asserts what a quantized tier decodes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -160,6 +161,17 @@ def test_the_committed_lm_fixture_is_a_valid_decoder_only_record(capsys):
     assert "causal" in kinds.values() and "seq2seq" in kinds.values()
     assert {c.tier for c in causal_timings(record)} == {n for n, k in kinds.items() if k == "causal"}
     assert all(t.prefill for t in record.python_tiers if kinds[t.tier] == "causal")
+
+
+def test_source_tokens_of_another_length_than_the_rows_is_refused():
+    from measure.errors import MeasureError
+    from measure.record.io import validate
+
+    doc = load_record(Path(__file__).parent / "data" / "record-v3-lm.json")
+    doc["wallclock"]["cases"]["lm-base-int8"]["source_tokens"].pop()
+    where = "lm.json: field wallclock/cases/lm-base-int8/source_tokens: expected 8 counts"
+    with pytest.raises(MeasureError, match=re.escape(where)):
+        validate(doc, "lm.json")
 
 
 def _fails(config: Path, capsys) -> str:
