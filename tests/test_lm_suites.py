@@ -142,8 +142,9 @@ def test_every_verb_takes_a_decoder_only_record(lm_run, tmp_path, capsys):
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "decoder-only tiers" in out and "prefill" in out and "lm-small-fp32->lm-base-fp32@k2" in out
-    assert main(["check", str(path)]) == 0
-    assert "no gate failed" in capsys.readouterr().out
+    # a gate may fail on a two-repeat run on a busy host (an exponent's wide interval): 1, never an error
+    code, out = main(["check", str(path)]), capsys.readouterr().out
+    assert (code, "no gate failed" in out) in ((0, True), (1, False)) and str(path) in out
     assert main(["compare", str(path), str(path)]) == 0
     assert "lm-base-fp32" in capsys.readouterr().out
     assert main(["merge", str(results), "--into", str(tmp_path / "merged")]) == 0
