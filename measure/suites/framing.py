@@ -22,6 +22,7 @@ import numpy as np
 
 from measure.engine.artifacts import Tier
 from measure.engine.causal import CausalLane, CausalTier, causal_feed_prefix, causal_prefill
+from measure.engine.causal_speculative import CausalSpeculativePair
 from measure.engine.decode import feed_prefix, greedy
 from measure.engine.kvcache import KVCache
 from measure.engine.speculative import SpeculativePair
@@ -93,6 +94,9 @@ class _Diff:
         present = float(self.max.max())
         return block_facts(block, layers, present, self.logits_max, self.agree, self.total, self.first_divergent)
 
+
+Pair = SpeculativePair | CausalSpeculativePair
+"""A speculative pair of either model kind (acceptance reads both alike)."""
 
 CAUSAL_LEG_SKIP = "decoder-only tiers are not run by the JavaScript legs yet"
 """Why the Node and web legs record a decoder-only tier as skipped: their scripts drive seq2seq graphs."""
@@ -178,7 +182,7 @@ class NodeLeg:
     def _skip(self, reason: str) -> None:
         self.out.update(stopped("skipped", reason))
 
-    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
+    def add(self, tier: Tier | CausalTier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
         if self.out["status"] != MEASURED:
             return
@@ -270,7 +274,7 @@ def _divergence(
     return out
 
 
-def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
+def pair_acceptance(pair: Pair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
     """Probe (uniform single-step framing) vs runtime (batched verifier) acceptance, and output preservation."""
     probe = [0, 0]
     runtime = [0, 0]
@@ -290,9 +294,9 @@ def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: 
 
 
 def run_framing(
-    tiers: dict[str, Tier],
-    pairs: dict[str, SpeculativePair],
-    self_pairs: dict[str, SpeculativePair],
+    tiers: dict[str, Tier | CausalTier],
+    pairs: dict[str, Pair],
+    self_pairs: dict[str, Pair],
     golden: GoldenRows,
     config: FramingConfig,
     out: dict[str, Any],

@@ -19,8 +19,10 @@ from typing import Any
 from measure import __version__
 from measure.engine.artifacts import Tier, load_tier
 from measure.engine.causal import CausalTier, detect_causal_layout
+from measure.engine.causal_speculative import CausalSpeculativePair
 from measure.engine.pairs import open_pair
 from measure.engine.session import AfterRun, Slowdown
+from measure.engine.speculative import SpeculativePair
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
 from measure.record.model.write import document, golden_part, tier_part
@@ -35,7 +37,7 @@ from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import run_wallclock
 
 AnyTier = Tier | CausalTier
-AnyPair = Any
+AnyPair = SpeculativePair | CausalSpeculativePair
 """A speculative pair of either kind (:func:`measure.engine.pairs.open_pair` builds it)."""
 
 

@@ -27,6 +27,8 @@ from time import perf_counter, process_time
 from typing import Any
 
 from measure.engine.artifacts import Tier
+from measure.engine.causal import CausalTier
+from measure.engine.causal_speculative import CausalSpeculativePair
 from measure.engine.decode import Decoded, greedy_ids
 from measure.engine.speculative import SpeculativeDecoded, SpeculativePair
 from measure.record.model.write_wallclock import (
@@ -67,7 +69,12 @@ class CaseSpec:
         return self.decode(self.encode(text))
 
 
-def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> list[CaseSpec]:
+def cases_for(
+    tiers: dict[str, Tier | CausalTier],
+    pairs: dict[str, SpeculativePair | CausalSpeculativePair],
+    ks: tuple[int, ...],
+) -> list[CaseSpec]:
+    """Each tier's greedy case, then each pair at each k; either model kind, through the same decode calls."""
     cases = [
         CaseSpec(
             name,
