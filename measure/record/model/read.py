@@ -87,7 +87,7 @@ def _tier(name: str, t: dict[str, Any]) -> TierEntry:
         vocab_size=fp.get("vocab_size"),
         total_bytes=int(fp.get("total_bytes", sum(f["bytes"] for f in fp["files"]))),
         files=tuple(FileEntry(f["name"], int(f["bytes"]), f["sha256"]) for f in fp["files"]),
-        kind=t["kind"],
+        kind=t.get("kind", "seq2seq"),  # a v2 document read without migrating (paired fixtures): encoder-decoder
         prompt=t.get("prompt"),
     )
 
