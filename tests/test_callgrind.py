@@ -75,6 +75,15 @@ def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
     assert 1e6 < found.instructions < 1e8, found.instructions
 
 
+@NEEDS_VALGRIND
+def test_one_row_of_a_decoder_only_tier_is_counted_with_the_configs_prompt():
+    lm, prompt = bundled.DEMO_DIR / "lm-small-fp32", "{input} ="  # fp32, as above
+    found = count(lm, bundled.GOLDEN, 1, prompt=prompt)
+    text = load_golden(bundled.GOLDEN).rows[0].input
+    assert found.rows == 1 and found.tokens == len(greedy(load_tier(lm, prompt=prompt), text).tokens)
+    assert 1e6 < found.instructions < 1e8, found.instructions
+
+
 # ------------------------------------------------------------------ stored, compared, calibrated, charted
 
 

@@ -23,12 +23,55 @@ def test_the_proposal_for_the_bundled_tiers_is_the_demo_config(facts):
     proposal = propose(list(facts.values()))
     roles = {t.name: t.role for t in proposal.tiers}
     demo = load_config(bundled.CONFIG)
-    assert {t.name: roles[t.name] for t in demo.tiers} == {t.name: t.role for t in demo.tiers}
-    assert {(p.drafter, p.verifier) for p in demo.pairs} <= set(proposal.pairs)
+    seq2seq = [t for t in demo.tiers if not t.name.startswith("lm-")]  # the decoder-only ones: the test below
+    assert {t.name: roles[t.name] for t in seq2seq} == {t.name: t.role for t in seq2seq}
+    assert {(p.drafter, p.verifier) for p in demo.pairs if p.drafter in roles} <= set(proposal.pairs)
     # the two other small fp32 layouts draft for the fp32 base, as small-fp32 does
     assert {("small-fp32-optimum", "base-fp32"), ("small-fp32-merged", "base-fp32")} <= set(proposal.pairs)
     assert len(proposal.pairs) == 5 and proposal.notes == ()
     assert facts["small-int4"].precision == "int4" and facts["small-fp32-optimum"].layout == "optimum"
+
+
+LM = ("lm-base-fp32", "lm-base-int8", "lm-small-int4", "lm-small-fp32")
+
+
+def test_decoder_only_tiers_get_roles_and_pairs_of_their_own_kind(facts):
+    lm = [read_tier(bundled.DEMO_DIR / name) for name in LM]
+    assert {t.kind for t in lm} == {"causal"} and facts["base-int8"].kind == "seq2seq"
+    proposal = propose([facts["base-int8"], facts["small-int4"], *lm])
+    roles = {t.name: t.role for t in proposal.tiers}
+    assert roles == {
+        "base-int8": "plain",
+        "small-int4": "lite",
+        "lm-base-fp32": "reference",
+        "lm-base-int8": "verifier",
+        "lm-small-int4": "lite",
+        "lm-small-fp32": "drafter",
+    }
+    assert proposal.pairs == (
+        ("small-int4", "base-int8"),
+        ("lm-small-int4", "lm-base-int8"),
+        ("lm-small-fp32", "lm-base-fp32"),
+    )
+    demo = load_config(bundled.CONFIG)
+    assert {(p.drafter, p.verifier) for p in demo.pairs if p.drafter.startswith("lm-")} <= set(proposal.pairs)
+
+
+def test_init_over_both_kinds_writes_a_config_that_run_accepts(tmp_path, monkeypatch, capsys):
+    from measure.suites.runner import load_tiers, speculative_pairs
+
+    for name in ("base-int8", "small-int4", "lm-base-int8", "lm-small-int4", "genai-base-fp32"):
+        shutil.copytree(bundled.DEMO_DIR / name, tmp_path / "models" / name)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--site", "mkdocs"]) == 0
+    capsys.readouterr()
+    config = load_config(tmp_path / "measure.toml")
+    assert [t.name for t in config.tiers] == ["base-int8", "lm-base-int8", "lm-small-int4", "small-int4"]
+    pairs = speculative_pairs(config, load_tiers(config, {}))
+    assert {name: type(p).__name__ for name, p in pairs.items()} == {
+        "small-int4->base-int8": "SpeculativePair",
+        "lm-small-int4->lm-base-int8": "CausalSpeculativePair",
+    }
 
 
 def test_a_lone_fp32_tier_is_plain_and_says_so(facts):

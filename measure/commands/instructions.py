@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, default=None, help="also write the counts as JSON to this file")
     p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--session", default=None, help=argparse.SUPPRESS)  # the child's session options, as JSON
+    p.add_argument("--prompt", default=None, help=argparse.SUPPRESS)  # a decoder-only tier's prompt override
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     texts = [r.input for r in load_golden(golden).rows[: args.rows]]
     if args.inner:  # the child under valgrind: one tier, facts on the last line of stdout
         session = json.loads(args.session) if args.session else None
-        print(json.dumps(decode_region(args.tiers[0], texts, session)))
+        print(json.dumps(decode_region(args.tiers[0], texts, session, args.prompt)))
         return 0
     found = []
     print(f"{'tier':<24}{'instructions':>16}{'tokens':>8}{'per token':>14}")

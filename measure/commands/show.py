@@ -103,6 +103,11 @@ def _print_framing(r, w: int, pw: int) -> None:
             f"k={b.block}: {b.argmax_agree}/{b.argmax_total} ({b.present_max_abs_diff:.1e})" for b in t.blocks
         )
         _print(f"  {t.tier:<{w}}{t.precision:<{pw}}{cells}")
+        if t.prefill:  # decoder-only: the prompt token by token against blocks and whole
+            cells = "  ".join(
+                f"k={b.block}: {b.argmax_agree}/{b.argmax_total} ({b.present_max_abs_diff:.1e})" for b in t.prefill
+            )
+            _print(f"  {'':<{w}}{'prefill':<{pw}}{cells}")
     for leg in r.legs[1:]:
         host = f" on {leg.host}" if leg.host else ""
         _print(f"\n{leg.runtime} {leg.version or ''} leg{host}: {leg.status}  {leg.reason}".rstrip())
@@ -174,6 +179,19 @@ def _print_wallclock(a: Analysis, w: int, pw: int) -> None:
         _print_tokenizing(a.record.wallclock)
 
 
+def _print_causal(a: Analysis, w: int) -> None:
+    """Decoder-only tiers: the prompt's cost apart from the output's."""
+    _print("\ndecoder-only tiers (median [95% CI]; prefill = time to first token over the prompt's tokens)")
+    heads = f"{'prefill ms/prompt token':<32}{'first token ms':<32}decode ms/token"
+    _print(f"  {'tier':<{w}}{'prompt tokens':>14}  {heads}")
+    for c in a.causal:
+        decode = _ci(c.decode_ms_per_token) if c.decode_ms_per_token else "-"
+        _print(
+            f"  {c.tier:<{w}}{c.prompt_tokens:>14}  {_ci(c.prefill_ms_per_prompt_token):<32}"
+            f"{_ci(c.first_token_ms):<32}{decode}"
+        )
+
+
 def _print_pairs(pairs: tuple[PairTiming, ...]) -> None:
     """Each speculative case: acceptance, accepted length, cost ratio, predicted and observed speedup."""
     cw = max([28, *(len(p.case) + 2 for p in pairs)])
@@ -199,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
     pw = max([14, *(len(t.precision) + 2 for t in r.tiers.values())])  # and the precision column its longest
     if a.tiers:
         _print_wallclock(a, w, pw)
+    if a.causal:
+        _print_causal(a, w)
     if a.tiers and has_profile(a.costs):
         _print_profile(a.costs, w)
     if a.pairs:

@@ -168,11 +168,15 @@ def load_tier(
     label: str | None = None,
     after_run: AfterRun | None = None,
     name: str | None = None,
+    *,
+    prompt: str | None = None,
 ) -> Tier | CausalTier:
     """Load a tier of either model kind, told apart by its graphs (a decoder-only folder is looked for first, so
     an onnxruntime-genai folder is refused by name); ``after_run`` is called inside the timing after every call
-    (test-only, e.g. a slowdown)."""
+    (test-only, e.g. a slowdown). ``prompt`` overrides a decoder-only tier's template; a seq2seq tier takes none."""
     folder = Path(folder)
     if detect_causal_layout(folder):
-        return CausalTier(folder, config, label, after_run, name)
+        return CausalTier(folder, config, label, after_run, name, prompt=prompt)
+    if prompt is not None:
+        raise MeasureError(f"{folder}: a prompt template is for decoder-only tiers; this is an encoder-decoder one")
     return Tier(folder, config, label, after_run, name)

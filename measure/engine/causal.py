@@ -82,11 +82,12 @@ def _special_ids(folder: Path, meta: dict[str, Any], known: dict[str, int], voca
     return CausalSpecialIds(pad=pad, eos=eos, bos=values["bos_token_id"])
 
 
-def _prompt(folder: Path, meta: dict[str, Any]) -> str:
-    template = meta.get("prompt", "{input}")
+def _prompt(folder: Path, meta: dict[str, Any], override: str | None) -> str:
+    template = meta.get("prompt", "{input}") if override is None else override
+    where = meta_source(folder, "prompt") if override is None else f"{folder} (prompt given)"
     if not isinstance(template, str) or "{input}" not in template:
         raise MeasureError(
-            f"{meta_source(folder, 'prompt')}: field prompt: expected a template containing {{input}} "
+            f"{where}: field prompt: expected a template containing {{input}} "
             f"(where the source text goes), got {template!r}"
         )
     return template
@@ -106,7 +107,10 @@ class CausalTier:
         label: str | None = None,
         after_run: AfterRun | None = None,
         name: str | None = None,
+        *,
+        prompt: str | None = None,
     ) -> None:
+        """``prompt`` overrides tier.json's template (a suite config's ``tiers[i].prompt``)."""
         folder = Path(folder)
         self.layout = require_causal_layout(folder)
         self.path = folder
@@ -115,7 +119,7 @@ class CausalTier:
         self.name: str = name or str(self.meta.get("name", folder.name))
         self.label = label or self.name
         self.tokenizer = load_tokenizer(folder, self.meta.get("tokenizer"))
-        self.prompt = _prompt(folder, self.meta)
+        self.prompt = _prompt(folder, self.meta, prompt)
         self.graphs = open_causal_graphs(folder, self.layout, self.config, self.label, self.meta, after_run)
         self.shape = self.graphs.shape
         if self.tokenizer.vocab_size() > self.shape.vocab_size:
@@ -184,9 +188,10 @@ def load_causal_tier(
     *,
     label: str | None = None,
     name: str | None = None,
+    prompt: str | None = None,
 ) -> CausalTier:
     """Load a decoder-only tier; a seq2seq, genai or unrecognised folder is a one-line error naming it."""
-    return CausalTier(Path(folder), session, label, after_run, name)
+    return CausalTier(Path(folder), session, label, after_run, name, prompt=prompt)
 
 
 def causal_greedy(

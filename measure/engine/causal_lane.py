@@ -55,6 +55,19 @@ class CausalLane:
         if self.graphs.branch:
             self.feeds["use_cache_branch"] = _CACHE_BRANCH
 
+    def onto(self, graphs: CausalGraphs) -> CausalLane:
+        """This cache as a lane of ``graphs`` (the same model in other sessions): its arrays shared, not copied.
+
+        A call on the new lane replaces its cache entries and leaves these untouched, so one mid-decode cache
+        can be called on again and again.
+        """
+        lane = CausalLane(graphs)
+        if self.length:
+            lane.feeds.update({p: self.feeds[p] for p in graphs.past})
+            lane.length = self.length
+            lane._settle()
+        return lane
+
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions (contiguous copies: onnxruntime is fed them next)."""
         if length > self.length or length < 0:

@@ -18,7 +18,7 @@ Check = Callable[[Doc, str], None]
 
 CASE_SECONDS = ("wall_s", "run_s", "drafter_run_s", "verifier_run_s")
 """A case's samples: one list of one value per row, per repeat."""
-CASE_COUNTS = ("calls", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls")
+CASE_COUNTS = ("calls", "source_tokens", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls")
 """A case's per-row counts (one pass)."""
 CASE_BY_POSITION = ("proposed_by_position", "accepted_by_position")
 """A speculative case's counts per draft position: one per k."""

@@ -89,15 +89,18 @@ def callgrind_total(text: str, source: str) -> int:
     raise MeasureError(f"{source}: no 'totals:' or 'summary:' line (not a callgrind output file)")
 
 
-def decode_region(tier_dir: Path, texts: list[str], session: dict[str, Any] | None = None) -> dict[str, int]:
-    """Run in the child under valgrind: load, warm up, then count only the greedy decodes of ``texts``."""
+def decode_region(
+    tier_dir: Path, texts: list[str], session: dict[str, Any] | None = None, prompt: str | None = None
+) -> dict[str, int]:
+    """Run in the child under valgrind: load, warm up, then count only the greedy decodes of ``texts``
+    (``prompt``: a decoder-only tier's template from the suite config)."""
     from measure.engine.artifacts import load_tier
     from measure.engine.decode import greedy
     from measure.engine.options import SessionConfig
 
     h = hooks()
     options = SessionConfig(**{**session, "providers": tuple(session["providers"])}) if session else None
-    tier = load_tier(tier_dir, options)
+    tier = load_tier(tier_dir, options, prompt=prompt)
     for text in texts:  # warm-up pass: first-call allocations and per-shape set-up are not the steady cost
         greedy(tier, text)
     # Every run enters the region with the same empty young generations, so the collector runs at the same points
@@ -136,6 +139,7 @@ def count(
     rows: int,
     valgrind: str | None = None,
     session: dict[str, Any] | None = None,
+    prompt: str | None = None,
 ) -> Count:
     """One tier's instruction count over the first ``rows`` golden rows, in a child process under callgrind.
 
@@ -151,6 +155,7 @@ def count(
             *(sys.executable, "-m", "measure", "instructions", str(tier_dir)),
             *("--golden", str(golden), "--rows", str(rows), "--inner"),
             *(("--session", json.dumps(session)) if session else ()),
+            *(("--prompt", prompt) if prompt is not None else ()),
         ]
         # A fixed hash seed, and no OpenBLAS thread pool (numpy only takes argmaxes here): one thread fewer
         # for valgrind, which runs threads one at a time, to schedule.
@@ -190,7 +195,7 @@ def run_instructions(
     for spec in config.tiers:
         entry: dict[str, Any] | None = None
         for _ in range(cfg.runs):
-            found = count(spec.path, golden.path, rows, binary, session)
+            found = count(spec.path, golden.path, rows, binary, session, spec.prompt)
             if entry is None:
                 entry = out["tiers"][spec.name] = instructions_tier_part(found.tokens)
             elif found.tokens != entry["tokens"]:

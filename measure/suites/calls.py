@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.engine.artifacts import Tier, load_tier
+from measure.engine.causal import CausalLane, CausalTier, causal_prefill
 from measure.engine.decode import Decoded, greedy, greedy_ids
 from measure.engine.kvcache import KVCache
 from measure.engine.options import SessionConfig
@@ -40,23 +41,43 @@ from measure.suites.config import LayoutSpec, WallclockConfig
 class _Point:
     """One row's cache and the real tokens that follow it (padded by repeating the last)."""
 
-    cache: KVCache
+    cache: KVCache | CausalLane
+    """A decoder-only tier's is its lane after the prompt and the kept tokens (called on through ``onto``)."""
     follow: tuple[int, ...]
 
 
-def _point(tier: Tier, text: str, most: int) -> _Point:
-    """The cache after the start token and the first half of the tier's own greedy output of ``text``."""
+def _point(tier: Tier | CausalTier, text: str, most: int) -> _Point:
+    """The cache after the start token (decoder-only: the prompt) and the first half of the tier's own greedy
+    output of ``text``."""
     out = list(greedy(tier, text).tokens)
     keep = len(out) // 2
     if tier.max_target_tokens:  # room for the longest call on top of the cache
         keep = max(0, min(keep, tier.max_target_tokens - most - 1))
     trace = Trace()
-    cache = tier.start(tier.source_ids(text), trace)
-    for token in [tier.special.decoder_start, *out[:keep]]:
-        _, cache = tier.feed(cache, [token], trace)
+    ids = tier.source_ids(text)
+    if isinstance(tier, CausalTier):
+        if tier.context is not None:
+            keep = max(0, min(keep, tier.context - len(ids) - most - 1))
+        lane = causal_prefill(tier, ids, trace=trace)[1]
+        for token in out[:keep]:
+            lane.feed([token], trace)
+        cache: KVCache | CausalLane = lane
+    else:
+        cache = tier.start(ids, trace)
+        for token in [tier.special.decoder_start, *out[:keep]]:
+            _, cache = tier.feed(cache, [token], trace)
     rest = out[keep:] or [tier.special.eos]
     follow = tuple((rest + [rest[-1]] * most)[:most])
     return _Point(cache, follow)
+
+
+def _call(tier: Tier | CausalTier, point: _Point, n: int, trace: Trace) -> None:
+    """One call of ``n`` following tokens on the point's cache, which stays as it was."""
+    tokens = list(point.follow[:n])
+    if isinstance(tier, CausalTier) and isinstance(point.cache, CausalLane):
+        point.cache.onto(tier.graphs).feed(tokens, trace)
+    else:
+        tier.feed(point.cache, tokens, trace)  # type: ignore[union-attr,arg-type]
 
 
 def _sweep(
@@ -77,7 +98,7 @@ def _sweep(
             r = (shift + i) % len(n)
             for j in [*range(r, len(n)), *range(r)]:
                 trace = Trace()
-                tier.feed(points[name][i].cache, list(points[name][i].follow[: n[j]]), trace)
+                _call(tier, points[name][i], n[j], trace)
                 out[name][j][i] = ns(trace.run_s())
     return out
 

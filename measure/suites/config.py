@@ -29,6 +29,13 @@ class TierSpec:
     """The tier folder."""
     role: str
     """reference, plain, lite, drafter or verifier; exactly one plain tier anchors the ratios."""
+    prompt: str | None = None
+    """A decoder-only tier's prompt template (holding ``{input}``), overriding its tier.json's; None: tier.json's."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "path": str(self.path), "role": self.role} | (
+            {"prompt": self.prompt} if self.prompt is not None else {}
+        )
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,7 @@ class SuiteConfig:
         return {
             "path": str(self.path),
             "golden": str(self.golden),
-            "tiers": [{"name": t.name, "path": str(t.path), "role": t.role} for t in self.tiers],
+            "tiers": [t.to_dict() for t in self.tiers],
             "pairs": [{"drafter": p.drafter, "verifier": p.verifier} for p in self.pairs],
             "session": self.session.to_dict(),
             "wallclock": asdict(self.wallclock) | {"k": list(wc.k), "threads": list(wc.threads)},
@@ -301,7 +308,7 @@ def _folder(base: Path, value: str, where: str, path: Path) -> Path:
 def _tiers(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
     """``[[tiers]]``: named, unique, existing folders, a known role each, and exactly one plain tier."""
     tiers = []
-    for i, t in _entries(entries, "tiers", ("name", "path", "role"), path):
+    for i, t in _entries(entries, "tiers", ("name", "path", "role", "prompt"), path):
         for key in ("name", "path", "role"):
             if not isinstance(t.get(key), str):
                 raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
@@ -309,7 +316,13 @@ def _tiers(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
             raise MeasureError(f"{path}: tiers[{i}].name: expected a non-empty string")
         if t["role"] not in ROLES:
             raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
-        tiers.append(TierSpec(t["name"], _folder(base, t["path"], f"tiers[{i}].path", path), t["role"]))
+        prompt = t.get("prompt")
+        if prompt is not None and (not isinstance(prompt, str) or "{input}" not in prompt):
+            raise MeasureError(
+                f"{path}: tiers[{i}].prompt: expected a template containing {{input}} (where the source text goes), "
+                f"got {prompt!r}"
+            )
+        tiers.append(TierSpec(t["name"], _folder(base, t["path"], f"tiers[{i}].path", path), t["role"], prompt))
     names = [t.name for t in tiers]
     if not tiers:
         raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")

@@ -15,11 +15,14 @@ too, on the very prefixes the Python leg decoded, plus their own greedy decodes
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from measure.engine.artifacts import Tier
+from measure.engine.causal import CausalLane, CausalTier, causal_feed_prefix, causal_prefill
+from measure.engine.causal_speculative import CausalSpeculativePair
 from measure.engine.decode import feed_prefix, greedy
 from measure.engine.kvcache import KVCache
 from measure.engine.speculative import SpeculativePair
@@ -92,25 +95,62 @@ class _Diff:
         return block_facts(block, layers, present, self.logits_max, self.agree, self.total, self.first_divergent)
 
 
-def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
+Pair = SpeculativePair | CausalSpeculativePair
+"""A speculative pair of either model kind (acceptance reads both alike)."""
+
+CAUSAL_LEG_SKIP = "decoder-only tiers are not run by the JavaScript legs yet"
+"""Why the Node and web legs record a decoder-only tier as skipped: their scripts drive seq2seq graphs."""
+
+
+def _lane(found: tuple[np.ndarray, CausalLane]) -> tuple[np.ndarray, SimpleNamespace]:
+    """A decoder-only lane's logits and cache in the shape :class:`_Diff` reads (``self_kv``: key, value per layer)."""
+    logits, lane = found
+    return logits, SimpleNamespace(self_kv=tuple(lane.feeds[p] for p in lane.graphs.past))
+
+
+def _seq2seq_row(tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff]) -> None:
+    """The decode prefix (start token + output) fed single-step, then in each block size."""
+    prefix = [tier.special.decoder_start, *tokens]
+    single = feed_prefix(tier, ids, prefix, 1)
+    for b, diff in diffs.items():
+        diff.add(single, feed_prefix(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
+
+
+def _causal_row(
+    tier: CausalTier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff], prefill: dict[int | str, _Diff]
+) -> None:
+    """Decode phase: the output fed single-step on the prompt's cache, then in blocks; prefill: the prompt fed
+    token by token, then in blocks and whole (as a decode feeds it)."""
+    single = _lane(causal_feed_prefix(tier, ids, tokens, 1))
+    for b, diff in diffs.items():
+        diff.add(single, _lane(causal_feed_prefix(tier, ids, tokens, max(len(tokens), 1) if b == "whole" else int(b))))
+    single = _lane(causal_prefill(tier, ids, 1))
+    for b, diff in prefill.items():
+        diff.add(single, _lane(causal_prefill(tier, ids, None if b == "whole" else int(b))))
+
+
+def tier_parity(tier: Tier | CausalTier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
+    """One tier's parity blocks (and, decoder-only, prefill blocks), quality and greedy decodes."""
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
+    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if isinstance(tier, CausalTier) else None
     outputs, output_ids = [], []
     for row in golden.rows:
         decoded = greedy(tier, row.input)
         outputs.append(decoded.text)
         output_ids.append([int(t) for t in decoded.tokens])
         ids = tier.source_ids(row.input)
-        prefix = [tier.special.decoder_start, *decoded.tokens]
-        single = feed_prefix(tier, ids, prefix, 1)
-        for b in blocks:
-            diffs[b].add(single, feed_prefix(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
+        if isinstance(tier, CausalTier):
+            _causal_row(tier, ids, output_ids[-1], diffs, prefill or {})
+        else:
+            _seq2seq_row(tier, ids, output_ids[-1], diffs)
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
     cer = [char_error_rate(o, r.output) for o, r in zip(outputs, golden.rows, strict=True)]
     misses = [miss(r.line, r.input, r.output, o) for o, r in zip(outputs, golden.rows, strict=True) if o != r.output]
     quality = quality_part(len(golden), exact, float(np.mean(cer)), cer, misses)
     facts = [diffs[b].facts(b) for b in blocks]
-    return python_tier(tier.name, tier.fingerprint().precision, facts, quality, outputs, output_ids)
+    prefill_facts = None if prefill is None else [prefill[b].facts(b) for b in blocks]
+    return python_tier(tier.name, tier.fingerprint().precision, facts, quality, outputs, output_ids, prefill_facts)
 
 
 class NodeLeg:
@@ -142,9 +182,12 @@ class NodeLeg:
     def _skip(self, reason: str) -> None:
         self.out.update(stopped("skipped", reason))
 
-    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
+    def add(self, tier: Tier | CausalTier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
         if self.out["status"] != MEASURED:
+            return
+        if tier.kind == "causal":
+            self.out["tiers"].append(leg_tier(tier.name, python["precision"]) | stopped("skipped", CAUSAL_LEG_SKIP))
             return
         rows = []
         for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
@@ -231,7 +274,7 @@ def _divergence(
     return out
 
 
-def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
+def pair_acceptance(pair: Pair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
     """Probe (uniform single-step framing) vs runtime (batched verifier) acceptance, and output preservation."""
     probe = [0, 0]
     runtime = [0, 0]
@@ -251,9 +294,9 @@ def pair_acceptance(pair: SpeculativePair, golden: GoldenRows, k: int, is_self: 
 
 
 def run_framing(
-    tiers: dict[str, Tier],
-    pairs: dict[str, SpeculativePair],
-    self_pairs: dict[str, SpeculativePair],
+    tiers: dict[str, Tier | CausalTier],
+    pairs: dict[str, Pair],
+    self_pairs: dict[str, Pair],
     golden: GoldenRows,
     config: FramingConfig,
     out: dict[str, Any],

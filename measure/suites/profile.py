@@ -79,7 +79,8 @@ def run_memory_and_load(
         done += 1
         progress("profile baseline worker", done, total)
         for spec in config.tiers:
-            answer = _worker({"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads})
+            request = {"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads}
+            answer = _worker(request | ({"prompt": spec.prompt} if spec.prompt is not None else {}))
             warm = [ns(x) for x in answer["load_warm_s"]]
             add_tier_worker(out, spec.name, ns(answer["load_cold_s"]), warm, answer["peak_rss"]["bytes"])
             done += 1
@@ -107,7 +108,7 @@ def run_thread_sweep(
         tokens: list[int] = []
         for rep in range(wc.repeats):
             for n, session in sessions.items():
-                tier = load_tier(spec.path, session, label=spec.name)
+                tier = load_tier(spec.path, session, label=spec.name, prompt=spec.prompt)
                 greedy(tier, rows[0])  # untimed: the first call of a new session pays its allocations
                 results = [greedy(tier, text) for text in rows]
                 del tier

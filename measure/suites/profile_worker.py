@@ -26,7 +26,7 @@ def work(request: dict[str, Any]) -> dict[str, Any]:
         return {"peak_rss": peak_rss().to_dict()}
     config = SessionConfig(**{**request["session"], "providers": tuple(request["session"]["providers"])})
     start = perf_counter()
-    tier = load_tier(request["tier"], config)
+    tier = load_tier(request["tier"], config, prompt=request.get("prompt"))
     cold = perf_counter() - start
     for text in request["texts"]:
         greedy(tier, text)
@@ -36,7 +36,7 @@ def work(request: dict[str, Any]) -> dict[str, Any]:
     warm = []
     for _ in range(int(request["warm_loads"])):
         start = perf_counter()
-        tier = load_tier(request["tier"], config)
+        tier = load_tier(request["tier"], config, prompt=request.get("prompt"))
         warm.append(perf_counter() - start)
         del tier
         gc.collect()

@@ -18,6 +18,9 @@ from typing import Any
 
 from measure import __version__
 from measure.engine.artifacts import Tier, load_tier
+from measure.engine.causal import CausalTier, detect_causal_layout
+from measure.engine.causal_speculative import CausalSpeculativePair
+from measure.engine.pairs import open_pair
 from measure.engine.session import AfterRun, Slowdown
 from measure.engine.speculative import SpeculativePair
 from measure.errors import MeasureError, SettingError
@@ -33,8 +36,12 @@ from measure.suites.golden import GoldenRows, load_golden
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import run_wallclock
 
+AnyTier = Tier | CausalTier
+AnyPair = SpeculativePair | CausalSpeculativePair
+"""A speculative pair of either kind (:func:`measure.engine.pairs.open_pair` builds it)."""
 
-def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
+
+def check_rows(tiers: dict[str, AnyTier], golden: GoldenRows) -> None:
     for row in golden.rows:
         for tier in tiers.values():
             try:
@@ -43,41 +50,53 @@ def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
                 raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
 
 
-def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
-    """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file."""
-    try:
-        return {
-            t.name: load_tier(t.path, config.session, label=t.name, after_run=hooks.get(t.name), name=t.name)
-            for t in config.tiers
-        }
-    except SettingError as exc:
-        raise exc.located(f"{config.path}: ") from exc
+def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, AnyTier]:
+    """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file,
+    a prompt given to an encoder-decoder tier names its ``tiers[i].prompt``."""
+    tiers = {}
+    for i, t in enumerate(config.tiers):
+        try:
+            tiers[t.name] = load_one(config, t.name, label=t.name, after_run=hooks.get(t.name))
+        except SettingError as exc:
+            raise exc.located(f"{config.path}: ") from exc
+        if t.prompt is not None and tiers[t.name].kind != "causal":
+            raise MeasureError(
+                f"{config.path}: tiers[{i}].prompt: {t.name} is an encoder-decoder tier; a prompt template is for "
+                f"decoder-only tiers"
+            )
+    return tiers
 
 
-def speculative_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
+def load_one(config: SuiteConfig, name: str, label: str, after_run: AfterRun | None = None) -> AnyTier:
+    """One tier of the config, loaded as its entry says (session options, prompt override)."""
+    spec = config.tier(name)
+    prompt = spec.prompt if detect_kind(spec.path) == "causal" else None
+    return load_tier(spec.path, config.session, label=label, after_run=after_run, name=name, prompt=prompt)
+
+
+def detect_kind(folder: Path) -> str:
+    """The model kind of a tier folder, told by its graphs as :func:`load_tier` tells it."""
+    return "causal" if detect_causal_layout(folder) else "seq2seq"
+
+
+def speculative_pairs(config: SuiteConfig, tiers: dict[str, AnyTier]) -> dict[str, AnyPair]:
+    """Each ``[[pairs]]`` entry through :func:`open_pair`; its refusal (two kinds, two vocabularies) names the entry."""
     pairs = {}
     for i, spec in enumerate(config.pairs):
         drafter = tiers[spec.drafter]
         if spec.drafter == spec.verifier:
-            drafter = load_tier(
-                config.tier(spec.drafter).path, config.session, label=f"{spec.drafter}~drafter", name=spec.drafter
-            )
+            drafter = load_one(config, spec.drafter, label=f"{spec.drafter}~drafter")
         try:
-            pairs[spec.name] = SpeculativePair(drafter, tiers[spec.verifier])
+            pairs[spec.name] = open_pair(drafter, tiers[spec.verifier])
         except MeasureError as exc:
             raise MeasureError(f"{config.path}: pairs[{i}] ({spec.name}): {exc}") from exc
     return pairs
 
 
-def _self_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, SpeculativePair]:
+def _self_pairs(config: SuiteConfig, tiers: dict[str, AnyTier]) -> dict[str, AnyPair]:
     """A self-pair (same artifact loaded twice) for every tier a pair uses."""
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
-    return {
-        f"{n}->{n}": SpeculativePair(
-            load_tier(config.tier(n).path, config.session, label=f"{n}~drafter", name=n), tiers[n]
-        )
-        for n in used
-    }
+    return {f"{n}->{n}": open_pair(load_one(config, n, label=f"{n}~drafter"), tiers[n]) for n in used}
 
 
 def run(
@@ -178,12 +197,12 @@ def _each(writers: tuple[RecordWriter | Iterable[RecordWriter], ...]) -> list[Re
 
 
 def fresh_loader(
-    config: SuiteConfig, tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], hooks: Mapping[str, AfterRun]
+    config: SuiteConfig, tiers: dict[str, AnyTier], pairs: dict[str, AnyPair], hooks: Mapping[str, AfterRun]
 ) -> Loader:
     """The wall-clock suite's loader: the sessions loaded (and fingerprinted) first, then fresh ones each call."""
     loaded = [(tiers, pairs)]
 
-    def load() -> tuple[dict[str, Tier], dict[str, SpeculativePair]]:
+    def load() -> tuple[dict[str, AnyTier], dict[str, AnyPair]]:
         if loaded:
             return loaded.pop()
         fresh = load_tiers(config, hooks)
@@ -193,7 +212,7 @@ def fresh_loader(
 
 
 def new_document(
-    config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, Tier], env: dict[str, Any]
+    config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, AnyTier], env: dict[str, Any]
 ) -> dict[str, Any]:
     """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
     return document(

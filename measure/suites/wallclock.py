@@ -27,6 +27,8 @@ from time import perf_counter, process_time
 from typing import Any
 
 from measure.engine.artifacts import Tier
+from measure.engine.causal import CausalTier
+from measure.engine.causal_speculative import CausalSpeculativePair
 from measure.engine.decode import Decoded, greedy_ids
 from measure.engine.speculative import SpeculativeDecoded, SpeculativePair
 from measure.record.model.write_wallclock import (
@@ -59,21 +61,36 @@ class CaseSpec:
     """The timed region: ids in -> ids out."""
     k: int | None = None
     """A speculative case's draft length; None for a greedy one."""
+    causal: bool = False
+    """Whether the case decodes with decoder-only tiers (its speculative rows record the time to first token)."""
 
     def run(self, text: str) -> Decoded:
         """Untimed use (warm-up, a new session's first row): tokenize and decode."""
         return self.decode(self.encode(text))
 
 
-def cases_for(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> list[CaseSpec]:
+def cases_for(
+    tiers: dict[str, Tier | CausalTier],
+    pairs: dict[str, SpeculativePair | CausalSpeculativePair],
+    ks: tuple[int, ...],
+) -> list[CaseSpec]:
+    """Each tier's greedy case, then each pair at each k; either model kind, through the same decode calls."""
     cases = [
-        CaseSpec(name, greedy_facts(name), tier.source_ids, lambda ids, tier=tier: greedy_ids(tier, ids))
+        CaseSpec(
+            name,
+            greedy_facts(name),
+            tier.source_ids,
+            lambda ids, tier=tier: greedy_ids(tier, ids),
+            causal=tier.kind == "causal",
+        )
         for name, tier in tiers.items()
     ]
     for pair_name, pair in pairs.items():
+        causal = pair.verifier.kind == "causal"
         for k in ks:
             facts = speculative_facts(pair_name, pair.drafter.name, pair.verifier.name, k)
-            cases.append(CaseSpec(f"{pair_name}@k{k}", facts, pair.source_ids, partial(pair.decode_ids, k=k), k))
+            decode = partial(pair.decode_ids, k=k)
+            cases.append(CaseSpec(f"{pair_name}@k{k}", facts, pair.source_ids, decode, k, causal))
     return cases
 
 
@@ -105,6 +122,8 @@ class Row:
     cpu_s: float
     tokenize_s: float
     """Source encode (before the decode) + output decode to text (after it): both outside ``wall_s``."""
+    source_tokens: int = 0
+    """The ids the decode took (the prompt, for a decoder-only tier)."""
 
 
 def _timed_row(case: CaseSpec, text: str) -> Row:
@@ -113,7 +132,7 @@ def _timed_row(case: CaseSpec, text: str) -> Row:
     encode_s = perf_counter() - start
     cpu_start = process_time()  # all threads: onnxruntime's intra-op pool included
     decoded = case.decode(ids)
-    return Row(decoded, process_time() - cpu_start, encode_s + decoded.detokenize_s)
+    return Row(decoded, process_time() - cpu_start, encode_s + decoded.detokenize_s, len(ids))
 
 
 def _timed_pass(case: CaseSpec, texts: list[str], cases_out: dict[str, Any]) -> None:
@@ -126,6 +145,7 @@ def _case_pass(case: CaseSpec, rows: list[Row]) -> CasePass:
     results = [r.decoded for r in rows]
     spec: list[SpeculativeDecoded] = results  # type: ignore[assignment]
     speculative = case.k is not None
+    causal = case.causal
     return CasePass(
         tokens=[len(d.tokens) for d in results],
         calls=[d.calls for d in results],
@@ -135,8 +155,9 @@ def _case_pass(case: CaseSpec, rows: list[Row]) -> CasePass:
         tokenize_s=[ns(r.tokenize_s) for r in rows],
         drafter_run_s=[ns(d.drafter_run_s) for d in spec] if speculative else None,
         verifier_run_s=[ns(d.verifier_run_s) for d in spec] if speculative else None,
-        # source ids in -> first token out, for the profile's first-token latency
-        first_token_s=None if speculative else [ns(d.first_token_s or 0.0) for d in results],
+        # source ids in -> first token out, for the profile's first-token latency (a seq2seq pair's is not kept)
+        first_token_s=None if speculative and not causal else [ns(d.first_token_s or 0.0) for d in results],
+        source_tokens=[r.source_tokens for r in rows],
     )
 
 

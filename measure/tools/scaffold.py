@@ -10,19 +10,19 @@ tokenizer vocabulary), never from folder names.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from measure.engine.artifacts import load_tier
+from measure.engine.causal_layouts import CAUSAL_LAYOUT_FILES, GENAI_MARKER
 from measure.engine.graphs import LAYOUT_FILES
 from measure.engine.session import SessionConfig
 from measure.errors import MeasureError
 from measure.policy import Policy
 from measure.site.hosts import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, site_config
 from measure.suites.config import FramingConfig, WallclockConfig
+from measure.tools.roles import Proposal, propose, read_tier
 
 CONFIG = Path("measure.toml")
 GOLDEN = Path("golden.jsonl")
@@ -38,55 +38,13 @@ PYTHON = "3.11"
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "site", "results", "__pycache__", "build", "dist"}
 
 
-@dataclass(frozen=True)
-class TierFacts:
-    """What a tier folder says about itself, as much as choosing roles and pairs needs."""
-
-    path: Path
-    name: str
-    layout: str
-    precision: str
-    layers: int
-    heads: int
-    head_dim: int
-    vocabulary: str
-    """sha256 of the tokenizer's token -> id map: a drafter and a verifier must share it."""
-
-    @property
-    def model(self) -> tuple[int, int, int, str]:
-        """Tiers with the same shape and vocabulary are precisions of one model."""
-        return (self.layers, self.heads, self.head_dim, self.vocabulary)
-
-    @property
-    def size(self) -> int:
-        return self.layers * self.heads * self.head_dim
-
-    def describe(self) -> str:
-        return (
-            f"{self.precision}, {self.layout} layout, {self.layers} layers x {self.heads} heads x {self.head_dim}, "
-            f"vocabulary {self.vocabulary[:8]}"
-        )
-
-
-def read_tier(folder: Path) -> TierFacts:
-    """Load the tier as ``measure run`` would (a bad folder is the same one-line error) and keep its facts."""
-    tier = load_tier(folder)
-    fp = tier.fingerprint()
-    vocab = json.dumps(sorted(tier.tokenizer.vocabulary().items()), ensure_ascii=False)
-    return TierFacts(
-        path=folder,
-        name=fp.name,
-        layout=fp.layout,
-        precision=fp.precision,
-        layers=fp.layers,
-        heads=fp.heads,
-        head_dim=fp.head_dim,
-        vocabulary=hashlib.sha256(vocab.encode("utf-8")).hexdigest(),
-    )
-
-
 def is_tier_folder(folder: Path) -> bool:
-    return any(all((folder / f).is_file() for f in files) for files in LAYOUT_FILES.values())
+    """A complete seq2seq or decoder-only layout (an onnxruntime-genai folder is not measured: left out)."""
+    if any(all((folder / f).is_file() for f in files) for files in LAYOUT_FILES.values()):
+        return True
+    if (folder / GENAI_MARKER).is_file():
+        return False
+    return any(all((folder / f).is_file() for f in files) for files in CAUSAL_LAYOUT_FILES.values())
 
 
 def find_tier_folders(root: Path, depth: int = 3) -> list[Path]:
@@ -105,86 +63,6 @@ def find_tier_folders(root: Path, depth: int = 3) -> list[Path]:
 
     walk(root, depth)
     return found
-
-
-@dataclass(frozen=True)
-class Proposed:
-    """One tier as the config will list it."""
-
-    name: str
-    """Unique among the tiers: the tier's own name, numbered when two share it."""
-    role: str
-    facts: TierFacts
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """Roles for the tiers and the speculative pairs, with the reasons a user should read."""
-
-    tiers: tuple[Proposed, ...]
-    """In the order given."""
-    pairs: tuple[tuple[str, str], ...]
-    """(drafter, verifier) names."""
-    notes: tuple[str, ...]
-
-
-_PLAIN_PREFERENCE = ("int8-dynamic", "int8-static", "int8")
-
-
-def propose(tiers: list[TierFacts]) -> Proposal:
-    """Roles and pairs, as the bundled demo has them.
-
-    plain: an int8 tier (dynamic first) of the largest model, the anchor of every
-    ratio; reference: an fp32 tier of that model; lite: an int4 tier. The rest
-    are verifiers (the largest model) or drafters. A smaller model's tier drafts
-    for the largest model's tier of the same precision, else for plain, when the
-    two share a vocabulary.
-    """
-    notes: list[str] = []
-    names = _unique_names(tiers)
-    largest = max(t.size for t in tiers)
-    big = [t for t in tiers if t.size == largest]
-
-    def rank(t: TierFacts) -> int:
-        return next((i for i, p in enumerate(_PLAIN_PREFERENCE) if t.precision.startswith(p)), len(_PLAIN_PREFERENCE))
-
-    plain = min(big, key=rank)
-    if rank(plain) == len(_PLAIN_PREFERENCE):
-        notes.append(f"no int8 tier: {names[plain.path]} ({plain.precision}) is plain, the anchor of every ratio")
-    roles = {plain.path: "plain"}
-    reference = next(
-        (t for t in big if t is not plain and t.model == plain.model and t.precision in ("fp32", "fp16")), None
-    )
-    if reference is not None:
-        roles[reference.path] = "reference"
-    lite = next((t for t in tiers if t.precision.startswith("int4") and t.path not in roles), None)
-    if lite is not None:
-        roles[lite.path] = "lite"
-    for t in tiers:
-        roles.setdefault(t.path, "verifier" if t.model == plain.model else "drafter")
-
-    pairs: list[tuple[str, str]] = []
-    for drafter in tiers:
-        if drafter.size >= largest:
-            continue
-        if drafter.vocabulary != plain.vocabulary:
-            notes.append(f"{names[drafter.path]} does not share {names[plain.path]}'s vocabulary: no speculative pair")
-            continue
-        same = next((t for t in big if t.model == plain.model and t.precision == drafter.precision), plain)
-        pairs.append((names[drafter.path], names[same.path]))
-    return Proposal(tuple(Proposed(names[t.path], roles[t.path], t) for t in tiers), tuple(pairs), tuple(notes))
-
-
-def _unique_names(tiers: list[TierFacts]) -> dict[Path, str]:
-    """Tier names as the config needs them: unique, the folder's own name first."""
-    names: dict[Path, str] = {}
-    for t in tiers:
-        name, n = t.name, 1
-        while name in names.values():
-            n += 1
-            name = f"{t.name}-{n}"
-        names[t.path] = name
-    return names
 
 
 def _toml(value: Any) -> str:

@@ -81,17 +81,14 @@ def python_tier(
     quality: Part,
     outputs: list[str],
     output_ids: list[list[int]],
+    prefill: list[Part] | None = None,
 ) -> Part:
-    """One tier on the Python leg: its parity blocks, quality against the golden rows, and its greedy decodes."""
-    return {
-        "tier": tier,
-        "precision": precision,
-        "status": MEASURED,
-        "blocks": blocks,
-        "quality": quality,
-        "outputs": outputs,
-        "output_ids": output_ids,
-    }
+    """One tier on the Python leg: its parity blocks, quality against the golden rows, and its greedy decodes;
+    a decoder-only tier adds its prefill blocks (the prompt token by token against blocks and whole)."""
+    part = {"tier": tier, "precision": precision, "status": MEASURED, "blocks": blocks}
+    if prefill is not None:
+        part["prefill"] = prefill
+    return part | {"quality": quality, "outputs": outputs, "output_ids": output_ids}
 
 
 def leg_tier(tier: str, precision: str) -> Part:

@@ -81,7 +81,9 @@ class SpeculativeCounts:
 class CasePass:
     """One timed pass of a case over the golden rows: one value per row of each sample.
 
-    ``drafter_run_s`` and ``verifier_run_s`` belong to speculative cases, ``first_token_s`` to greedy ones.
+    ``drafter_run_s`` and ``verifier_run_s`` belong to speculative cases, ``first_token_s`` to greedy ones and to
+    decoder-only speculative ones (the verifier's prefill decides the first token). ``source_tokens``: the ids
+    each row's timed region takes (prompt or source), so prefill time per prompt token can be read.
     """
 
     tokens: list[int]
@@ -93,6 +95,7 @@ class CasePass:
     drafter_run_s: list[float] | None = None
     verifier_run_s: list[float] | None = None
     first_token_s: list[float] | None = None
+    source_tokens: list[int] | None = None
 
     @property
     def speculative(self) -> bool:
@@ -101,13 +104,16 @@ class CasePass:
 
 def case_entry(facts: Part, first: CasePass, counts: SpeculativeCounts | None) -> Part:
     """A case's entry as its first pass makes it: what it measures, the per-row counts, empty sample lists."""
-    entry = facts | {"tokens": first.tokens, "calls": first.calls, "outputs_stable": True}
+    entry = facts | {"tokens": first.tokens, "calls": first.calls}
+    if first.source_tokens is not None:
+        entry["source_tokens"] = first.source_tokens
+    entry["outputs_stable"] = True
     if counts is not None:
         entry |= counts.to_dict()
     entry |= {"wall_s": [], "run_s": [], "cpu_s": [], "tokenize_s": []}
     if first.speculative:
         entry |= {"drafter_run_s": [], "verifier_run_s": []}
-    else:
+    if first.first_token_s is not None:
         entry["first_token_s"] = []
     return entry
 
@@ -118,9 +124,10 @@ def append_pass(entry: Part, p: CasePass) -> None:
         entry["outputs_stable"] = False
     for key in ("wall_s", "run_s", "cpu_s", "tokenize_s"):
         entry[key].append(getattr(p, key))
-    optional = ("drafter_run_s", "verifier_run_s") if p.speculative else ("first_token_s",)
-    for key in optional:
-        entry[key].append(getattr(p, key))
+    optional = ("drafter_run_s", "verifier_run_s") if p.speculative else ()
+    for key in (*optional, "first_token_s"):
+        if key in entry and getattr(p, key) is not None:
+            entry[key].append(getattr(p, key))
 
 
 # ------------------------------------------------------------------ cost profile
