@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.cost_model import CostModel, cost_model
+from measure.analysis.prefill import CausalTiming, causal_timings
 from measure.analysis.profile import TierProfile, profile_ratios, tier_costs
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict
@@ -27,6 +28,8 @@ class Analysis:
     """The cost profile per tier: size, load, memory, first token, latency percentiles, threads."""
     cost_model: CostModel | None = None
     """Timed single calls and what they predict per pair; layout findings. None for records without them."""
+    causal: tuple[CausalTiming, ...] = ()
+    """Decoder-only tiers: prefill ms per prompt token, time to first token, decode ms per token."""
 
 
 def analyse(record: Record) -> Analysis:
@@ -34,4 +37,5 @@ def analyse(record: Record) -> Analysis:
     tiers, pairs = tuple(tier_timings(record)), tuple(pair_timings(record))
     ratios = profile_ratios(record)
     found = tuple(verdicts(record, tiers=tiers, pairs=pairs, ratios=ratios))
-    return Analysis(record, tiers, pairs, found, tuple(tier_costs(record, ratios)), cost_model(record, pairs))
+    costs = tuple(tier_costs(record, ratios))
+    return Analysis(record, tiers, pairs, found, costs, cost_model(record, pairs), tuple(causal_timings(record)))

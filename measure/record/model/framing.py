@@ -113,6 +113,8 @@ class FramingTier:
     """Other runtimes' legs: rows whose greedy decode leaves Python's, where and by what margin."""
     timing: LegTiming | None = None
     """Other runtimes' legs: greedy passes timed under that runtime."""
+    prefill: tuple[Block, ...] = ()
+    """Decoder-only tiers on the Python leg: the prompt fed token by token against blocks of k and whole."""
 
     @property
     def measured(self) -> bool:

@@ -62,6 +62,7 @@ def _framing_tier(t: dict[str, Any]) -> FramingTier:
         quality=_quality(t.get("quality")),
         divergence=tuple(_divergence(d) for d in t.get("divergence", ())),
         timing=_leg_timing(t.get("timing")),
+        prefill=tuple(_block(b) for b in t.get("prefill", ())),
     )
 
 

@@ -46,6 +46,7 @@ def _case(name: str, c: dict[str, Any]) -> Case:
         drafter_run_s=array(c["drafter_run_s"]) if spec and "drafter_run_s" in c else None,
         verifier_run_s=array(c["verifier_run_s"]) if spec and "verifier_run_s" in c else None,
         first_token_s=array(c["first_token_s"]) if c.get("first_token_s") else None,
+        source_tokens=ints(c.get("source_tokens")),
     )
 
 

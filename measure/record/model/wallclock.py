@@ -45,6 +45,8 @@ class Case:
     tokenize_s: np.ndarray | None = None
     """Seconds tokenizing each row outside the timed region (source encode + output decode), repeats x rows;
     None where ``Wallclock.timed`` is ``text`` (tokenizing was inside ``wall_s``)."""
+    source_tokens: tuple[int, ...] = ()
+    """The ids each row's timed region took (a decoder-only tier's prompt); empty in records older than the field."""
 
     @property
     def tokenize_us_per_row(self) -> float | None:
