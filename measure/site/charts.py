@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from measure.analysis.cost_model import BatchCost
+from measure.analysis.prefill import CausalTiming
 from measure.analysis.timings import PairTiming, TierTiming
 from measure.record.model import FramingTier, Record
 
@@ -67,6 +68,66 @@ def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, A
             }
         ],
         "layout": _layout(yaxis={"title": {"text": "ms per output token"}}, xaxis={"title": {"text": "tier"}}),
+    }
+
+
+def phases(tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
+    """Decoder-only tiers: ms per prompt token (prefill, hatched) beside ms per generated token (decode)."""
+    colors = [palette.of(t.tier) for t in tiers]
+    data = []
+    for phase, unit, hatch, pick in (
+        ("prefill", "prompt token", "/", lambda t: t.prefill_ms_per_prompt_token),
+        ("decode", "generated token", "", lambda t: t.decode_ms_per_token),
+    ):
+        found = [pick(t) for t in tiers]
+        data.append(
+            {
+                "type": "bar",
+                "name": f"{phase}, per {unit}",
+                "x": [t.tier for t in tiers],
+                "y": [None if e is None else e.value for e in found],
+                "marker": {"color": colors, "pattern": {"shape": hatch, "fgcolor": "#ffffff", "solidity": 0.4}},
+                "error_y": _error(
+                    [0.0 if e is None else e.hi - e.value for e in found],
+                    [0.0 if e is None else e.value - e.lo for e in found],
+                    "#7f7f7f",
+                ),
+                "hovertemplate": f"%{{x}} {phase}: %{{y:.3f}} ms per {unit}<extra></extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(
+            barmode="group",
+            yaxis={"title": {"text": "ms per token (median, 95% CI)"}, "rangemode": "tozero"},
+            xaxis={"title": {"text": "decoder-only tier"}},
+        ),
+    }
+
+
+def first_token(record: Record, tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
+    """Each golden row's time to first token (median of repeats) against its prompt's length, per tier."""
+    cases = record.wallclock.cases if record.wallclock else {}
+    data = []
+    for t in tiers:
+        case = cases[t.tier]
+        first = case.first_token_s if case.first_token_s is not None else np.zeros((1, len(case.tokens)))
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": t.tier,
+                "marker": {"color": palette.of(t.tier), "size": 6, "opacity": 0.8},
+                "x": list(case.source_tokens),
+                "y": [round(float(v), 5) for v in np.median(first, axis=0) * 1000],
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(
+            xaxis={"title": {"text": "prompt tokens (the template applied)"}, "rangemode": "tozero"},
+            yaxis={"title": {"text": "time to first token, ms (median of repeats)"}, "rangemode": "tozero"},
+        ),
     }
 
 

@@ -30,6 +30,10 @@ ADMONITION = {
 }
 
 
+KIND = {"seq2seq": "encoder-decoder", "causal": "decoder-only"}
+"""A tier's model kind (the record's ``kind``) in the pages' words."""
+
+
 RunLike = Dated
 """A loaded record or its cached summary: what a reference to it needs (the folder queries' fields)."""
 

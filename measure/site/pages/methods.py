@@ -22,6 +22,17 @@ class Methods:
     sources: Md | None = None
     """Each part's run and date: each suite's settings are its own run's."""
     differences: tuple[Md, ...] = ()
+    decoder_only: bool = False
+    """Whether the record holds decoder-only tiers: then the page says how their prompt and decode are timed."""
+
+
+def _prompts(a: Analysis) -> str:
+    """Each prompt template once, with the decoder-only tiers that use it."""
+    users: dict[str, list[str]] = {}
+    for name, t in a.record.tiers.items():
+        if t.decoder_only:
+            users.setdefault(t.prompt or "{input}", []).append(name)
+    return "; ".join(f"{p} ({', '.join(names)})" for p, names in users.items())
 
 
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
@@ -44,6 +55,9 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
             for i, leg in enumerate(r.legs)
         ),
     ]
+    causal = any(t.decoder_only for t in r.tiers.values())
+    if causal:
+        settings.append(("prompt templates (decoder-only tiers)", _prompts(a)))
     ins = r.instructions
     if ins is not None:
         settings.append(("instruction counts", f"callgrind ({ins.valgrind}), first {ins.rows} rows, {ins.runs} runs"))
@@ -53,4 +67,5 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
         tuple(Setting(md(k), md(v)) for k, v in vars(r.config.policy).items()),
         provenance(state, links) if state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
+        causal,
     )
