@@ -72,35 +72,38 @@ def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, A
 
 
 def phases(tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
-    """Decoder-only tiers: ms per prompt token (prefill, hatched) beside ms per generated token (decode)."""
-    colors = [palette.of(t.tier) for t in tiers]
-    data = []
-    for phase, unit, hatch, pick in (
-        ("prefill", "prompt token", "/", lambda t: t.prefill_ms_per_prompt_token),
-        ("decode", "generated token", "", lambda t: t.decode_ms_per_token),
-    ):
-        found = [pick(t) for t in tiers]
-        data.append(
+    """Decoder-only tiers: ms per prompt token (prefill, hatched) beside ms per generated token (decode), each
+    bar labelled on the axis under its tier (no legend to decode)."""
+    bars = [
+        (t, phase, e)
+        for t in tiers
+        for phase, e in (("prefill", t.prefill_ms_per_prompt_token), ("decode", t.decode_ms_per_token))
+    ]
+    return {
+        "data": [
             {
                 "type": "bar",
-                "name": f"{phase}, per {unit}",
-                "x": [t.tier for t in tiers],
-                "y": [None if e is None else e.value for e in found],
-                "marker": {"color": colors, "pattern": {"shape": hatch, "fgcolor": "#ffffff", "solidity": 0.4}},
+                "name": "ms per token",
+                "x": [[t.tier for t, _, _ in bars], [phase for _, phase, _ in bars]],
+                "y": [None if e is None else e.value for _, _, e in bars],
+                "marker": {
+                    "color": [palette.of(t.tier) for t, _, _ in bars],
+                    "pattern": {"shape": ["/" if p == "prefill" else "" for _, p, _ in bars], "solidity": 0.5},
+                },
                 "error_y": _error(
-                    [0.0 if e is None else e.hi - e.value for e in found],
-                    [0.0 if e is None else e.value - e.lo for e in found],
+                    [0.0 if e is None else e.hi - e.value for _, _, e in bars],
+                    [0.0 if e is None else e.value - e.lo for _, _, e in bars],
                     "#7f7f7f",
                 ),
-                "hovertemplate": f"%{{x}} {phase}: %{{y:.3f}} ms per {unit}<extra></extra>",
+                "hovertemplate": "%{x}: %{y:.4f} ms per token<extra></extra>",
             }
-        )
-    return {
-        "data": data,
+        ],
         "layout": _layout(
-            barmode="group",
-            yaxis={"title": {"text": "ms per token (median, 95% CI)"}, "rangemode": "tozero"},
-            xaxis={"title": {"text": "decoder-only tier"}},
+            showlegend=False,
+            yaxis={
+                "title": {"text": "ms per prompt token (prefill) / generated token (decode)"},
+                "rangemode": "tozero",
+            },
         ),
     }
 

@@ -236,19 +236,23 @@ def _decoder_only_sentence(a: Analysis, h: Headline) -> Md | None:
     lengths = {c.tier: c.prompt_tokens / max(1, rows.get(c.tier) or 1) for c in a.causal}
     once = len(set(lengths.values())) == 1
     items = []
-    for c in a.causal:
-        prompt = "" if once else f", {lengths[c.tier]:.1f}-token prompts"
-        item = (
-            f"{md(c.tier)} first token after {c.first_token_ms.value:.3f} ms on average "
-            f"({c.prefill_ms_per_prompt_token.value:.3f} ms per prompt token{prompt})"
+    for i, c in enumerate(a.causal):
+        prompt = "" if once else f" ({lengths[c.tier]:.1f}-token prompts)"
+        first = (
+            f"first token after {c.first_token_ms.value:.3f} ms on average"
+            if i == 0
+            else f"{c.first_token_ms.value:.3f} ms"
         )
+        item = f"{md(c.tier)}{prompt} {first}"
         if c.decode_ms_per_token is not None:
-            item += f", then {c.decode_ms_per_token.value:.3f} ms per generated token"
+            unit = " per generated token" if i == 0 else ""
+            item += f", then {c.decode_ms_per_token.value:.3f} ms{unit}"
         items.append(item)
-    prompts = f"prompts of {next(iter(lengths.values())):.1f} tokens on average " if once else "the prompt "
+    prompts = f"{next(iter(lengths.values())):.1f}-token prompts on average" if once else "each its prompt"
     evidence = link("evidence", "wallclock.md#prompt-and-generation")
     return trusted(
-        f"Decoder-only tiers, {prompts}prefilled in one call, then one token per call: {'; '.join(items)} ({evidence})."
+        f"Decoder-only tiers ({prompts}, prefilled in one call, then one call per token): "
+        f"{'; '.join(items)} ({evidence})."
     )
 
 

@@ -161,7 +161,7 @@ def _summary_row(t: TierLine, mixed: bool) -> SummaryRow:
         name = md(t.tier)
     return SummaryRow(
         name,
-        trusted(f"{md(t.role)}<br><small>{md(t.precision)}{f' · {KIND[t.kind]}' if mixed else ''}</small>"),
+        trusted(f"{md(t.role)}<br><small>{md(t.precision)}{f'<br>{KIND[t.kind]}' if mixed else ''}</small>"),
         md(megabytes(t.size_bytes)),
         _pm(t.ms_per_token, 3),
         _pm(t.vs_reference, 2, "×") if t.vs_reference else md("reference" if t.vs_reference is None else "-"),
