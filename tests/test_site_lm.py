@@ -106,6 +106,27 @@ def test_wallclock_shows_prefill_first_token_and_decode_as_the_raw_samples_give_
         assert f'id="{chart_id}"' in page
 
 
+def test_metrics_json_carries_the_decoder_only_phases_and_prompt_framings(tmp_path):
+    doc = _doc()
+    assert main(["render", "--results", str(_tree(tmp_path / "results", doc)), "--out", str(tmp_path / "md")]) == 0
+    found = json.loads((tmp_path / "md" / "metrics.json").read_text(encoding="utf-8"))["machines"][doc["machine_id"]]
+    assert set(found["decoder_only"]) == set(_causal(doc))
+    for name, m in found["decoder_only"].items():
+        case = doc["wallclock"]["cases"][name]
+        wall, first = np.array(case["wall_s"]), np.array(case["first_token_s"])
+        calls = sum(c - 1 for c in case["calls"])
+        assert m["prompt_tokens"] == sum(case["source_tokens"]) and m["decode_calls"] == calls
+        assert m["decode_ms_per_token"]["value"] == pytest.approx(
+            float(np.median(1000 * (wall - first).sum(1) / calls))
+        )
+    python = {t["tier"]: t for t in doc["framing"]["legs"][0]["tiers"]}
+    for name, f in found["framing"].items():
+        blocks = python[name].get("prefill", [])
+        assert ("prefill" in f) == bool(blocks), name
+        if blocks:
+            assert f["prefill"]["argmax_total"] == len(blocks) * sum(doc["wallclock"]["cases"][name]["source_tokens"])
+
+
 def test_framing_parity_shows_the_prompt_framings_of_decoder_only_tiers(lm_site):
     project, doc = lm_site
     page = html(project, "results/framing")
