@@ -58,6 +58,9 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
     causal = any(t.decoder_only for t in r.tiers.values())
     if causal:
         settings.append(("prompt templates (decoder-only tiers)", _prompts(a)))
+        settings.append(
+            ("prompt framings (decoder-only tiers)", "the framing blocks, on the prompt from an empty cache")
+        )
     ins = r.instructions
     if ins is not None:
         settings.append(("instruction counts", f"callgrind ({ins.valgrind}), first {ins.rows} rows, {ins.runs} runs"))
