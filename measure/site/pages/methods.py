@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
-from measure.site.context import Md, RunLinks, RunRef, Setting, md, provenance
+from measure.site.context import Md, RunLinks, RunRef, Setting, md, prompt_templates, provenance
 
 TIMED = {
     "ids": "token ids in -> ids out (tokenizing timed on its own)",
@@ -24,15 +24,6 @@ class Methods:
     differences: tuple[Md, ...] = ()
     decoder_only: bool = False
     """Whether the record holds decoder-only tiers: then the page says how their prompt and decode are timed."""
-
-
-def _prompts(a: Analysis) -> str:
-    """Each prompt template once, with the decoder-only tiers that use it."""
-    users: dict[str, list[str]] = {}
-    for name, t in a.record.tiers.items():
-        if t.decoder_only:
-            users.setdefault(t.prompt or "{input}", []).append(name)
-    return "; ".join(f"{p} ({', '.join(names)})" for p, names in users.items())
 
 
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
@@ -57,7 +48,8 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
     ]
     causal = any(t.decoder_only for t in r.tiers.values())
     if causal:
-        settings.append(("prompt templates (decoder-only tiers)", _prompts(a)))
+        users = prompt_templates(r).items()
+        settings.append(("prompt templates (decoder-only tiers)", "; ".join(f"{p} ({', '.join(n)})" for p, n in users)))
         settings.append(
             ("prompt framings (decoder-only tiers)", "the framing blocks, on the prompt from an empty cache")
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from measure.analysis.analyse import Analysis
 from measure.record.model import FramingTier
 from measure.site import charts
-from measure.site.context import Chart, Md, chart, fmt_sci, md, stacked, trusted
+from measure.site.context import Chart, Md, chart, fmt_sci, md, prompt_templates, stacked, trusted
 from measure.site.evidence import anchor, row_id
 
 
@@ -44,12 +44,10 @@ class Phases:
     repeats: int
 
 
-def _templates(a: Analysis, names: list[str]) -> Md:
+def _templates(a: Analysis) -> Md:
     """ "`{input}=` (lm-a, lm-b)": each distinct template once, with the tiers that use it."""
-    users: dict[str, list[str]] = {}
-    for name in names:
-        users.setdefault(a.record.tiers[name].prompt or "{input}", []).append(name)
-    return trusted("; ".join(f"<code>{md(p)}</code> ({', '.join(md(n) for n in ns)})" for p, ns in users.items()))
+    users = prompt_templates(a.record).items()
+    return trusted("; ".join(f"<code>{md(p)}</code> ({', '.join(md(n) for n in ns)})" for p, ns in users))
 
 
 def phases_section(a: Analysis, palette: charts.Palette) -> Phases | None:
@@ -78,7 +76,7 @@ def phases_section(a: Analysis, palette: charts.Palette) -> Phases | None:
         ),
     )
     wc = a.record.wallclock
-    return Phases(rows, found, _templates(a, [c.tier for c in a.causal]), wc.repeats_done if wc else 0)
+    return Phases(rows, found, _templates(a), wc.repeats_done if wc else 0)
 
 
 @dataclass(frozen=True)
