@@ -152,7 +152,8 @@ def _summary_row(t: TierLine, mixed: bool) -> SummaryRow:
         framing = "stable" if not t.framing_changed else f"{t.framing_changed} of {t.framing_total:,} change"
     cell = str(md(framing))
     if t.prompt_total:
-        cell += f"<br><small>prompt: {'stable' if not t.prompt_changed else f'{t.prompt_changed} change'}</small>"
+        moved = f"{t.prompt_changed} of {t.prompt_total:,} change" if t.prompt_changed else "stable"
+        cell += f"<br><small>prompt: {moved}</small>"
     if t.ms_per_token is not None:  # the row it links to exists only where the wall-clock suite ran
         name = link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}")
     elif t.framing_total:
