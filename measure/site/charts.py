@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from measure.analysis.cost_model import BatchCost
+from measure.analysis.prefill import CausalTiming
 from measure.analysis.timings import PairTiming, TierTiming
 from measure.record.model import FramingTier, Record
 
@@ -67,6 +68,69 @@ def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, A
             }
         ],
         "layout": _layout(yaxis={"title": {"text": "ms per output token"}}, xaxis={"title": {"text": "tier"}}),
+    }
+
+
+def phases(tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
+    """Decoder-only tiers: ms per prompt token (prefill, hatched) beside ms per generated token (decode), each
+    bar labelled on the axis under its tier (no legend to decode)."""
+    bars = [
+        (t, phase, e)
+        for t in tiers
+        for phase, e in (("prefill", t.prefill_ms_per_prompt_token), ("decode", t.decode_ms_per_token))
+    ]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": "ms per token",
+                "x": [[t.tier for t, _, _ in bars], [phase for _, phase, _ in bars]],
+                "y": [None if e is None else e.value for _, _, e in bars],
+                "marker": {
+                    "color": [palette.of(t.tier) for t, _, _ in bars],
+                    "pattern": {"shape": ["/" if p == "prefill" else "" for _, p, _ in bars], "solidity": 0.5},
+                },
+                "error_y": _error(
+                    [0.0 if e is None else e.hi - e.value for _, _, e in bars],
+                    [0.0 if e is None else e.value - e.lo for _, _, e in bars],
+                    "#7f7f7f",
+                ),
+                "hovertemplate": "%{x}: %{y:.4f} ms per token<extra></extra>",
+            }
+        ],
+        "layout": _layout(
+            showlegend=False,
+            yaxis={
+                "title": {"text": "ms per prompt token (prefill) / generated token (decode)"},
+                "rangemode": "tozero",
+            },
+        ),
+    }
+
+
+def first_token(record: Record, tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
+    """Each golden row's time to first token (median of repeats) against its prompt's length, per tier."""
+    cases = record.wallclock.cases if record.wallclock else {}
+    data = []
+    for t in tiers:
+        case = cases[t.tier]
+        first = case.first_token_s if case.first_token_s is not None else np.zeros((1, len(case.tokens)))
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": t.tier,
+                "marker": {"color": palette.of(t.tier), "size": 6, "opacity": 0.8},
+                "x": list(case.source_tokens),
+                "y": [round(float(v), 5) for v in np.median(first, axis=0) * 1000],
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(
+            xaxis={"title": {"text": "prompt tokens (the template applied)"}, "rangemode": "tozero"},
+            yaxis={"title": {"text": "time to first token, ms (median of repeats)"}, "rangemode": "tozero"},
+        ),
     }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current, label
 from measure.analysis.stats import Estimate
+from measure.record.model import Record
 from measure.record.tree import Dated, Reference
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
 from measure.writing import finite
@@ -28,6 +29,19 @@ ADMONITION = {
     "inconclusive": "warning",
     "info": "info",
 }
+
+
+KIND = {"seq2seq": "encoder-decoder", "causal": "decoder-only"}
+"""A tier's model kind (the record's ``kind``) in the pages' words."""
+
+
+def prompt_templates(record: Record) -> dict[str, list[str]]:
+    """Each decoder-only tier's prompt template once, with the tiers that use it (untrusted text: escape it)."""
+    users: dict[str, list[str]] = {}
+    for name, t in record.tiers.items():
+        if t.decoder_only:
+            users.setdefault(t.prompt or "{input}", []).append(name)
+    return users
 
 
 RunLike = Dated

@@ -62,6 +62,42 @@ def _cost_metrics(m: CostModel | None) -> dict[str, Any]:
     }
 
 
+def _decoder_only_metrics(a: Analysis) -> dict[str, Any]:
+    """Decoder-only tiers' prompt and generation phases; nothing for a record without them."""
+    if not a.causal:
+        return {}
+    return {
+        "decoder_only": {
+            c.tier: {
+                "prompt_tokens": c.prompt_tokens,
+                "decode_calls": c.decode_calls,
+                "first_token_ms": c.first_token_ms.to_dict(),
+                "prefill_ms_per_prompt_token": c.prefill_ms_per_prompt_token.to_dict(),
+                "decode_ms_per_token": _estimate(c.decode_ms_per_token),
+            }
+            for c in a.causal
+        }
+    }
+
+
+def _framing_metrics(a: Analysis) -> dict[str, Any]:
+    """Per tier: argmax agreement and the worst present difference; a decoder-only tier's prompt framings too."""
+    out: dict[str, Any] = {}
+    for t in a.record.python_tiers:
+        out[t.tier] = {
+            "argmax_agree": t.argmax_agree,
+            "argmax_total": t.argmax_total,
+            "present_max_abs_diff": t.present_max_abs_diff,
+        }
+        if t.prefill:
+            out[t.tier]["prefill"] = {
+                "argmax_agree": sum(b.argmax_agree for b in t.prefill),
+                "argmax_total": sum(b.argmax_total for b in t.prefill),
+                "present_max_abs_diff": max(b.present_max_abs_diff for b in t.prefill),
+            }
+    return out
+
+
 def metrics(
     latest: dict[str, Analysis], states: dict[str, Current] | None = None, reference: str | None = None
 ) -> dict[str, Any]:
@@ -98,14 +134,8 @@ def metrics(
                 for p in a.pairs
             },
             **_cost_metrics(a.cost_model),
-            "framing": {
-                t.tier: {
-                    "argmax_agree": t.argmax_agree,
-                    "argmax_total": t.argmax_total,
-                    "present_max_abs_diff": t.present_max_abs_diff,
-                }
-                for t in a.record.python_tiers
-            },
+            **_decoder_only_metrics(a),
+            "framing": _framing_metrics(a),
             "verdicts": [
                 {k: v.to_dict()[k] for k in ("topic", "subject", "outcome", "answer", "value", "lo", "hi")}
                 for v in a.verdicts

@@ -13,6 +13,7 @@ from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sc
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
 from measure.site.pages.legs import LegFacts, leg_facts
+from measure.site.pages.prefill import PromptFraming, prompt_framing
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ class FramingPage:
     """Each part's run and date, where the machine's current state takes its parts from more than one run."""
     differences: tuple[Md, ...] = ()
     """How those runs' builds differ."""
+    prompt: PromptFraming | None = None
+    """Decoder-only tiers: the prompt prefilled token by token against blocks of k and whole."""
 
 
 def _cell(c: Cell | str) -> Md:
@@ -227,4 +230,5 @@ def framing_page(
         runtimes_section(a),
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
+        prompt_framing(tiers, palette),
     )

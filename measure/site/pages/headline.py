@@ -39,6 +39,14 @@ class TierLine:
     runtimes: tuple[tuple[str, str], ...]
     """(runtime, "64/64" or a status) for every leg after Python onnxruntime."""
     verdicts: tuple[Verdict, ...]
+    kind: str = "seq2seq"
+    """``seq2seq`` or ``causal`` (decoder-only): a tier is measured against the reference of its own kind."""
+    reference: str | None = None
+    """The tier ``vs_reference`` and ``same_as_reference`` are against."""
+    prompt_changed: int | None = None
+    """Decoder-only tiers: prompt positions whose argmax changes between the prompt fed token by token and in
+    blocks (every prefill framing summed); None without prefill facts."""
+    prompt_total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -63,12 +71,16 @@ class Headline:
     tiers: tuple[TierLine, ...]
     pairs: tuple[PairLine, ...]
     gates_failed: tuple[Verdict, ...]
+    mixed: bool = False
+    """Whether the record holds tiers of both kinds (seq2seq and decoder-only): then each tier names its kind."""
 
 
-def _reference(record: Record) -> str | None:
-    """The tier the headline measures against: the reference role, else the first fp32 tier."""
-    by_role = next((n for n, t in record.tiers.items() if t.role == "reference"), None)
-    return by_role or next((n for n, t in record.tiers.items() if t.precision in FP32), None)
+def _reference(record: Record, kind: str | None = None) -> str | None:
+    """The tier a tier of ``kind`` is measured against: that kind's reference role, else its first fp32 tier
+    (None: any kind). A decoder-only tier is never timed against an encoder-decoder one."""
+    tiers = [(n, t) for n, t in record.tiers.items() if kind is None or t.kind == kind]
+    by_role = next((n for n, t in tiers if t.role == "reference"), None)
+    return by_role or next((n for n, t in tiers if t.precision in FP32), None)
 
 
 def _vs(record: Record, tier: str, reference: str | None) -> Estimate | None:
@@ -79,9 +91,10 @@ def _vs(record: Record, tier: str, reference: str | None) -> Estimate | None:
     return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token)
 
 
-def _tier_line(a: Analysis, name: str, reference: str | None) -> TierLine:
+def _tier_line(a: Analysis, name: str) -> TierLine:
     r = a.record
     tier = r.tiers[name]
+    reference = _reference(r, tier.kind)
     timing = next((t for t in a.tiers if t.tier == name), None)
     framing = next((t for t in r.python_tiers if t.tier == name), None)
     ref = next((t for t in r.python_tiers if t.tier == reference), None)
@@ -99,6 +112,7 @@ def _tier_line(a: Analysis, name: str, reference: str | None) -> TierLine:
         else:
             runtimes.append((leg.name, "-"))
     quality = framing.quality if framing else None
+    prefill = framing.prefill if framing else ()
     return TierLine(
         name,
         tier.role,
@@ -113,13 +127,18 @@ def _tier_line(a: Analysis, name: str, reference: str | None) -> TierLine:
         framing.argmax_total if framing else None,
         tuple(runtimes),
         tuple(v for v in a.verdicts if v.key == name),
+        tier.kind,
+        reference,
+        sum(b.argmax_total - b.argmax_agree for b in prefill) if prefill else None,
+        sum(b.argmax_total for b in prefill) if prefill else None,
     )
 
 
 def headline(a: Analysis) -> Headline:
     r = a.record
-    reference = _reference(r)
     role = {t.role: n for n, t in reversed(r.tiers.items())}
+    plain = r.tiers.get(role.get("plain", ""))
+    reference = _reference(r, plain.kind if plain else None)
     pairs = []
     for name in dict.fromkeys(p.pair for p in a.pairs):
         ks = tuple(sorted((p for p in a.pairs if p.pair == name), key=lambda p: p.k))
@@ -139,9 +158,10 @@ def headline(a: Analysis) -> Headline:
         reference,
         role.get("plain"),
         role.get("lite"),
-        tuple(_tier_line(a, n, reference) for n in r.tiers),
+        tuple(_tier_line(a, n) for n in r.tiers),
         tuple(pairs),
         tuple(v for v in a.verdicts if v.gate and v.outcome not in ("success", "info")),
+        len({t.kind for t in r.tiers.values()}) > 1,
     )
 
 
@@ -208,6 +228,50 @@ def _framing_sentence(h: Headline) -> Md | None:
     return trusted(f"Framing changes decodes of {items}; the other {rest} tier(s) decode identically.")
 
 
+def _decoder_only_sentence(a: Analysis, h: Headline) -> Md | None:
+    """Each decoder-only tier's two phases: its prompt's prefill up to the first token, then each later token."""
+    if not a.causal:
+        return None
+    rows = {t.tier: t.rows or a.record.golden.rows for t in h.tiers}
+    lengths = {c.tier: c.prompt_tokens / max(1, rows.get(c.tier) or 1) for c in a.causal}
+    once = len(set(lengths.values())) == 1
+    items = []
+    for i, c in enumerate(a.causal):
+        prompt = "" if once else f" ({lengths[c.tier]:.1f}-token prompts)"
+        first = (
+            f"first token after {c.first_token_ms.value:.3f} ms on average"
+            if i == 0
+            else f"{c.first_token_ms.value:.3f} ms"
+        )
+        item = f"{md(c.tier)}{prompt} {first}"
+        if c.decode_ms_per_token is not None:
+            unit = " per generated token" if i == 0 else ""
+            item += f", then {c.decode_ms_per_token.value:.3f} ms{unit}"
+        items.append(item)
+    prompts = f"{next(iter(lengths.values())):.1f}-token prompts on average" if once else "each its prompt"
+    evidence = link("evidence", "wallclock.md#prompt-and-generation")
+    return trusted(
+        f"Decoder-only tiers ({prompts}, prefilled in one call, then one call per token): "
+        f"{'; '.join(items)} ({evidence})."
+    )
+
+
+def _prompt_sentence(h: Headline) -> Md | None:
+    """What feeding a decoder-only tier's prompt in blocks instead of token by token changes."""
+    measured = [t for t in h.tiers if t.prompt_total]
+    if not measured:
+        return None
+    changed = [t for t in measured if t.prompt_changed]
+    where = link("evidence", "framing.md#prefill")
+    if not changed:
+        return trusted(
+            f"Prefilling the prompt in blocks or whole instead of token by token changes no prompt position's argmax "
+            f"of the {len(measured)} decoder-only tier(s) ({where})."
+        )
+    items = ", ".join(f"{md(t.tier)} ({t.prompt_changed} of {t.prompt_total:,} prompt positions)" for t in changed)
+    return trusted(f"Prefilling the prompt in blocks instead of token by token moves the argmax of {items} ({where}).")
+
+
 def _runtime_sentence(h: Headline) -> Md | None:
     legs = dict.fromkeys(name for t in h.tiers for name, _ in t.runtimes)
     out = []
@@ -248,8 +312,10 @@ def sentences(a: Analysis, h: Headline, sources: Md | None = None) -> tuple[Md, 
     lines = {t.tier: t for t in h.tiers}
     for role, name in (("Plain", h.plain), ("Lite", h.lite)):
         if name in lines:
-            out.append(_tier_sentence(role, lines[name], h.reference))
+            out.append(_tier_sentence(role, lines[name], lines[name].reference))
+    out.extend(s for s in (_decoder_only_sentence(a, h),) if s is not None)
     out.extend(_pair_sentence(p) for p in h.pairs)
-    out.extend(s for s in (_framing_sentence(h), _runtime_sentence(h)) if s is not None)
+    found = (_framing_sentence(h), _prompt_sentence(h), _runtime_sentence(h))
+    out.extend(s for s in found if s is not None)
     out.append(_gates_sentence(h, a))
     return tuple(out)

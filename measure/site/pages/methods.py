@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
-from measure.site.context import Md, RunLinks, RunRef, Setting, md, provenance
+from measure.site.context import Md, RunLinks, RunRef, Setting, md, prompt_templates, provenance
 
 TIMED = {
     "ids": "token ids in -> ids out (tokenizing timed on its own)",
@@ -22,6 +22,8 @@ class Methods:
     sources: Md | None = None
     """Each part's run and date: each suite's settings are its own run's."""
     differences: tuple[Md, ...] = ()
+    decoder_only: bool = False
+    """Whether the record holds decoder-only tiers: then the page says how their prompt and decode are timed."""
 
 
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
@@ -44,6 +46,13 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
             for i, leg in enumerate(r.legs)
         ),
     ]
+    causal = any(t.decoder_only for t in r.tiers.values())
+    if causal:
+        users = prompt_templates(r).items()
+        settings.append(("prompt templates (decoder-only tiers)", "; ".join(f"{p} ({', '.join(n)})" for p, n in users)))
+        settings.append(
+            ("prompt framings (decoder-only tiers)", "the framing blocks, on the prompt from an empty cache")
+        )
     ins = r.instructions
     if ins is not None:
         settings.append(("instruction counts", f"callgrind ({ins.valgrind}), first {ins.rows} rows, {ins.runs} runs"))
@@ -53,4 +62,5 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
         tuple(Setting(md(k), md(v)) for k, v in vars(r.config.policy).items()),
         provenance(state, links) if state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
+        causal,
     )

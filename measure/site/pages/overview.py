@@ -19,7 +19,7 @@ from measure.analysis.current import label as label_of
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
 from measure.record.tree import Reference
-from measure.site.context import Md, RunLinks, RunRef, States, badge, link, md, megabytes, provenance, trusted
+from measure.site.context import KIND, Md, RunLinks, RunRef, States, badge, link, md, megabytes, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
 from measure.site.pages.headline import Headline, PairLine, TierLine, headline, sentences
@@ -123,6 +123,8 @@ class Overview:
     """Every machine, the reference first; empty for a tree of one machine."""
     record_links: tuple[tuple[Md, Md], ...]
     """(run id, link) of each source record published beside its run page."""
+    kinds: Md | None = None
+    """Where the record holds both model kinds: which reference each kind is measured against."""
 
 
 def _worst(found: tuple[Verdict, ...]) -> Md:
@@ -142,11 +144,16 @@ def _pm(e: Estimate | None, digits: int, unit: str = "") -> Md:
     return trusted(f"{e.value:.{digits}f}{unit}<br><small>[{e.lo:.{digits}f}, {e.hi:.{digits}f}]</small>")
 
 
-def _summary_row(t: TierLine) -> SummaryRow:
+def _summary_row(t: TierLine, mixed: bool) -> SummaryRow:
+    """``mixed``: the record holds both kinds, so the role cell names this tier's."""
     rows = t.rows or 0
     framing = "-"
     if t.framing_total:
         framing = "stable" if not t.framing_changed else f"{t.framing_changed} of {t.framing_total:,} change"
+    cell = str(md(framing))
+    if t.prompt_total:
+        moved = f"{t.prompt_changed} of {t.prompt_total:,} change" if t.prompt_changed else "stable"
+        cell += f"<br><small>prompt: {moved}</small>"
     if t.ms_per_token is not None:  # the row it links to exists only where the wall-clock suite ran
         name = link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}")
     elif t.framing_total:
@@ -155,13 +162,13 @@ def _summary_row(t: TierLine) -> SummaryRow:
         name = md(t.tier)
     return SummaryRow(
         name,
-        trusted(f"{md(t.role)}<br><small>{md(t.precision)}</small>"),
+        trusted(f"{md(t.role)}<br><small>{md(t.precision)}{f'<br>{KIND[t.kind]}' if mixed else ''}</small>"),
         md(megabytes(t.size_bytes)),
         _pm(t.ms_per_token, 3),
         _pm(t.vs_reference, 2, "×") if t.vs_reference else md("reference" if t.vs_reference is None else "-"),
         md(f"{t.exact}/{rows}" if t.exact is not None else "-"),
         md(f"{t.same_as_reference}/{rows}" if t.same_as_reference is not None else "-"),
-        md(framing),
+        trusted(cell),
         tuple(md(c) for _, c in t.runtimes),
         _worst(t.verdicts),
     )
@@ -267,6 +274,20 @@ def _machine_line(state: Current, a: Analysis, reference: bool, links: RunLinks)
     )
 
 
+def _kinds(h: Headline) -> Md:
+    refs = {t.kind: t.reference for t in h.tiers}
+    said = [
+        f"an {KIND[k]} tier against {md(r)}" if k == "seq2seq" else f"a {KIND[k]} tier against {md(r)}"
+        for k, r in refs.items()
+        if r
+    ]
+    return trusted(
+        f"The tiers are of two kinds, each measured against the reference of its own kind: {', '.join(said)}. "
+        "*prompt*: a decoder-only tier's prompt positions whose argmax changes between the prompt fed token by "
+        "token and in blocks."
+    )
+
+
 def overview_page(states: States, records: int, links: RunLinks) -> Overview:
     ref = states.reference
     if ref is None:
@@ -284,7 +305,7 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
     return Overview(
         links.ref(state.newest),
         sentences(current, h, sources),
-        tuple(_summary_row(t) for t in h.tiers),
+        tuple(_summary_row(t, h.mixed) for t in h.tiers),
         runtimes,
         tuple(_pair_row(p) for p in h.pairs),
         _cost_rows(current),
@@ -298,6 +319,7 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
         if several
         else (),
         tuple(record_links),
+        _kinds(h) if h.mixed else None,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from measure.analysis.summary import Summary
 from measure.analysis.verdict import Verdict
 from measure.record.model import Record
-from measure.site.context import Md, RunLinks, RunRef, Setting, md, month_slug, trusted
+from measure.site.context import KIND, Md, RunLinks, RunRef, Setting, md, month_slug, trusted
 from measure.site.escape import pre
 
 PAGES_PER_MACHINE = 20
@@ -36,6 +36,14 @@ class FileRow:
 
 
 @dataclass(frozen=True)
+class TierKind:
+    """A tier's model kind and, decoder-only, its prompt template (untrusted text, escaped)."""
+
+    kind: Md
+    prompt: Md
+
+
+@dataclass(frozen=True)
 class RunPage:
     run: RunRef
     environment: tuple[Setting, ...]
@@ -50,6 +58,8 @@ class RunPage:
     """How many verdicts this run gave, by outcome."""
     record: Md
     """The record file, published beside the page."""
+    kinds: tuple[TierKind, ...] = ()
+    """One per tier of ``tiers`` where the record holds a decoder-only tier; empty for encoder-decoder ones only."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,12 @@ def run_page(record: Record, summary: Summary, links: RunLinks) -> RunPage:
     ]
     tiers = [(n, f"{t.role}, {t.precision}, {t.layout} layout, {t.layers} layers") for n, t in record.tiers.items()]
     files = tuple(FileRow(md(n), md(f.name), f.bytes, md(f.sha256)) for n, t in record.tiers.items() for f in t.files)
+    kinds = ()
+    if any(t.decoder_only for t in record.tiers.values()):
+        kinds = tuple(
+            TierKind(md(KIND[t.kind]), trusted(f"<code>{md(t.prompt)}</code>") if t.prompt is not None else md("-"))
+            for t in record.tiers.values()
+        )
     command = ["measure", "run", *_config_argument(record.config.path)]
     for s in record.suites:
         command += ["--suite", s]
@@ -148,6 +164,7 @@ def run_page(record: Record, summary: Summary, links: RunLinks) -> RunPage:
         md(record.error) if record.error else None,
         md(outcome_counts(summary.verdicts)),
         trusted(str(ref.link).removesuffix(".md") + ".json"),
+        kinds,
     )
 
 

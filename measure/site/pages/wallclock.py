@@ -14,6 +14,7 @@ from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, pr
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
 from measure.site.pages.cost_model import CostSection, cost_section
+from measure.site.pages.prefill import Phases, phases_section
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ class WallclockPage:
     """Each part's run and date, where the machine's current state takes its parts from more than one run."""
     differences: tuple[Md, ...] = ()
     """How those runs' builds differ."""
+    phases: Phases | None = None
+    """Decoder-only tiers: prefill and decode timed apart; None for records without them."""
 
 
 def _timed(wc: Wallclock) -> str:
@@ -274,4 +277,5 @@ def wallclock_page(
         md(_timed(wc)),
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
+        phases_section(a, palette),
     )
