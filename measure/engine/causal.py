@@ -20,7 +20,6 @@ import numpy as np
 
 from measure.engine.causal_lane import CausalLane
 from measure.engine.causal_layouts import (
-    CAUSAL_LAYOUT_FILES,
     detect_causal_layout,
     open_causal_graphs,
     require_causal_layout,
@@ -159,7 +158,7 @@ class CausalTier:
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
         if self._fingerprint is None:
-            graphs = tuple(graph_fingerprint(self.path / f) for f in CAUSAL_LAYOUT_FILES[self.layout])
+            graphs = tuple(graph_fingerprint(s.path) for s in self.graphs.sessions)
             files = tuple(file_fingerprint(p) for p in sorted(self.path.iterdir()) if p.is_file())
             self._fingerprint = TierFingerprint(
                 name=self.name,
@@ -185,7 +184,7 @@ def load_causal_tier(
     label: str | None = None,
     name: str | None = None,
 ) -> CausalTier:
-    """Load a decoder-only tier; a seq2seq, genai or unrecognised folder is a one-line error naming it."""
+    """Load a decoder-only tier; a seq2seq or unrecognised folder, or a bad genai_config.json, is one line."""
     return CausalTier(Path(folder), session, label, after_run, name)
 
 
