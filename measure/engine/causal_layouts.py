@@ -153,7 +153,6 @@ def _check(session: TimedSession, need_past: bool) -> list[int]:
 
 def _check_genai(session: TimedSession, cfg: GenaiConfig) -> None:
     """A genai graph's names against its config's: every layer's past and present, nothing unknown."""
-    where = f"{session.path} (per {cfg.path.name})"
     inputs = {"input_ids", "attention_mask", *cfg.past_names(), *([cfg.position_ids] if cfg.position_ids else [])}
     outputs = {"logits", *cfg.present_names()}
     for what, names, known in (("input", list(session.inputs), inputs), ("output", list(session.outputs), outputs)):
@@ -161,7 +160,10 @@ def _check_genai(session: TimedSession, cfg: GenaiConfig) -> None:
         missing = sorted(known - set(names))
         if extra or missing:
             said = f"{extra[0]!r} is not one its config names" if extra else f"{missing[0]!r} is missing"
-            raise MeasureError(f"{where}: {what} {said}; found {', '.join(names)}")
+            raise MeasureError(
+                f"{cfg.path}: field model.decoder.{what}s (with num_hidden_layers {cfg.layers}): {session.path.name}'s "
+                f"{what} {said}; found {', '.join(names)}"
+            )
 
 
 def _dim(value: Any, meta: dict[str, Any], *keys: str) -> int | None:
