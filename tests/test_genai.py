@@ -87,7 +87,7 @@ def test_optimum_tier_under_onnxruntime_genai_equals_measures_greedy(lm_fp32):
 
 def test_a_differing_measure_row_is_named(lm_fp32):
     ours = [list(causal_greedy_ids(lm_fp32, lm_fp32.source_ids(t)).tokens) for t in ROWS[:3]]
-    ours[1] = ours[1][:2] + [(ours[1][2] + 1) % 64] + ours[1][3:]
+    ours[1] = [*ours[1][:2], (ours[1][2] + 1) % 64, *ours[1][3:]]
     facts = run_genai_leg([lm_fp32], ROWS[:3], {lm_fp32.name: ours}, repeats=1)["tiers"][lm_fp32.name]
     assert facts["differing_rows"] == [1] and facts["rows"][1]["first_difference"] == 2
 
