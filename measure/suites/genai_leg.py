@@ -18,8 +18,10 @@ tokens here leave it out, as measure's do.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
+from pathlib import Path
 from statistics import median
 from time import perf_counter
 from typing import Any
@@ -37,6 +39,24 @@ def _og() -> tuple[Any, str | None]:
     except Exception as exc:  # ImportError, or a broken install failing in its own way
         return None, f"onnxruntime_genai is not importable ({type(exc).__name__}: {str(exc).splitlines()[0]})"
     return og, None
+
+
+_OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED"}
+
+
+def og_model(og: Any, folder: Path, tier: CausalTier, draft: bool = False) -> Any:
+    """og's model for ``folder`` with the tier's session options (threads, graph optimizations) overlaid, so both
+    loops run the graph under the same onnxruntime settings (og's default is all cores)."""
+    c = tier.config
+    options = {
+        "intra_op_num_threads": c.intra_op_threads,
+        "inter_op_num_threads": c.inter_op_threads,
+        "graph_optimization_level": _OPT_LEVELS.get(c.graph_optimization, "ORT_ENABLE_ALL"),
+    }
+    config = og.Config(str(folder))
+    graphs = ("decoder", "draft") if draft else ("decoder",)
+    config.overlay(json.dumps({"model": {g: {"session_options": options} for g in graphs}}))
+    return og.Model(config)
 
 
 def _generator(og: Any, model: Any, max_length: int, draft_tokens: int | None = None) -> Any:
@@ -128,7 +148,7 @@ def run_genai_tier(
         ids = [tier.source_ids(text) for text in golden]
         longest = max((len(i) + tier.default_max_new_tokens(len(i)) for i in ids), default=1)
         with genai_folder(tier, longest) as folder:
-            model = og.Model(str(folder))
+            model = og_model(og, folder, tier)
             rows = [
                 _row(og, model, tier, row, measure_tokens[i] if measure_tokens else None, repeats)
                 for i, row in enumerate(ids)
@@ -202,7 +222,7 @@ def run_genai_speculative(
         ids = [target.source_ids(text) for text in golden]
         longest = max((len(i) + target.default_max_new_tokens(len(i)) for i in ids), default=1)
         with genai_folder(target, longest, draft=draft) as folder:
-            model = og.Model(str(folder))
+            model = og_model(og, folder, target, draft=True)
             rows = [_speculative_row(og, model, target, row, draft_tokens) for row in ids]
     except Exception as exc:
         return {"status": "failed", "message": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
