@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from measure.engine.artifacts import load_tier
@@ -203,3 +204,51 @@ def test_info_shows_layout_operator_precision_and_cache_mode():
         "max_length": 128,
         "context_length": 128,
     }
+
+
+# --- the shared buffer: as onnxruntime-genai holds the cache --------------------------------------------------------
+
+
+def test_shared_buffer_lane_gives_the_grown_lanes_tokens_and_logits(genai_fp32):
+    from measure.engine.causal import causal_feed_prefix, causal_prefill
+    from measure.engine.causal_lane import CausalLane
+    from measure.engine.genai_lane import SharedLane
+    from measure.engine.session import Trace
+
+    assert isinstance(genai_fp32.begin(), SharedLane)
+    for text in ROWS[:8]:
+        ids = genai_fp32.source_ids(text)
+        grown = CausalLane(genai_fp32.graphs)
+        token = int(grown.feed(ids, Trace())[-1].argmax())
+        out, _ = grown.greedy(token, genai_fp32.special.eos, 64, Trace())
+        assert list(causal_greedy_ids(genai_fp32, ids, max_new_tokens=64).tokens) == out
+        for block in (1, 3, len(out)):  # k tokens on top of a past in place: prefill in blocks, batched framing
+            shared, _ = causal_feed_prefix(genai_fp32, ids, out, block)
+            lane = CausalLane(genai_fp32.graphs)
+            rows = [lane.feed(ids, Trace())[-1:]]
+            rows += [lane.feed(out[i : i + block], Trace()) for i in range(0, len(out), block)]
+            assert np.abs(shared - np.concatenate(rows)).max() <= 1e-5
+        prefill, _ = causal_prefill(genai_fp32, ids, 2)
+        assert np.abs(prefill - CausalLane(genai_fp32.graphs).feed(ids, Trace())).max() <= 1e-5
+
+
+def test_shared_buffer_trim_rewrites_the_cut_positions(genai_fp32):
+    from measure.engine.session import Trace
+
+    ids = genai_fp32.source_ids(ROWS[0])
+    lane = genai_fp32.begin()
+    first = lane.feed(ids, Trace())
+    lane.feed([5, 6, 7], Trace())
+    lane.trim(len(ids) - 2)
+    again = lane.feed(ids[-2:], Trace())
+    assert lane.length == len(ids) and np.abs(again - first[-2:]).max() <= 1e-5
+
+
+def test_an_older_lane_after_a_newer_one_took_the_buffers_raises(genai_fp32):
+    from measure.engine.session import Trace
+
+    old = genai_fp32.begin()
+    old.feed(genai_fp32.source_ids(ROWS[0]), Trace())
+    genai_fp32.begin()
+    with pytest.raises(RuntimeError, match="took over its shared cache"):
+        old.feed([5], Trace())

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.causal_lane import CausalLane
+from measure.engine.causal_lane import CausalLane, open_lane
 from measure.engine.causal_layouts import (
     detect_causal_layout,
     open_causal_graphs,
@@ -26,6 +26,7 @@ from measure.engine.causal_layouts import (
 )
 from measure.engine.decoded import Decoded, finish
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
+from measure.engine.genai_lane import SharedLane
 from measure.engine.meta import meta_source, read_meta
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import load_tokenizer
@@ -151,9 +152,9 @@ class CausalTier:
             cap = min(cap, self.context - source_tokens)
         return max(cap, 0)
 
-    def begin(self) -> CausalLane:
+    def begin(self) -> CausalLane | SharedLane:
         """An empty cache: a decode's start (no call made; the prefill is the first)."""
-        return CausalLane(self.graphs)
+        return open_lane(self.graphs)
 
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""

@@ -14,6 +14,7 @@ from time import perf_counter
 import numpy as np
 
 from measure.engine.causal_layouts import CausalGraphs
+from measure.engine.genai_lane import SharedLane, shared_cache
 from measure.engine.session import Trace
 
 _CACHE_BRANCH = np.array([True])
@@ -128,3 +129,10 @@ class CausalLane:
             feeds.update(zip(past, got, strict=False))
             row = got[-1]
             length += 1
+
+
+def open_lane(graphs: CausalGraphs) -> CausalLane | SharedLane:
+    """An empty cache for one decode: in the tier's shared buffers where its genai config shares past and present
+    (as onnxruntime-genai runs it), else grown from length 0."""
+    cache = shared_cache(graphs)
+    return SharedLane(graphs, cache) if cache is not None else CausalLane(graphs)

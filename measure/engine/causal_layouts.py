@@ -210,6 +210,8 @@ class CausalGraphs:
         self.sessions = tuple(sessions)
         self.first, self.steady = sessions[0], sessions[-1]
         self.genai = genai
+        self.shared: Any = None
+        """A genai tier's shared cache buffers (:mod:`measure.engine.genai_lane`), made on a lane's first use."""
         if genai is not None:
             _check_genai(self.steady, genai)
             self.past, self.names = genai.past_names(), [*genai.present_names(), "logits"]
