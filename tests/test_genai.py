@@ -196,7 +196,7 @@ def test_info_shows_layout_operator_precision_and_cache_mode():
     assert done.returncode == 0, done.stderr
     assert "layout     genai (decoder-only)" in done.stdout
     assert "MatMulNBits 21 int4" in done.stdout
-    assert "onnxruntime-genai: one shared buffer, max_length 128" in done.stdout
+    assert "onnxruntime-genai: one shared buffer, max_length 128; measure: one shared buffer" in done.stdout
     doc = json.loads(measure_cli("info", "--json", str(DEMO / "genai-base-fp32")).stdout)
     assert doc["layout"] == "genai" and doc["op_precision"]["model.onnx"] == {"MatMul": "fp32"}
     assert doc["kv_cache"]["onnxruntime_genai"] == {

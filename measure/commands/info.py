@@ -31,7 +31,8 @@ def kv_cache(tier: Any) -> dict[str, Any] | None:
     if tier.kind != "causal":
         return None
     genai = tier.graphs.describe().get("genai")
-    mode = {"measure": "grown from length 0 by each call"}
+    shared = bool(genai and genai["past_present_share_buffer"])
+    mode = {"measure": "one shared buffer at max_length, bound once" if shared else "grown from length 0 by each call"}
     return mode | ({"onnxruntime_genai": genai} if genai else {})
 
 

@@ -20,10 +20,11 @@ A fourth, ``genai``, is a folder of onnxruntime-genai's model builder
 (``genai_config.json`` beside the graph it names): GroupQueryAttention with the
 rotary embedding fused in, no ``position_ids``, a symbolic head size and the
 names per layer the config states. onnxruntime-genai allocates its cache once at
-``max_length`` (``past_present_share_buffer``); the graph equally takes a past
-grown from length 0 (GroupQueryAttention reads the lengths from
-``attention_mask``), which is how measure's loop drives it: the same logits,
-bit for bit, as onnxruntime-genai's on the demo folders.
+``max_length`` (``past_present_share_buffer``) and so does measure's loop
+(:mod:`measure.engine.genai_lane`); the graph equally takes a past grown from
+length 0 (GroupQueryAttention reads the lengths from ``attention_mask``), which
+the plain :class:`CausalLane` does: both give onnxruntime-genai's logits, bit for
+bit, on the demo folders.
 """
 
 from __future__ import annotations
