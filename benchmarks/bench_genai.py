@@ -13,7 +13,9 @@ decoded by both loops back to back, the order alternating per repeat, so drift h
 * measure/og per step: the median over rows and repeats of the two loops' per-step ratio on the same
   row, decoded back to back (pairs cancel the load of a shared machine); the target is <= 1.10x;
 * greedy rows equal: measure's tokens against og's; rows that differ are named (expected only
-  under int8/int4, where the two runtimes' kernels or graph options may differ).
+  under int8/int4, where the two runtimes' kernels or graph options may differ);
+* then onnxruntime-genai's draft-model speculative decoding, lm-small-fp32 drafting for lm-base-fp32,
+  beside measure's pair: acceptance, speedup over each runtime's greedy, rows equal to greedy.
 
 Run: ``python benchmarks/bench_genai.py [--repeats N] [--rows N]`` (needs the ``genai`` extra).
 """
@@ -30,7 +32,7 @@ from measure import bundled
 from measure.engine.artifacts import load_tier
 from measure.engine.causal import CausalTier, causal_greedy_ids
 from measure.engine.genai_export import genai_folder
-from measure.suites.genai_leg import og_decode, og_model
+from measure.suites.genai_leg import og_decode, og_model, run_genai_speculative
 from measure.suites.golden import load_golden
 
 DEMO = bundled.GOLDEN.parent
@@ -96,6 +98,17 @@ def main() -> None:
                     if k == 0 and ours != theirs:
                         differ[name].append(i)
     report(tiers, sides, differ, rows, args.repeats, og.__version__)
+    drafter = load_tier(DEMO / "lm-small-fp32")
+    speculative = run_genai_speculative(tiers["lm-base-fp32"], drafter, [r.input for r in rows])
+    if speculative["status"] != "ok":
+        print(f"\nspeculative lm-small-fp32 -> lm-base-fp32: {speculative['status']}: {speculative}")
+        return
+    print(
+        f"\nspeculative lm-small-fp32 -> lm-base-fp32, k {speculative['max_draft_tokens']} (one sample per row):"
+        f" og acceptance {speculative['acceptance']:.3f}, speedup over og greedy {speculative['speedup']:.2f}x;"
+        f" measure acceptance {speculative['measure_acceptance']:.3f}, speedup {speculative['measure_speedup']:.2f}x;"
+        f" og equals greedy on {speculative['equal_greedy_rows']}/{len(rows)} rows"
+    )
 
 
 def report(tiers, sides, differ, rows, repeats: int, version: str) -> None:

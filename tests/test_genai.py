@@ -116,6 +116,8 @@ def test_speculative_decoding_in_onnxruntime_genai_equals_greedy(lm_fp32):
     assert result["equal_greedy_rows"] == 6 and result["differing_rows"] == []
     assert 0 <= result["acceptance"] <= 1
     assert all(r["draft_tokens_proposed"] >= r["draft_tokens_accepted"] for r in result["rows"])
+    assert all(r["measure"]["equal_greedy"] for r in result["rows"]) and 0 <= result["measure_acceptance"] <= 1
+    assert result["speedup"] > 0 and result["measure_speedup"] > 0
 
 
 # --- without onnxruntime-genai -------------------------------------------------------------------------------------

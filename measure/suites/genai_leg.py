@@ -190,9 +190,11 @@ def run_genai_leg(
     }
 
 
-def _speculative_row(og: Any, model: Any, tier: CausalTier, ids: list[int], draft_tokens: int) -> dict[str, Any]:
-    limit = tier.default_max_new_tokens(len(ids))
-    gen = _generator(og, model, len(ids) + limit, draft_tokens)
+def _speculative_row(og: Any, models: tuple[Any, Any], pair: Any, ids: list[int], k: int) -> dict[str, Any]:
+    """One row: og's speculative decode (stats, wall) beside og's greedy and measure's pair on the same prompt."""
+    target = pair.verifier
+    limit = target.default_max_new_tokens(len(ids))
+    gen = _generator(og, models[0], len(ids) + limit, k)
     out: list[int] = []
     start = perf_counter()
     gen.append_tokens(ids)
@@ -200,40 +202,66 @@ def _speculative_row(og: Any, model: Any, tier: CausalTier, ids: list[int], draf
         gen.generate_next_token()
         out.extend(int(t) for t in gen.get_next_tokens())
     wall = perf_counter() - start
-    if out and out[-1] == tier.special.eos:
+    if out and out[-1] == target.special.eos:
         out.pop()
-    greedy = list(causal_greedy_ids(tier, ids, max_new_tokens=limit).tokens)
+    greedy = causal_greedy_ids(target, ids, max_new_tokens=limit)
+    plain = og_decode(og, models[1], ids, limit, target.special.eos)
+    ours = pair.decode_ids(ids, k, max_new_tokens=limit)
     stats = gen.get_speculative_stats()
     keys = ("rounds", "draft_tokens_proposed", "draft_tokens_accepted", "draft_forward_passes", "target_forward_passes")
-    return {"tokens": out, "equal_greedy": out == greedy, "wall_ms": wall * 1e3} | {k: stats.get(k) for k in keys}
+    return {
+        "tokens": out,
+        "equal_greedy": out == list(greedy.tokens),
+        "og_wall_ms": wall * 1e3,
+        "og_greedy_wall_ms": (plain["first_token_s"] + sum(plain["steps_s"])) * 1e3 if plain["first_token_s"] else None,
+        "measure": {
+            "equal_greedy": ours.tokens == greedy.tokens,
+            "proposed": ours.proposed,
+            "accepted": ours.accepted,
+            "wall_ms": ours.wall_s * 1e3,
+            "greedy_wall_ms": greedy.wall_s * 1e3,
+        },
+    } | {k: stats.get(k) for k in keys}
+
+
+def _ratio(rows: list[dict[str, Any]], num: Any, den: Any) -> float | None:
+    top, bottom = sum(num(r) or 0 for r in rows), sum(den(r) or 0 for r in rows)
+    return top / bottom if bottom else None
 
 
 def run_genai_speculative(
     target: CausalTier, draft: CausalTier, golden: Sequence[str], draft_tokens: int = 4
 ) -> dict[str, Any]:
-    """og's draft-model speculative decoding (``model.draft`` in a generated config, ``max_draft_tokens``):
-    acceptance and whether its outputs equal measure's greedy, per row; ``skipped``/``failed`` with the reason."""
+    """og's draft-model speculative decoding (``model.draft`` in a generated config, ``max_draft_tokens``) beside
+    measure's for the same pair: acceptance, speedup over each runtime's own greedy, and whether the outputs equal
+    greedy, per row; ``skipped``/``failed`` with the reason."""
     og, reason = _og()
     if og is None:
         return {"status": "skipped", "reason": reason}
     if not hasattr(og.GeneratorParams, "set_speculative_options"):
         return {"status": "skipped", "reason": f"onnxruntime-genai {og.__version__} has no speculative options"}
+    from measure.engine.causal_speculative import CausalSpeculativePair
+
     try:
+        pair = CausalSpeculativePair(draft, target)
         ids = [target.source_ids(text) for text in golden]
         longest = max((len(i) + target.default_max_new_tokens(len(i)) for i in ids), default=1)
-        with genai_folder(target, longest, draft=draft) as folder:
-            model = og_model(og, folder, target, draft=True)
-            rows = [_speculative_row(og, model, target, row, draft_tokens) for row in ids]
+        with genai_folder(target, longest, draft=draft) as both, genai_folder(target, longest) as alone:
+            models = (og_model(og, both, target, draft=True), og_model(og, alone, target))
+            for row in ids[:4]:  # warm-up, discarded: every session's first calls pay onnxruntime's lazy setup
+                _speculative_row(og, models, pair, row, draft_tokens)
+            rows = [_speculative_row(og, models, pair, row, draft_tokens) for row in ids]
     except Exception as exc:
         return {"status": "failed", "message": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
-    proposed = sum(r["draft_tokens_proposed"] or 0 for r in rows)
-    accepted = sum(r["draft_tokens_accepted"] or 0 for r in rows)
     return {
         "status": "ok",
         "target": target.name,
         "draft": draft.name,
         "max_draft_tokens": draft_tokens,
-        "acceptance": accepted / proposed if proposed else None,
+        "acceptance": _ratio(rows, lambda r: r["draft_tokens_accepted"], lambda r: r["draft_tokens_proposed"]),
+        "speedup": _ratio(rows, lambda r: r["og_greedy_wall_ms"], lambda r: r["og_wall_ms"]),
+        "measure_acceptance": _ratio(rows, lambda r: r["measure"]["accepted"], lambda r: r["measure"]["proposed"]),
+        "measure_speedup": _ratio(rows, lambda r: r["measure"]["greedy_wall_ms"], lambda r: r["measure"]["wall_ms"]),
         "equal_greedy_rows": sum(r["equal_greedy"] for r in rows),
         "differing_rows": [i for i, r in enumerate(rows) if not r["equal_greedy"]],
         "rows": rows,
