@@ -254,3 +254,14 @@ def test_an_older_lane_after_a_newer_one_took_the_buffers_raises(genai_fp32):
     genai_fp32.begin()
     with pytest.raises(RuntimeError, match="took over its shared cache"):
         old.feed([5], Trace())
+
+
+def test_measures_speculative_pair_over_genai_folders_gives_the_verifiers_greedy(genai_fp32):
+    from measure.engine.pairs import open_pair
+
+    pair = open_pair(load_tier(DEMO / "genai-base-int4"), genai_fp32)
+    for text in ROWS[:6]:
+        ids = genai_fp32.source_ids(text)
+        greedy = causal_greedy_ids(genai_fp32, ids).tokens
+        for k in (1, 3):  # drafter and verifier each in their own tier's shared buffers, trimmed after every round
+            assert pair.decode_ids(ids, k).tokens == greedy
