@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         extra = f"  bits {g.nbits['bits']} block {g.nbits['block_size']}" if g.nbits else ""
         kinds = op_precision(g, "fp16" if g.precision == "fp16" else "fp32")
         ops = ", ".join(f"{k} {v} {kinds[k]}" for k, v in sorted(g.ops.items()))
-        print(f"graph      {g.file}: {g.precision}, opset {g.opset}{extra}  [{ops}]")
+        print(clean(f"graph      {g.file}: {g.precision}, opset {g.opset}{extra}  [{ops}]"))
     for f in fp.files:
         print(clean(f"file       {f.name:<32} {f.bytes:>10,} B  sha256 {f.sha256}"))
     print(f"total      {fp.total_bytes:,} B")
