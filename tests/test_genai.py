@@ -89,6 +89,9 @@ def test_optimum_tier_under_onnxruntime_genai_equals_measures_greedy(lm_fp32):
     # raw samples: one per repeat, and the summary is their median
     assert len(facts["ms_per_step"]["samples"]) == 2 and facts["ms_per_step"]["median"] > 0
     assert all(len(r["first_token_ms"]) == 2 and len(r["decode_ms"]) == 2 for r in facts["rows"])
+    # measure's loop on the same rows, back to back: its own samples and the paired per-step ratio
+    assert all(len(r["measure_decode_ms"]) == 2 and len(r["measure_over_og"]) == 2 for r in facts["rows"])
+    assert facts["measure_steps"] == facts["steps"] and facts["measure_over_og"] > 0
 
 
 @needs_og

@@ -103,40 +103,70 @@ def og_logits(og: Any, model: Any, ids: list[int], tokens: list[int], limit: int
     return np.stack(rows)
 
 
-def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], theirs: Sequence[int] | None, repeats: int) -> dict:
+def _paired(og: Any, model: Any, tier: CausalTier, ids: list[int], limit: int, repeats: int) -> tuple[list, list]:
+    """``repeats`` decodes of one row by each loop, back to back and the order alternating, so drift hits both."""
+    theirs: list[dict[str, Any]] = []
+    ours: list[Any] = []
+    for k in range(repeats):
+        for side in ("og", "measure") if k % 2 else ("measure", "og"):
+            if side == "og":
+                theirs.append(og_decode(og, model, ids, limit, tier.special.eos))
+            else:
+                ours.append(causal_greedy_ids(tier, ids, max_new_tokens=limit))
+    return theirs, ours
+
+
+def _per_step(total_ms: float, steps: int) -> float | None:
+    return total_ms / steps if steps else None
+
+
+def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[int] | None, repeats: int) -> dict:
     limit = tier.default_max_new_tokens(len(ids))
-    runs = [og_decode(og, model, ids, limit, tier.special.eos) for _ in range(max(repeats, 1))]
+    runs, mine = _paired(og, model, tier, ids, limit, repeats)
     tokens = runs[0]["tokens"]
-    ours = list(theirs) if theirs is not None else list(causal_greedy_ids(tier, ids, max_new_tokens=limit).tokens)
+    ours = list(given) if given is not None else list(mine[0].tokens)
     differ = next((i for i, (a, b) in enumerate(zip(tokens, ours, strict=False)) if a != b), None)
     if differ is None and len(tokens) != len(ours):
         differ = min(len(tokens), len(ours))
     theirs_logits = og_logits(og, model, ids, tokens, limit)
-    mine, _ = causal_feed_prefix(tier, ids, tokens[: len(theirs_logits) - 1], 1)
+    logits, _ = causal_feed_prefix(tier, ids, tokens[: len(theirs_logits) - 1], 1)
+    steps, our_steps = len(runs[0]["steps_s"]), mine[0].calls - 1
+    decode = [sum(r["steps_s"]) * 1e3 for r in runs]
+    our_decode = [(d.wall_s - (d.first_token_s or d.wall_s)) * 1e3 for d in mine]
+    ratios = []
+    if steps and our_steps:  # per-step cost of measure's loop over og's, repeat by repeat on this row
+        ratios = [(a / our_steps) / (b / steps) for a, b in zip(our_decode, decode, strict=True) if b > 0]
     return {
         "tokens": tokens,
         "stopped": runs[0]["stopped"],
         "equal": differ is None,
         "first_difference": differ,
-        "logits_max_abs_diff": float(np.abs(mine - theirs_logits[: len(mine)]).max()),
-        "logits_rows": len(mine),
-        "first_token_ms": [r["first_token_s"] * 1e3 for r in runs if r["first_token_s"] is not None],
-        "steps": len(runs[0]["steps_s"]),
-        "step_ms": [sum(r["steps_s"]) * 1e3 / len(r["steps_s"]) if r["steps_s"] else None for r in runs],
-        "decode_ms": [sum(r["steps_s"]) * 1e3 for r in runs],
+        "logits_max_abs_diff": float(np.abs(logits - theirs_logits[: len(logits)]).max()),
+        "logits_rows": len(logits),
+        "steps": steps,
+        "first_token_ms": [(r["first_token_s"] or 0.0) * 1e3 for r in runs],
+        "decode_ms": decode,
+        "measure_steps": our_steps,
+        "measure_first_token_ms": [(d.first_token_s or 0.0) * 1e3 for d in mine],
+        "measure_decode_ms": our_decode,
+        "measure_over_og": ratios,
     }
 
 
 def _summary(rows: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
-    """Per repeat over all rows: mean first-token ms and ms per decode step (total step time / steps)."""
-    steps = sum(r["steps"] for r in rows)
-    first = [float(np.mean([r["first_token_ms"][k] for r in rows])) for k in range(repeats)]
-    per_step = [sum(r["decode_ms"][k] for r in rows) / steps if steps else None for k in range(repeats)]
-    return {
-        "first_token_ms": {"median": median(first), "samples": first},
-        "ms_per_step": {"median": median(per_step) if steps else None, "samples": per_step},
-        "steps": steps,
-    }
+    """Per repeat over all rows: mean first-token ms and ms per decode step (total step time / steps), each loop;
+    measure over og: the median of the rows' paired per-step ratios (a row decoded by both back to back)."""
+    out: dict[str, Any] = {}
+    for prefix in ("", "measure_"):
+        steps = sum(r[f"{prefix}steps"] for r in rows)
+        first = [float(np.mean([r[f"{prefix}first_token_ms"][k] for r in rows])) for k in range(repeats)]
+        per_step = [_per_step(sum(r[f"{prefix}decode_ms"][k] for r in rows), steps) for k in range(repeats)]
+        out[f"{prefix}first_token_ms"] = {"median": median(first), "samples": first}
+        out[f"{prefix}ms_per_step"] = {"median": median(per_step) if steps else None, "samples": per_step}
+        out[f"{prefix}steps"] = steps
+    ratios = [x for r in rows for x in r["measure_over_og"]]
+    out["measure_over_og"] = median(ratios) if ratios else None
+    return out
 
 
 def run_genai_tier(
@@ -149,6 +179,8 @@ def run_genai_tier(
         longest = max((len(i) + tier.default_max_new_tokens(len(i)) for i in ids), default=1)
         with genai_folder(tier, longest) as folder:
             model = og_model(og, folder, tier)
+            for row in ids[:4]:  # warm-up, discarded: both runtimes' first calls pay onnxruntime's lazy setup
+                _paired(og, model, tier, row, tier.default_max_new_tokens(len(row)), 1)
             rows = [
                 _row(og, model, tier, row, measure_tokens[i] if measure_tokens else None, repeats)
                 for i, row in enumerate(ids)
