@@ -257,14 +257,23 @@ def test_shared_buffer_trim_rewrites_the_cut_positions(genai_fp32):
     assert lane.length == len(ids) and np.abs(again - first[-2:]).max() <= 1e-5
 
 
-def test_an_older_lane_after_a_newer_one_took_the_buffers_raises(genai_fp32):
+@pytest.mark.parametrize("name", ["genai-base-fp32", "lm-base-fp32"])
+def test_two_live_lanes_on_one_tier_hold_buffers_of_their_own(name):
     from measure.engine.session import Trace
 
-    old = genai_fp32.begin()
-    old.feed(genai_fp32.source_ids(ROWS[0]), Trace())
-    genai_fp32.begin()
-    with pytest.raises(RuntimeError, match="took over its shared cache"):
-        old.feed([5], Trace())
+    tier = load_tier(DEMO / name)
+    a_ids, b_ids = tier.source_ids(ROWS[0]), tier.source_ids(ROWS[1])
+    alone = [tier.begin().feed(ids, Trace()) for ids in (a_ids, b_ids)]
+    a, b = tier.begin(), tier.begin()  # both live: the second gets a second buffer set
+    assert a.cache is not b.cache
+    a_rows, b_rows = a.feed(a_ids, Trace()), b.feed(b_ids, Trace())
+    a_next, b_next = a.feed([5], Trace()), b.feed([5], Trace())
+    assert np.abs(a_rows - alone[0]).max() <= 1e-5 and np.abs(b_rows - alone[1]).max() <= 1e-5
+    del a, b
+    assert (
+        len(tier.graphs.caches) == 2 and tier.begin().cache is tier.graphs.caches[0]
+    )  # a dropped lane's set is lent again
+    assert not np.array_equal(a_next, b_next)
 
 
 def test_measures_speculative_pair_over_genai_folders_gives_the_verifiers_greedy(genai_fp32):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from measure.engine.bound_lane import BoundLane
 from measure.engine.causal_lane import CausalLane, open_lane
 from measure.engine.causal_layouts import (
     detect_causal_layout,
@@ -152,7 +153,7 @@ class CausalTier:
             cap = min(cap, self.context - source_tokens)
         return max(cap, 0)
 
-    def begin(self) -> CausalLane | SharedLane:
+    def begin(self) -> CausalLane | SharedLane | BoundLane:
         """An empty cache: a decode's start (no call made; the prefill is the first)."""
         return open_lane(self.graphs)
 

@@ -13,8 +13,9 @@ from time import perf_counter
 
 import numpy as np
 
+from measure.engine.bound_lane import BoundLane, takes_bound_buffers
 from measure.engine.causal_layouts import CausalGraphs
-from measure.engine.genai_lane import SharedLane, shared_cache
+from measure.engine.genai_lane import SharedLane, shares_buffer
 from measure.engine.session import Trace
 
 _CACHE_BRANCH = np.array([True])
@@ -131,8 +132,9 @@ class CausalLane:
             length += 1
 
 
-def open_lane(graphs: CausalGraphs) -> CausalLane | SharedLane:
+def open_lane(graphs: CausalGraphs) -> CausalLane | SharedLane | BoundLane:
     """An empty cache for one decode: in the tier's shared buffers where its genai config shares past and present
-    (as onnxruntime-genai runs it), else grown from length 0."""
-    cache = shared_cache(graphs)
-    return SharedLane(graphs, cache) if cache is not None else CausalLane(graphs)
+    (as onnxruntime-genai runs it), in its two bound buffers for one optimum graph, else grown from length 0."""
+    if shares_buffer(graphs):
+        return SharedLane(graphs)
+    return BoundLane(graphs) if takes_bound_buffers(graphs) else CausalLane(graphs)

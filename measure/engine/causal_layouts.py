@@ -211,8 +211,11 @@ class CausalGraphs:
         self.sessions = tuple(sessions)
         self.first, self.steady = sessions[0], sessions[-1]
         self.genai = genai
-        self.shared: Any = None
-        """A genai tier's shared cache buffers (:mod:`measure.engine.genai_lane`), made on a lane's first use."""
+        self.caches: list[Any] = []
+        """Cache buffer sets of :mod:`genai_lane` / :mod:`bound_lane`, each lent to one live lane at a time."""
+        context = genai.max_length if genai is not None else meta.get("max_position_embeddings")
+        self.context: int | None = context if isinstance(context, int) and context > 0 else None
+        """Positions the cache buffers of :mod:`bound_lane` / :mod:`genai_lane` are made for."""
         if genai is not None:
             _check_genai(self.steady, genai)
             self.past, self.names = genai.past_names(), [*genai.present_names(), "logits"]

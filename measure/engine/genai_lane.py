@@ -8,13 +8,15 @@ writes one position in place, and the loop between calls only writes the next to
 into a bound array and reads the bound logits. One binding per total length is made
 once per tier (a binding fixes the mask's shape), so a step rebinds nothing.
 
-The buffers belong to the tier (:class:`SharedCache`, made on first use): one lane at a
-time. A new lane takes them over, and an older lane used after that raises rather than
-read a cache that is no longer its own.
+The buffers belong to the tier (:class:`SharedCache`, made on first use) and are lent to
+one live lane at a time (:func:`lend`): a lane still held when another begins keeps its
+own, and the new one gets a second set.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
@@ -27,15 +29,15 @@ from measure.engine.session import Trace
 from measure.errors import MeasureError
 
 
-class _Bindings(dict):
-    """Step bindings made once per total length on first use."""
+class Bindings(dict):
+    """Step bindings made once per key (a total length, or one with the side) on first use."""
 
     def __init__(self, make: Any) -> None:
         super().__init__()
         self.make = make
 
-    def __missing__(self, total: int) -> Any:
-        binding = self[total] = self.make(total)
+    def __missing__(self, key: Any) -> Any:
+        binding = self[key] = self.make(key)
         return binding
 
 
@@ -53,7 +55,7 @@ class SharedCache:
         self.logits = np.zeros((1, 1, s.vocab_size), dtype=self.logits_dtype)
         self.run = session.session._sess.run_with_iobinding
         self.options = ort.RunOptions()
-        self.steps = _Bindings(self._step)
+        self.steps = Bindings(self._step)
         """The C-level binding of one token at total length n (past n - 1 + this one)."""
         self.owner: Any = None
         self.block = self.bind(1)
@@ -75,29 +77,33 @@ class SharedCache:
         return io._iobinding
 
 
-def shared_cache(graphs: CausalGraphs) -> SharedCache | None:
-    """The tier's shared buffers where its genai config asks for them (made once); None otherwise."""
+def lend(graphs: CausalGraphs, lane: Any, make: Callable[[], Any]) -> Any:
+    """A buffer set of the tier no live lane holds (made when every one is held), now held by ``lane``."""
+    cache = next((c for c in graphs.caches if c.owner is None or c.owner() is None), None)
+    if cache is None:
+        cache = make()
+        graphs.caches.append(cache)
+    cache.owner = weakref.ref(lane)
+    return cache
+
+
+def shares_buffer(graphs: CausalGraphs) -> bool:
+    """The genai config shares past and present (and no feeds are being recorded, which needs plain feeds)."""
     genai = graphs.genai
-    if genai is None or not genai.share_buffer or graphs.steady.recorded is not None:
-        return None
-    if graphs.shared is None:
-        graphs.shared = SharedCache(graphs, genai.max_length)
-    return graphs.shared
+    return genai is not None and genai.share_buffer and graphs.steady.recorded is None
 
 
 class SharedLane:
     """The cache after ``length`` fed positions, in the tier's shared buffers (see :class:`CausalLane`)."""
 
-    __slots__ = ("cache", "graphs", "length", "session")
+    __slots__ = ("__weakref__", "cache", "graphs", "length", "session")
 
-    def __init__(self, graphs: CausalGraphs, cache: SharedCache) -> None:
-        self.graphs, self.cache, self.session = graphs, cache, graphs.steady
+    def __init__(self, graphs: CausalGraphs) -> None:
+        self.graphs, self.session = graphs, graphs.steady
+        self.cache: SharedCache = lend(graphs, self, lambda: SharedCache(graphs, graphs.context or 0))
         self.length = 0
-        cache.owner = self
 
     def _room(self, k: int) -> None:
-        if self.cache.owner is not self:
-            raise RuntimeError("a newer lane on this tier took over its shared cache buffers")
         if self.length + k > self.cache.max_length:
             raise MeasureError(
                 f"{self.graphs.genai.path}: field search.max_length: {self.cache.max_length} positions, "
@@ -132,7 +138,6 @@ class SharedLane:
     def greedy(self, token: int, eos: int, limit: int, trace: Trace) -> tuple[list[int], str]:
         """As :meth:`CausalLane.greedy`: one bound call per token, nothing built or bound between calls."""
         out = [token]
-        self._room(0)
         cache, label, log, append = self.cache, self.session.label, trace.log.append, out.append
         run, options, steps, slot, logits = cache.run, cache.options, cache.steps, cache.token, cache.logits
         after = self.session.after_run
