@@ -95,25 +95,25 @@ class BoundLane:
             )
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
-        """One call of ``len(tokens)`` tokens on top of the cache: logits ``(len(tokens), vocab)``, cache grown."""
-        k, cache, g = len(tokens), self.cache, self.graphs
+        """One call of ``len(tokens)`` tokens on top of the cache: logits ``(len(tokens), vocab)``, cache grown.
+
+        A plain call (the prefill, a verification, a framing block: shapes no binding fixes), the past fed as
+        views of its side and the presents copied into the other after the call (outside its timing)."""
+        k, c, g, length = len(tokens), self.cache, self.graphs, self.length
         self._room(k)
-        io = cache.bind(self.length, self.length + k, self.side)
-        ids = g.ids(tokens)
-        io.bind_input("input_ids", "cpu", 0, ids.dtype, ids.shape, ids.ctypes.data)
+        feeds = {"input_ids": g.ids(tokens), "attention_mask": g.masks[length + k]}
         if g.positions:
-            span = g.spans[self.length, k]
-            io.bind_input("position_ids", "cpu", 0, span.dtype, span.shape, span.ctypes.data)
-        logits = np.empty((1, k, cache.logits.shape[-1]), dtype=cache.logits_dtype)
-        io.bind_output("logits", "cpu", 0, logits.dtype, logits.shape, logits.ctypes.data)
-        after = self.session.after_run
+            feeds["position_ids"] = g.steps[length] if k == 1 else g.spans[length, k]
+        for i, name in enumerate(g.past):
+            feeds[name] = c.view(self.side, i, length)
+        call = self.session.call()
         start = perf_counter()
-        cache.run(io._iobinding, cache.options)
-        if after is not None:
-            after(perf_counter() - start)
+        out = call(g.names, feeds, None)
         trace.log.append((self.session.label, start, perf_counter()))
-        self.length, self.side = self.length + k, 1 - self.side
-        return logits[0]
+        for i, present in enumerate(out[:-1]):
+            c.view(1 - self.side, i, length + k)[...] = present
+        self.length, self.side = length + k, 1 - self.side
+        return out[-1][0]
 
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions: copied into the other side at the shorter shape (a contiguous
