@@ -5,6 +5,12 @@ from ready-made arrays (ids per token, masks per length, positions per place)
 and refilled by each call's presents, so the loop between ``session.run`` calls
 builds nothing but what onnxruntime returns. Trimming cuts the cache in place,
 which is how a speculative round drops rejected drafts.
+
+:func:`open_lane` picks a tier's lane: a genai folder whose config shares past and
+present decodes in one buffer bound once (:mod:`genai_lane`), an optimum
+``causal`` graph in two bound buffers taking turns (:mod:`bound_lane`), both as
+onnxruntime-genai's compiled loop holds the cache; the split and merged layouts,
+and a session whose feeds are recorded, in this lane.
 """
 
 from __future__ import annotations
