@@ -210,6 +210,10 @@ def test_info_shows_layout_operator_precision_and_cache_mode():
     assert "layout     genai (decoder-only)" in done.stdout
     assert "MatMulNBits 21 int4" in done.stdout
     assert "onnxruntime-genai: one shared buffer, max_length 128; measure: one shared buffer" in done.stdout
+    optimum = measure_cli("info", str(DEMO / "lm-base-int8")).stdout
+    assert "kv cache   two buffers of 128 positions taking turns" in optimum
+    split = measure_cli("info", str(DEMO / "lm-small-fp32-split")).stdout
+    assert "kv cache   grown from length 0 by each call" in split
     doc = json.loads(measure_cli("info", "--json", str(DEMO / "genai-base-fp32")).stdout)
     assert doc["layout"] == "genai" and doc["op_precision"]["model.onnx"] == {"MatMul": "fp32"}
     assert doc["kv_cache"]["onnxruntime_genai"] == {

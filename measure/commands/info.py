@@ -30,9 +30,18 @@ def kv_cache(tier: Any) -> dict[str, Any] | None:
     """A decoder-only tier's cache mode: onnxruntime-genai's (from genai_config.json), and how measure grows it."""
     if tier.kind != "causal":
         return None
-    genai = tier.graphs.describe().get("genai")
-    shared = bool(genai and genai["past_present_share_buffer"])
-    mode = {"measure": "one shared buffer at max_length, bound once" if shared else "grown from length 0 by each call"}
+    from measure.engine.bound_lane import takes_bound_buffers
+    from measure.engine.genai_lane import shares_buffer
+
+    g = tier.graphs
+    genai = g.describe().get("genai")
+    if shares_buffer(g):
+        how = f"one shared buffer of {g.context} positions, bound once"
+    elif takes_bound_buffers(g):
+        how = f"two buffers of {g.context} positions taking turns, bound once"
+    else:
+        how = "grown from length 0 by each call"
+    mode = {"measure": how}
     return mode | ({"onnxruntime_genai": genai} if genai else {})
 
 
