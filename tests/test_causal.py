@@ -290,12 +290,9 @@ def test_seq2seq_folder_is_refused_by_the_causal_loader():
 
 
 @pytest.mark.parametrize("name", ["genai-base-fp32", "genai-base-int4"])
-def test_genai_folder_is_refused(name):
-    with pytest.raises(MeasureError) as exc:
-        detect_causal_layout(DEMO / name)
-    assert name in one_line(exc) and "genai folders are not measured yet" in str(exc.value)
-    with pytest.raises(MeasureError):
-        load_causal_tier(DEMO / name)
+def test_genai_folder_is_its_own_layout(name):
+    assert detect_causal_layout(DEMO / name) == "genai"
+    assert load_causal_tier(DEMO / name).graphs.describe()["genai"]["past_present_share_buffer"] is True
 
 
 def test_folder_of_neither_kind_is_refused(tmp_path):
@@ -403,8 +400,7 @@ def test_load_tier_tells_the_kinds_apart_by_their_graphs():
         isinstance(load_tier(DEMO / "lm-small-fp32"), CausalTier) and load_tier(DEMO / "lm-small-fp32").kind == "causal"
     )
     assert isinstance(load_tier(bundled.SMALL_FP32), Tier) and load_tier(bundled.SMALL_FP32).kind == "seq2seq"
-    with pytest.raises(MeasureError, match="genai folders are not measured yet"):
-        load_tier(DEMO / "genai-base-fp32")
+    assert isinstance(load_tier(DEMO / "genai-base-fp32"), CausalTier)
 
 
 def test_greedy_dispatches_to_the_prefill_loop_and_decodes_the_same_tokens(small, rows):

@@ -171,8 +171,8 @@ def load_tier(
     *,
     prompt: str | None = None,
 ) -> Tier | CausalTier:
-    """Load a tier of either model kind, told apart by its graphs (a decoder-only folder is looked for first, so
-    an onnxruntime-genai folder is refused by name); ``after_run`` is called inside the timing after every call
+    """Load a tier of either model kind, told apart by its graphs (a decoder-only folder, an onnxruntime-genai
+    one included, is looked for first); ``after_run`` is called inside the timing after every call
     (test-only, e.g. a slowdown). ``prompt`` overrides a decoder-only tier's template; a seq2seq tier takes none."""
     folder = Path(folder)
     if detect_causal_layout(folder):

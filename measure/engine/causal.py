@@ -18,15 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.causal_lane import CausalLane
+from measure.engine.bound_lane import BoundLane
+from measure.engine.causal_lane import CausalLane, open_lane
 from measure.engine.causal_layouts import (
-    CAUSAL_LAYOUT_FILES,
     detect_causal_layout,
     open_causal_graphs,
     require_causal_layout,
 )
 from measure.engine.decoded import Decoded, finish
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
+from measure.engine.genai_lane import SharedLane
 from measure.engine.meta import meta_source, read_meta
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import load_tokenizer
@@ -156,14 +157,14 @@ class CausalTier:
             cap = min(cap, self.context - source_tokens)
         return max(cap, 0)
 
-    def begin(self) -> CausalLane:
+    def begin(self) -> CausalLane | SharedLane | BoundLane:
         """An empty cache: a decode's start (no call made; the prefill is the first)."""
-        return CausalLane(self.graphs)
+        return open_lane(self.graphs)
 
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
         if self._fingerprint is None:
-            graphs = tuple(graph_fingerprint(self.path / f) for f in CAUSAL_LAYOUT_FILES[self.layout])
+            graphs = tuple(graph_fingerprint(s.path) for s in self.graphs.sessions)
             files = tuple(file_fingerprint(p) for p in sorted(self.path.iterdir()) if p.is_file())
             self._fingerprint = TierFingerprint(
                 name=self.name,
@@ -190,7 +191,7 @@ def load_causal_tier(
     name: str | None = None,
     prompt: str | None = None,
 ) -> CausalTier:
-    """Load a decoder-only tier; a seq2seq, genai or unrecognised folder is a one-line error naming it."""
+    """Load a decoder-only tier; a seq2seq or unrecognised folder, or a bad genai_config.json, is one line."""
     return CausalTier(Path(folder), session, label, after_run, name, prompt=prompt)
 
 

@@ -5,6 +5,12 @@ from ready-made arrays (ids per token, masks per length, positions per place)
 and refilled by each call's presents, so the loop between ``session.run`` calls
 builds nothing but what onnxruntime returns. Trimming cuts the cache in place,
 which is how a speculative round drops rejected drafts.
+
+:func:`open_lane` picks a tier's lane: a genai folder whose config shares past and
+present decodes in one buffer bound once (:mod:`genai_lane`), an optimum
+``causal`` graph in two bound buffers taking turns (:mod:`bound_lane`), both as
+onnxruntime-genai's compiled loop holds the cache; the split and merged layouts,
+and a session whose feeds are recorded, in this lane.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from time import perf_counter
 
 import numpy as np
 
+from measure.engine.bound_lane import BoundLane, takes_bound_buffers
 from measure.engine.causal_layouts import CausalGraphs
+from measure.engine.genai_lane import SharedLane, shares_buffer
 from measure.engine.session import Trace
 
 _CACHE_BRANCH = np.array([True])
@@ -141,3 +149,11 @@ class CausalLane:
             feeds.update(zip(past, got, strict=False))
             row = got[-1]
             length += 1
+
+
+def open_lane(graphs: CausalGraphs) -> CausalLane | SharedLane | BoundLane:
+    """An empty cache for one decode: in the tier's shared buffers where its genai config shares past and present
+    (as onnxruntime-genai runs it), in its two bound buffers for one optimum graph, else grown from length 0."""
+    if shares_buffer(graphs):
+        return SharedLane(graphs)
+    return BoundLane(graphs) if takes_bound_buffers(graphs) else CausalLane(graphs)

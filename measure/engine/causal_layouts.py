@@ -14,8 +14,17 @@ assumed):
 
 Every graph takes ``input_ids``, ``attention_mask`` (past + new positions),
 optionally ``position_ids`` and ``past_key_values.{i}.key/.value``; it returns
-``logits`` and ``present.{i}.key/.value``. Folders of onnxruntime-genai
-(``genai_config.json``) are refused: their graphs take another cache contract.
+``logits`` and ``present.{i}.key/.value``.
+
+A fourth, ``genai``, is a folder of onnxruntime-genai's model builder
+(``genai_config.json`` beside the graph it names): GroupQueryAttention with the
+rotary embedding fused in, no ``position_ids``, a symbolic head size and the
+names per layer the config states. onnxruntime-genai allocates its cache once at
+``max_length`` (``past_present_share_buffer``) and so does measure's loop
+(:mod:`measure.engine.genai_lane`); the graph equally takes a past grown from
+length 0 (GroupQueryAttention reads the lengths from ``attention_mask``), which
+the plain :class:`CausalLane` does: both give onnxruntime-genai's logits, bit for
+bit, on the demo folders.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from measure.engine.genai_config import GENAI_CONFIG, GenaiConfig, read_genai_config
 from measure.engine.graphs import DTYPES
 from measure.engine.session import AfterRun, SessionConfig, TimedSession, open_session
 from measure.errors import MeasureError
@@ -35,11 +45,12 @@ CAUSAL_LAYOUT_FILES = {
     "causal": ("model.onnx",),
     "causal-split": ("decoder_model.onnx", "decoder_with_past_model.onnx"),
     "causal-merged": ("decoder_model_merged.onnx",),
+    "genai": ("model.onnx",),
 }
-"""Graph files per decoder-only layout, in call order."""
+"""Graph files per decoder-only layout, in call order (``genai``: the builder's default; its config names the file)."""
 SEQ2SEQ_MARKERS = ("encoder_model.onnx", "encoder.onnx")
 """An encoder graph makes a folder encoder-decoder, whatever else it holds."""
-GENAI_MARKER = "genai_config.json"
+GENAI_MARKER = GENAI_CONFIG
 
 _PAST = re.compile(r"^past_key_values\.(\d+)\.(key|value)$")
 _PRESENT = re.compile(r"^present\.(\d+)\.(key|value)$")
@@ -53,14 +64,12 @@ _EXPECTED = (
 def detect_causal_layout(folder: Path | str) -> str | None:
     """The decoder-only layout whose files are all present; None for an encoder-decoder folder or none at all.
 
-    An onnxruntime-genai folder is a one-line error here: its ``model.onnx`` would otherwise pass for optimum's.
+    ``genai_config.json`` decides first: a genai folder's ``model.onnx`` would otherwise pass for optimum's
+    (the config itself is read, and checked, when the graphs are opened).
     """
     folder = Path(folder)
     if (folder / GENAI_MARKER).is_file():
-        raise MeasureError(
-            f"{folder}: an onnxruntime-genai folder ({GENAI_MARKER}); genai folders are not measured yet "
-            f"(expected an optimum export: {_EXPECTED})"
-        )
+        return "genai"
     if any((folder / f).is_file() for f in SEQ2SEQ_MARKERS):
         return None
     for layout, files in CAUSAL_LAYOUT_FILES.items():
@@ -143,6 +152,21 @@ def _check(session: TimedSession, need_past: bool) -> list[int]:
     return layers
 
 
+def _check_genai(session: TimedSession, cfg: GenaiConfig) -> None:
+    """A genai graph's names against its config's: every layer's past and present, nothing unknown."""
+    inputs = {"input_ids", "attention_mask", *cfg.past_names(), *([cfg.position_ids] if cfg.position_ids else [])}
+    outputs = {"logits", *cfg.present_names()}
+    for what, names, known in (("input", list(session.inputs), inputs), ("output", list(session.outputs), outputs)):
+        extra = [n for n in names if n not in known]
+        missing = sorted(known - set(names))
+        if extra or missing:
+            said = f"{extra[0]!r} is not one its config names" if extra else f"{missing[0]!r} is missing"
+            raise MeasureError(
+                f"{cfg.path}: field model.decoder.{what}s (with num_hidden_layers {cfg.layers}): {session.path.name}'s "
+                f"{what} {said}; found {', '.join(names)}"
+            )
+
+
 def _dim(value: Any, meta: dict[str, Any], *keys: str) -> int | None:
     if isinstance(value, int):
         return value
@@ -152,9 +176,9 @@ def _dim(value: Any, meta: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _shape(session: TimedSession, layers: int, meta: dict[str, Any]) -> CausalShape:
+def _shape(session: TimedSession, layers: int, meta: dict[str, Any], first_past: str) -> CausalShape:
     """Key/value heads and head size from the past input's shape, else config.json; vocabulary from the logits."""
-    past = session.inputs["past_key_values.0.key"]
+    past = session.inputs[first_past]
     heads = _dim(past.shape[1], meta, "num_key_value_heads", "num_attention_heads")
     head_dim = _dim(past.shape[3], meta, "head_dim")
     hidden, heads_all = meta.get("hidden_size"), meta.get("num_attention_heads")
@@ -162,7 +186,7 @@ def _shape(session: TimedSession, layers: int, meta: dict[str, Any]) -> CausalSh
         head_dim = hidden // heads_all
     if heads is None or head_dim is None:
         raise MeasureError(
-            f"{session.path}: past_key_values.0.key has symbolic heads/head size {past.shape}; "
+            f"{session.path}: {first_past} has symbolic heads/head size {past.shape}; "
             "state num_key_value_heads and head_dim in config.json or tier.json"
         )
     vocab = _dim(session.outputs["logits"].shape[-1], meta, "vocab_size")
@@ -175,26 +199,40 @@ class CausalGraphs:
     """One tier's sessions and everything a call needs that is made once: names, dtypes, ready arrays.
 
     ``first`` takes the call from an empty cache, ``steady`` every later one (the same
-    session for ``causal`` and ``causal-merged``). ``names`` asks a session for the presents
+    session for ``causal``, ``causal-merged`` and ``genai``). ``names`` asks a session for the presents
     first and the logits last, so the presents refill the feeds by a plain ``zip`` with ``past``.
+    ``genai`` (its config given) takes the config's names and its head size and key/value heads.
     """
 
-    def __init__(self, layout: str, sessions: list[TimedSession], meta: dict[str, Any]) -> None:
+    def __init__(
+        self, layout: str, sessions: list[TimedSession], meta: dict[str, Any], genai: GenaiConfig | None = None
+    ) -> None:
         self.layout = layout
         self.sessions = tuple(sessions)
         self.first, self.steady = sessions[0], sessions[-1]
-        if layout == "causal-split":
-            _check(self.first, need_past=False)
-        layers = len(_check(self.steady, need_past=True))
-        self.past = [f"past_key_values.{i}.{kind}" for i in range(layers) for kind in ("key", "value")]
-        self.names = [f"present.{i}.{kind}" for i in range(layers) for kind in ("key", "value")] + ["logits"]
+        self.genai = genai
+        self.caches: list[Any] = []
+        """Cache buffer sets of :mod:`genai_lane` / :mod:`bound_lane`, each lent to one live lane at a time."""
+        context = genai.max_length if genai is not None else meta.get("max_position_embeddings")
+        self.context: int | None = context if isinstance(context, int) and context > 0 else None
+        """Positions the cache buffers of :mod:`bound_lane` / :mod:`genai_lane` are made for."""
+        if genai is not None:
+            _check_genai(self.steady, genai)
+            self.past, self.names = genai.past_names(), [*genai.present_names(), "logits"]
+            meta = meta | genai.meta()
+        else:
+            if layout == "causal-split":
+                _check(self.first, need_past=False)
+            layers = len(_check(self.steady, need_past=True))
+            self.past = [f"past_key_values.{i}.{kind}" for i in range(layers) for kind in ("key", "value")]
+            self.names = [f"present.{i}.{kind}" for i in range(layers) for kind in ("key", "value")] + ["logits"]
         for s in self.sessions:
             missing = [n for n in self.names if n not in s.outputs]
             if missing:
                 raise MeasureError(f"{s.path}: missing output {missing[0]}; found {', '.join(s.outputs)}")
             s.output_names = self.names
         inputs = self.steady.inputs
-        self.shape = _shape(self.steady, layers, meta)
+        self.shape = _shape(self.steady, len(self.past) // 2, meta, self.past[0])
         self.ids_dtype = DTYPES[inputs["input_ids"].type]
         self.mask_dtype = DTYPES[inputs["attention_mask"].type]
         self.positions = "position_ids" in inputs
@@ -213,7 +251,7 @@ class CausalGraphs:
     def _start_feeds(self) -> dict[str, np.ndarray]:
         """The first call's fixed feeds: the empty (length 0) past where the graph takes one, the branch off."""
         feeds: dict[str, np.ndarray] = {}
-        if "past_key_values.0.key" in self.first.inputs:
+        if self.past[0] in self.first.inputs:
             s = self.shape
             zeros = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
             zeros.flags.writeable = False
@@ -244,15 +282,16 @@ class CausalGraphs:
             "mask_dtype": np.dtype(self.mask_dtype).name,
             "position_ids": self.positions,
             "use_cache_branch": self.branch,
-        }
+        } | ({"genai": self.genai.cache_mode()} if self.genai is not None else {})
 
 
 def open_causal_graphs(
     folder: Path, layout: str, config: SessionConfig, label: str, meta: dict[str, Any], after_run: AfterRun | None
 ) -> CausalGraphs:
     """Sessions for one decoder-only tier, checked against the contract; ``after_run`` hooks every call."""
+    genai = read_genai_config(folder) if layout == "genai" else None
     sessions = []
-    for file in CAUSAL_LAYOUT_FILES[layout]:
+    for file in (genai.filename,) if genai is not None else CAUSAL_LAYOUT_FILES[layout]:
         path = folder / file
         sessions.append(TimedSession(open_session(config, path), f"{label}.{path.stem}", path, after_run))
-    return CausalGraphs(layout, sessions, meta)
+    return CausalGraphs(layout, sessions, meta, genai)
