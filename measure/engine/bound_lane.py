@@ -115,6 +115,11 @@ class BoundLane:
         self.length, self.side = length + k, 1 - self.side
         return out[-1][0]
 
+    def kv(self) -> tuple[np.ndarray, ...]:
+        """The cache as it stands (see :meth:`CausalLane.kv`), copied: the buffers go to the next lane once this
+        one is gone."""
+        return tuple(self.cache.view(self.side, i, self.length).copy() for i in range(len(self.graphs.past)))
+
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions: copied into the other side at the shorter shape (a contiguous
         tensor's layout depends on its length)."""

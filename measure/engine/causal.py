@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.bound_lane import BoundLane
-from measure.engine.causal_lane import CausalLane, open_lane
+from measure.engine.causal_lane import AnyLane, CausalLane, open_lane
 from measure.engine.causal_layouts import (
     detect_causal_layout,
     open_causal_graphs,
@@ -27,7 +26,6 @@ from measure.engine.causal_layouts import (
 )
 from measure.engine.decoded import Decoded, finish
 from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
-from measure.engine.genai_lane import SharedLane
 from measure.engine.meta import meta_source, read_meta
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import load_tokenizer
@@ -157,7 +155,7 @@ class CausalTier:
             cap = min(cap, self.context - source_tokens)
         return max(cap, 0)
 
-    def begin(self) -> CausalLane | SharedLane | BoundLane:
+    def begin(self) -> AnyLane:
         """An empty cache: a decode's start (no call made; the prefill is the first)."""
         return open_lane(self.graphs)
 

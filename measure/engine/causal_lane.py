@@ -63,18 +63,10 @@ class CausalLane:
         if self.graphs.branch:
             self.feeds["use_cache_branch"] = _CACHE_BRANCH
 
-    def onto(self, graphs: CausalGraphs) -> CausalLane:
-        """This cache as a lane of ``graphs`` (the same model in other sessions): its arrays shared, not copied.
-
-        A call on the new lane replaces its cache entries and leaves these untouched, so one mid-decode cache
-        can be called on again and again.
-        """
-        lane = CausalLane(graphs)
-        if self.length:
-            lane.feeds.update({p: self.feeds[p] for p in graphs.past})
-            lane.length = self.length
-            lane._settle()
-        return lane
+    def kv(self) -> tuple[np.ndarray, ...]:
+        """The cache as it stands: key and value per layer, ``(1, heads, length, head_dim)`` each (the framing
+        suite's present differences read it; every lane kind answers it)."""
+        return tuple(self.feeds[p] for p in self.graphs.past)
 
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions (contiguous copies: onnxruntime is fed them next)."""
@@ -151,7 +143,11 @@ class CausalLane:
             length += 1
 
 
-def open_lane(graphs: CausalGraphs) -> CausalLane | SharedLane | BoundLane:
+AnyLane = CausalLane | SharedLane | BoundLane
+"""Every lane kind: ``feed``, ``trim``, ``greedy``, ``draft``, ``kv`` and ``length`` alike."""
+
+
+def open_lane(graphs: CausalGraphs) -> AnyLane:
     """An empty cache for one decode: in the tier's shared buffers where its genai config shares past and present
     (as onnxruntime-genai runs it), in its two bound buffers for one optimum graph, else grown from length 0."""
     if shares_buffer(graphs):

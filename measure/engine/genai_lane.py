@@ -129,6 +129,11 @@ class SharedLane:
         self.length += k
         return logits[0]
 
+    def kv(self) -> tuple[np.ndarray, ...]:
+        """The cache as it stands (see :meth:`CausalLane.kv`), copied: the buffers go to the next lane once this
+        one is gone."""
+        return tuple(buf[:, :, : self.length].copy() for buf in self.cache.buffers)
+
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions: the mask decides what is read, the next call overwrites the rest."""
         if length > self.length or length < 0:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.engine.artifacts import Tier, load_tier
-from measure.engine.causal import CausalLane, CausalTier, causal_prefill
+from measure.engine.causal import CausalTier, causal_prefill
+from measure.engine.causal_lane import AnyLane
 from measure.engine.decode import Decoded, greedy, greedy_ids
 from measure.engine.kvcache import KVCache
 from measure.engine.options import SessionConfig
@@ -41,8 +42,8 @@ from measure.suites.config import LayoutSpec, WallclockConfig
 class _Point:
     """One row's cache and the real tokens that follow it (padded by repeating the last)."""
 
-    cache: KVCache | CausalLane
-    """A decoder-only tier's is its lane after the prompt and the kept tokens (called on through ``onto``)."""
+    cache: KVCache | AnyLane
+    """A decoder-only tier's is its lane after the prompt and the kept tokens (each call fed, then trimmed off)."""
     follow: tuple[int, ...]
 
 
@@ -61,7 +62,7 @@ def _point(tier: Tier | CausalTier, text: str, most: int) -> _Point:
         lane = causal_prefill(tier, ids, trace=trace)[1]
         for token in out[:keep]:
             lane.feed([token], trace)
-        cache: KVCache | CausalLane = lane
+        cache: KVCache | AnyLane = lane
     else:
         cache = tier.start(ids, trace)
         for token in [tier.special.decoder_start, *out[:keep]]:
@@ -74,8 +75,11 @@ def _point(tier: Tier | CausalTier, text: str, most: int) -> _Point:
 def _call(tier: Tier | CausalTier, point: _Point, n: int, trace: Trace) -> None:
     """One call of ``n`` following tokens on the point's cache, which stays as it was."""
     tokens = list(point.follow[:n])
-    if isinstance(tier, CausalTier) and isinstance(point.cache, CausalLane):
-        point.cache.onto(tier.graphs).feed(tokens, trace)
+    if isinstance(tier, CausalTier):  # the lane a decode carries: the call, then the trim a rejected draft costs
+        lane = point.cache
+        before = lane.length
+        lane.feed(tokens, trace)
+        lane.trim(before)
     else:
         tier.feed(point.cache, tokens, trace)  # type: ignore[union-attr,arg-type]
 

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from measure.engine.artifacts import Tier
-from measure.engine.causal import CausalLane, CausalTier, causal_feed_prefix, causal_prefill
+from measure.engine.causal import CausalTier, causal_feed_prefix, causal_prefill
+from measure.engine.causal_lane import AnyLane
 from measure.engine.causal_speculative import CausalSpeculativePair
 from measure.engine.decode import feed_prefix, greedy
 from measure.engine.kvcache import KVCache
@@ -102,10 +103,10 @@ CAUSAL_LEG_SKIP = "decoder-only tiers are not run by the JavaScript legs yet"
 """Why the Node and web legs record a decoder-only tier as skipped: their scripts drive seq2seq graphs."""
 
 
-def _lane(found: tuple[np.ndarray, CausalLane]) -> tuple[np.ndarray, SimpleNamespace]:
+def _lane(found: tuple[np.ndarray, AnyLane]) -> tuple[np.ndarray, SimpleNamespace]:
     """A decoder-only lane's logits and cache in the shape :class:`_Diff` reads (``self_kv``: key, value per layer)."""
     logits, lane = found
-    return logits, SimpleNamespace(self_kv=tuple(lane.feeds[p] for p in lane.graphs.past))
+    return logits, SimpleNamespace(self_kv=lane.kv())
 
 
 def _seq2seq_row(tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff]) -> None:
