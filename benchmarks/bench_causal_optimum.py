@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter
 
@@ -68,6 +69,13 @@ class Run:
     """Model calls after the prefill."""
     run_s: float
     """Seconds inside onnxruntime's run (optimum: around its public ``session.run``)."""
+    parts: tuple[float, ...] = ()
+    """Outside-run seconds: before the prefill, prefill -> first step, between steps, after the last call."""
+
+
+def outside_parts(trace: Trace, wall_s: float) -> tuple[float, ...]:
+    gaps = trace.outside_s
+    return (gaps[0], sum(gaps[1:2]), sum(gaps[2:]), trace.started + wall_s - trace.log[-1][2])
 
 
 class Stamps(BaseStreamer):
@@ -129,9 +137,10 @@ class OptimumLoop:
 
 
 def measure_run(tier: CausalTier, ids: list[int], limit: int) -> Run:
-    d = causal_greedy_ids(tier, ids, max_new_tokens=limit)
+    trace = Trace()  # made just before the call, not inside it: the call's frame counts against measure
+    d = causal_greedy_ids(tier, ids, max_new_tokens=limit, trace=trace)
     assert d.first_token_s is not None
-    return Run(d.tokens, d.wall_s, d.first_token_s, d.calls - 1, d.run_s)
+    return Run(d.tokens, d.wall_s, d.first_token_s, d.calls - 1, d.run_s, outside_parts(trace, d.wall_s))
 
 
 def floor_run(tier: CausalTier, cache: BoundCache, ids: list[int], limit: int) -> Run:
@@ -155,14 +164,8 @@ def floor_run(tier: CausalTier, cache: BoundCache, ids: list[int], limit: int) -
         for i, present in enumerate(got[:-1]):
             cache.view(1, i, n)[...] = present
         out.append(token)
-        run, options, steps, slot, place, logits = (
-            cache.run,
-            cache.options,
-            cache.steps,
-            cache.token,
-            cache.position,
-            cache.logits,
-        )
+        run, options, steps = cache.run, cache.options, cache.steps
+        slot, place, logits = cache.token, cache.position, cache.logits
         length, side, append = n, 1, out.append
         while len(out) < limit:
             slot[0, 0] = token
@@ -177,7 +180,8 @@ def floor_run(tier: CausalTier, cache: BoundCache, ids: list[int], limit: int) -
                 break
             append(token)
     trace.ended = perf_counter()
-    return Run(tuple(out), trace.ended - trace.started, first, len(trace.log) - 1, trace.run_s())
+    wall = trace.ended - trace.started
+    return Run(tuple(out), wall, first, len(trace.log) - 1, trace.run_s(), outside_parts(trace, wall))
 
 
 def plain_greedy(tier: CausalTier, ids: list[int], limit: int) -> tuple[list[int], list[float]]:
@@ -208,28 +212,30 @@ def per_token_ms(runs: list[Run]) -> float:
     return 1e3 * sum(r.wall_s - r.first_s for r in runs) / sum(r.steps for r in runs)
 
 
-def overhead(runs: list[Run]) -> float:
-    return 1 - sum(r.run_s for r in runs) / sum(r.wall_s for r in runs)
+def row_median(reps: list[list[Run]], fn: Callable[[Run], float]) -> list[float]:
+    """Per row, the median over repeats: a rare pause (a neighbour, the garbage collector) moves no figure."""
+    return [statistics.median(fn(rep[i]) for rep in reps) for i in range(len(reps[0]))]
+
+
+def overhead(reps: list[list[Run]]) -> float:
+    """Share of the decode's wall time outside onnxruntime's run: row medians summed."""
+    return sum(row_median(reps, lambda r: r.wall_s - r.run_s)) / sum(row_median(reps, lambda r: r.wall_s))
 
 
 def diverge(a: tuple[int, ...] | list[int], b: tuple[int, ...] | list[int]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--tiers", nargs="*", default=list(TIERS))
-    args = ap.parse_args()
-    torch.set_num_threads(1)  # generate's own tensor work on one thread too, as onnxruntime's
-    rows = load_golden(bundled.GOLDEN).rows
-    tiers = {n: load_causal_tier(DEMO / n) for n in args.tiers}
+Runs = dict[str, dict[str, list[list[Run]]]]
+"""runs[tier][loop][repeat][row]."""
+
+
+def collect(tiers: dict[str, CausalTier], prompts: dict, limits: dict, repeats: int) -> tuple[Runs, dict]:
+    """Every loop on every row, row by row (the order reversed every other repeat), after one warm-up pass."""
     optimum = {n: OptimumLoop(t) for n, t in tiers.items()}
     caches = {n: BoundCache(t.graphs, t.context or 0) for n, t in tiers.items()}
-    prompts = {n: [t.source_ids(r.input) for r in rows] for n, t in tiers.items()}
-    limits = {n: [t.default_max_new_tokens(len(i)) for i in prompts[n]] for n, t in tiers.items()}
 
-    def loops(name: str) -> dict[str, object]:
+    def loops(name: str) -> dict[str, Callable[[list[int], int], Run]]:
         t, o, c = tiers[name], optimum[name], caches[name]
         return {
             "measure": lambda ids, lim: measure_run(t, ids, lim),
@@ -238,14 +244,12 @@ def main() -> None:
         }
 
     fns = {n: loops(n) for n in tiers}
-    for name in tiers:  # warm-up: one pass of every loop
+    for name in tiers:
         for ids, lim in zip(prompts[name], limits[name], strict=True):
             for fn in fns[name].values():
                 fn(ids, lim)
-    # runs[tier][loop][repeat][row]
-    runs: dict[str, dict[str, list[list[Run]]]] = {n: {lp: [] for lp in LOOPS} for n in tiers}
-    started = perf_counter()
-    for rep in range(args.repeats):
+    runs: Runs = {n: {lp: [] for lp in LOOPS} for n in tiers}
+    for rep in range(repeats):
         order = LOOPS if rep % 2 == 0 else LOOPS[::-1]
         for name in tiers:
             for lp in LOOPS:
@@ -253,54 +257,67 @@ def main() -> None:
             for ids, lim in zip(prompts[name], limits[name], strict=True):
                 for lp in order:
                     runs[name][lp][-1].append(fns[name][lp](ids, lim))
-    elapsed = perf_counter() - started
+    for name, by in runs.items():  # every loop decodes alike in every repeat; the floor decodes what measure does
+        for lp, reps in by.items():
+            assert all([r.tokens for r in rep] == [r.tokens for r in reps[0]] for rep in reps), f"{name} {lp}"
+        assert [r.tokens for r in by["floor"][0]] == [r.tokens for r in by["measure"][0]], f"{name}: floor differs"
+    return runs, {n: o.model.use_io_binding for n, o in optimum.items()}
 
-    versions = f"onnxruntime {ort.__version__}, torch {torch.__version__}, python {sys.version.split()[0]}"
-    print(f"{len(rows)} golden rows x {args.repeats} repeats in {elapsed:.0f}s; one intra-op thread; {versions}")
-    print(f"optimum use_io_binding = {next(iter(optimum.values())).model.use_io_binding} (its CPU default)")
+
+def identity(
+    name: str, tier: CausalTier, by: dict[str, list[list[Run]]], rows: list, prompts: list, limits: list
+) -> tuple[int, list[str]]:
+    """Rows whose ids equal measure's, and a note per differing row (its divergence and a plain loop's margin)."""
+    same, notes = 0, []
+    for i, row in enumerate(rows):
+        mt, ot = by["measure"][0][i].tokens, by["optimum"][0][i].tokens
+        if mt == ot:
+            same += 1
+            continue
+        plain, margins = plain_greedy(tier, prompts[i], limits[i])
+        step = diverge(mt, ot)
+        side = "measure" if list(mt) == plain else "optimum" if list(ot) == plain else "neither"
+        margin = margins[step] if step < len(margins) else float("nan")
+        notes.append(
+            f"{name} row {i + 1} {row.input!r}: first divergent step {step}, plain top-2 margin {margin:.5f}; "
+            f"the plain onnxruntime loop equals {side}"
+        )
+    return same, notes
+
+
+def paired(m_reps: list[list[Run]], o_reps: list[list[Run]], fn: Callable[[Run], float]) -> list[float]:
+    """Per row: the median over repeats of optimum's figure / measure's (rows where both are defined)."""
+    out = []
+    for i in range(len(m_reps[0])):
+        ratios = [fn(o[i]) / fn(m[i]) for m, o in zip(m_reps, o_reps, strict=True) if m[i].steps and o[i].steps]
+        if ratios:
+            out.append(statistics.median(ratios))
+    return out
+
+
+def table(runs: Runs, tiers: dict[str, CausalTier], rows: list, prompts: dict, limits: dict) -> None:
     head = (
         f"{'tier':<15}{'measure ms/tok':>15}{'optimum ms/tok':>15}{'ratio':>7}{'row ratio':>16}"
         f"{'TTFT ms m/o':>15}{'TTFT x':>8}{'identical':>10}{'ovh measure':>12}{'ovh floor':>10}{'ovh optimum':>12}"
     )
-    print(head)
-    print("-" * len(head))
+    print(head + "\n" + "-" * len(head))
     notes: list[str] = []
     for name, by in runs.items():
-        m_reps, o_reps, f_reps = by["measure"], by["optimum"], by["floor"]
-        for f_rep, m_rep in zip(f_reps, m_reps, strict=True):  # the floor decodes what measure decodes
-            assert [r.tokens for r in f_rep] == [r.tokens for r in m_rep], f"{name}: floor and measure differ"
+        m_reps, o_reps = by["measure"], by["optimum"]
         m_ms = statistics.median(per_token_ms(rep) for rep in m_reps)
         o_ms = statistics.median(per_token_ms(rep) for rep in o_reps)
-        paired = []  # per row: median over repeats of optimum ms/step / measure ms/step
-        for i in range(len(rows)):
-            pairs = [(m[i], o[i]) for m, o in zip(m_reps, o_reps, strict=True) if m[i].steps and o[i].steps]
-            if pairs:
-                paired.append(statistics.median(per_token_ms([o]) / per_token_ms([m]) for m, o in pairs))
+        rows_x = paired(m_reps, o_reps, lambda r: per_token_ms([r]))
         ttft_m = statistics.median(r.first_s for rep in m_reps for r in rep)
         ttft_o = statistics.median(r.first_s for rep in o_reps for r in rep)
-        ttft_x = statistics.median(
-            statistics.median(o[i].first_s / m[i].first_s for m, o in zip(m_reps, o_reps, strict=True))
-            for i in range(len(rows))
-        )
-        same = 0
-        for i, row in enumerate(rows):
-            mt, ot = m_reps[0][i].tokens, o_reps[0][i].tokens
-            if mt == ot:
-                same += 1
-                continue
-            plain, margins = plain_greedy(tiers[name], prompts[name][i], limits[name][i])
-            step = diverge(mt, ot)
-            side = "measure" if list(mt) == plain else "optimum" if list(ot) == plain else "neither"
-            notes.append(
-                f"{name} row {i + 1} {row.input!r}: first divergent step {step}, plain top-2 margin "
-                f"{margins[step] if step < len(margins) else float('nan'):.5f}; the plain loop equals {side}"
-            )
-        ovh = [statistics.median(overhead(rep) for rep in by[lp]) for lp in LOOPS]
+        ttft_x = statistics.median(paired(m_reps, o_reps, lambda r: r.first_s))
+        same, more = identity(name, tiers[name], by, rows, prompts[name], limits[name])
+        notes += more
+        ovh = {lp: overhead(by[lp]) for lp in LOOPS}
         cells = (
             f"{m_ms:>15.4f}{o_ms:>15.4f}{o_ms / m_ms:>7.2f}"
-            f"{f'{statistics.median(paired):.2f} (min {min(paired):.2f})':>16}"
+            f"{f'{statistics.median(rows_x):.2f} (min {min(rows_x):.2f})':>16}"
             f"{f'{1e3 * ttft_m:.3f}/{1e3 * ttft_o:.3f}':>15}{ttft_x:>8.2f}{f'{same}/{len(rows)}':>10}"
-            f"{ovh[0]:>12.1%}{ovh[2]:>10.1%}{ovh[1]:>12.1%}"
+            f"{ovh['measure']:>12.1%}{ovh['floor']:>10.1%}{ovh['optimum']:>12.1%}"
         )
         print(f"{name:<15}{cells}")
     for note in notes:
@@ -312,30 +329,55 @@ def main() -> None:
         "\n  median over repeats; ratio: optimum / measure; row ratio: per row the median over repeats of the paired"
         "\n  ratio, then the median (and min) over rows; TTFT: prompt ids in -> first token decided, median over rows"
         "\n  and repeats (m/o: measure/optimum); TTFT x: optimum / measure, paired per row as above"
-        "\novh: share of the wall time outside onnxruntime's run (median over repeats): measure and the floor time"
-        "\n  the C-level call, optimum its public session.run; identical: rows whose ids equal measure's"
+        "\novh: share of the wall time outside onnxruntime's run (per row the median over repeats, summed): measure"
+        "\n  and floor time the C-level call, optimum its public session.run; identical: rows whose ids equal measure's"
     )
+
+
+def harness(runs: Runs) -> None:
+    """measure's overhead against the floor's, and where the difference lies (us per row)."""
+    print("\nharness overhead, measure - floor (points; target <= 1), and outside-run us per row (per row the median")
+    print("over repeats, mean over rows): before the prefill | prefill -> first step | between steps | after the last")
+    for name, by in runs.items():
+        diff = overhead(by["measure"]) - overhead(by["floor"])
+        cells = []
+        for lp in ("measure", "floor"):
+            parts = [sum(row_median(by[lp], lambda r, j=j: r.parts[j])) / len(by[lp][0]) for j in range(4)]
+            cells.append(" | ".join(f"{1e6 * x:5.1f}" for x in parts))
+        print(f"  {name:<15}{100 * diff:+6.2f}   measure {cells[0]}   floor {cells[1]}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--tiers", nargs="*", default=list(TIERS))
+    args = ap.parse_args()
+    torch.set_num_threads(1)  # generate's own tensor work on one thread too, as onnxruntime's
+    rows = load_golden(bundled.GOLDEN).rows
+    tiers = {n: load_causal_tier(DEMO / n) for n in args.tiers}
+    prompts = {n: [t.source_ids(r.input) for r in rows] for n, t in tiers.items()}
+    limits = {n: [t.default_max_new_tokens(len(i)) for i in prompts[n]] for n, t in tiers.items()}
+    started = perf_counter()
+    runs, binding = collect(tiers, prompts, limits, args.repeats)
+    versions = f"onnxruntime {ort.__version__}, torch {torch.__version__}, python {sys.version.split()[0]}"
+    print(f"{len(rows)} golden rows x {args.repeats} repeats in {perf_counter() - started:.0f}s; one intra-op thread")
+    print(f"{versions}; optimum use_io_binding = {sorted(set(binding.values()))} (its CPU default)")
+    table(runs, tiers, rows, prompts, limits)
+    harness(runs)
     speculative(rows, tiers, prompts, limits)
 
 
 def speculative(rows: list, tiers: dict[str, CausalTier], prompts: dict, limits: dict) -> None:
     """Speculative output against the verifier's greedy on every row (fp32: identical by construction)."""
-    names = [n for n in PAIR if n in tiers]
-    if len(names) < 2:
+    if not all(n in tiers for n in PAIR):
         print("\nspeculative: skipped (needs tiers " + " and ".join(PAIR) + ")")
         return
-    pair = open_pair(tiers[PAIR[0]], tiers[PAIR[1]])
-    verifier = PAIR[1]
+    pair, verifier = open_pair(tiers[PAIR[0]], tiers[PAIR[1]]), PAIR[1]
     print(f"\nspeculative {PAIR[0]} -> {PAIR[1]} (batched verify) against {PAIR[1]}'s greedy:")
-    greedy = [
-        causal_greedy_ids(tiers[verifier], i, max_new_tokens=lim)
-        for i, lim in zip(prompts[verifier], limits[verifier], strict=True)
-    ]
+    todo = list(zip(prompts[verifier], limits[verifier], strict=True))
+    greedy = [causal_greedy_ids(tiers[verifier], i, max_new_tokens=lim) for i, lim in todo]
     for k in KS:
-        decoded = [
-            pair.decode_ids(i, k, max_new_tokens=lim)
-            for i, lim in zip(prompts[verifier], limits[verifier], strict=True)
-        ]
+        decoded = [pair.decode_ids(i, k, max_new_tokens=lim) for i, lim in todo]
         same = sum(d.tokens == g.tokens for d, g in zip(decoded, greedy, strict=True))
         proposed, accepted = sum(d.proposed for d in decoded), sum(d.accepted for d in decoded)
         differing = [i + 1 for i, (d, g) in enumerate(zip(decoded, greedy, strict=True)) if d.tokens != g.tokens]
