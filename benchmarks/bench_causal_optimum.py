@@ -143,9 +143,9 @@ def measure_run(tier: CausalTier, ids: list[int], limit: int) -> Run:
     return Run(d.tokens, d.wall_s, d.first_token_s, d.calls - 1, d.run_s, outside_parts(trace, d.wall_s))
 
 
-def floor_run(tier: CausalTier, cache: BoundCache, ids: list[int], limit: int) -> Run:
-    """The least Python between the same calls: no lane, no lending, no methods between calls, no checks."""
-    trace = Trace()
+def floor_run(tier: CausalTier, cache: BoundCache, ids: list[int], limit: int, trace: Trace) -> Run:
+    """The least Python between the same calls: no lane, no lending, no methods between calls, no checks.
+    ``trace`` is made by the caller, as for :func:`measure_run`: both clocks start before the call's frame."""
     g, eos, log, n = tier.graphs, tier.special.eos, trace.log.append, len(ids)
     session = g.steady
     feeds = {"input_ids": np.array([ids], dtype=g.ids_dtype), "attention_mask": g.masks[n]}
@@ -240,7 +240,7 @@ def collect(tiers: dict[str, CausalTier], prompts: dict, limits: dict, repeats: 
         return {
             "measure": lambda ids, lim: measure_run(t, ids, lim),
             "optimum": lambda ids, lim: o.decode(ids, lim),
-            "floor": lambda ids, lim: floor_run(t, c, ids, lim),
+            "floor": lambda ids, lim: floor_run(t, c, ids, lim, Trace()),
         }
 
     fns = {n: loops(n) for n in tiers}
