@@ -15,7 +15,7 @@ import numpy as np
 
 from measure.engine.causal import CausalTier, detect_causal_layout
 from measure.engine.decoder import Decoder, Encoder, Lane
-from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
+from measure.engine.fingerprint import TierFingerprint, fingerprint_tier
 from measure.engine.graphs import LAYOUT_FILES, detect_layout
 from measure.engine.kvcache import KVCache
 from measure.engine.layouts import open_graphs
@@ -144,20 +144,13 @@ class Tier:
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
         if self._fingerprint is None:
-            graphs = tuple(graph_fingerprint(self.path / f) for f in LAYOUT_FILES[self.layout])
-            files = tuple(file_fingerprint(p) for p in sorted(self.path.iterdir()) if p.is_file())
-            self._fingerprint = TierFingerprint(
-                name=self.name,
-                layout=self.layout,
-                precision=tier_precision(graphs),
-                files=files,
-                graphs=graphs,
-                layers=self.shape.layers,
-                heads=self.shape.heads,
-                head_dim=self.shape.head_dim,
-                vocab_size=self.shape.vocab_size,
-                tokenizer=self.tokenizer.name,
-                total_bytes=sum(f.bytes for f in files),
+            self._fingerprint = fingerprint_tier(
+                self.name,
+                self.layout,
+                self.path,
+                [self.path / f for f in LAYOUT_FILES[self.layout]],
+                self.shape,
+                self.tokenizer.name,
             )
         return self._fingerprint
 

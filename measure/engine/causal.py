@@ -25,7 +25,7 @@ from measure.engine.causal_layouts import (
     require_causal_layout,
 )
 from measure.engine.decoded import Decoded, finish
-from measure.engine.fingerprint import TierFingerprint, file_fingerprint, graph_fingerprint, tier_precision
+from measure.engine.fingerprint import TierFingerprint, fingerprint_tier
 from measure.engine.meta import meta_source, read_meta
 from measure.engine.session import AfterRun, SessionConfig, Trace
 from measure.engine.tokenizer import load_tokenizer
@@ -162,20 +162,13 @@ class CausalTier:
     def fingerprint(self) -> TierFingerprint:
         """Sizes, sha256 and precision of every file; computed once (hashing reads every byte)."""
         if self._fingerprint is None:
-            graphs = tuple(graph_fingerprint(s.path) for s in self.graphs.sessions)
-            files = tuple(file_fingerprint(p) for p in sorted(self.path.iterdir()) if p.is_file())
-            self._fingerprint = TierFingerprint(
-                name=self.name,
-                layout=self.layout,
-                precision=tier_precision(graphs),
-                files=files,
-                graphs=graphs,
-                layers=self.shape.layers,
-                heads=self.shape.heads,
-                head_dim=self.shape.head_dim,
-                vocab_size=self.shape.vocab_size,
-                tokenizer=self.tokenizer.name,
-                total_bytes=sum(f.bytes for f in files),
+            self._fingerprint = fingerprint_tier(
+                self.name,
+                self.layout,
+                self.path,
+                [s.path for s in self.graphs.sessions],
+                self.shape,
+                self.tokenizer.name,
             )
         return self._fingerprint
 

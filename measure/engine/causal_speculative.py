@@ -19,34 +19,15 @@ from time import perf_counter
 from measure.engine.causal import CausalTier
 from measure.engine.causal_lane import CausalLane
 from measure.engine.session import Trace
-from measure.engine.speculative import Round, SpeculativeDecoded, refuse_pair
-from measure.errors import MeasureError
+from measure.engine.speculative import Pair, Round, SpeculativeDecoded
 
 
-class CausalSpeculativePair:
-    """A decoder-only drafter and verifier that share one vocabulary (checked here, once)."""
+class CausalSpeculativePair(Pair):
+    """Two decoder-only tiers: the drafter proposes, the verifier checks in one batched call."""
 
-    def __init__(self, drafter: CausalTier, verifier: CausalTier) -> None:
-        refuse_pair(drafter, verifier, "causal")
-        self.drafter = drafter
-        self.verifier = verifier
-
-    def source_ids(self, text: str) -> list[int]:
-        """The prompt as both models take it: the verifier's template and tokenizer (the vocabularies are one)."""
-        return self.verifier.source_ids(text)
-
-    def decode(
-        self,
-        text: str,
-        k: int,
-        *,
-        max_new_tokens: int | None = None,
-        trace: Trace | None = None,
-        verify: str = "batched",
-    ) -> SpeculativeDecoded:
-        """Prompt and tokenize ``text`` as the verifier does, then :meth:`decode_ids`."""
-        ids = self.source_ids(text)
-        return self.decode_ids(ids, k, max_new_tokens=max_new_tokens, trace=trace, verify=verify)
+    kind = "causal"
+    drafter: CausalTier
+    verifier: CausalTier
 
     def decode_ids(
         self,
@@ -61,10 +42,7 @@ class CausalSpeculativePair:
 
         ``verify="single"`` checks drafts one token per verifier call: the uniform framing a probe assumes.
         """
-        if verify not in ("batched", "single"):
-            raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
-        if k < 1:
-            raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
+        self.check(k, verify)
         v = self.verifier
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         trace = trace or Trace()  # made after the arguments are settled, as causal_greedy_ids makes its own

@@ -135,3 +135,25 @@ def tier_precision(graphs: tuple[GraphFingerprint, ...]) -> str:
     kinds = list(dict.fromkeys(g.precision for g in graphs))
     quantized = [k for k in kinds if k not in ("fp32", "fp16")]
     return "+".join(quantized) if quantized else "+".join(kinds)
+
+
+def fingerprint_tier(
+    name: str, layout: str, folder: Path, graph_files: list[Path], shape: Any, tokenizer: str
+) -> TierFingerprint:
+    """A loaded tier's fingerprint, either model kind: every file of ``folder`` hashed, the graphs it decodes
+    with read for precision and operators, the shape (``layers``, ``heads``, ``head_dim``, ``vocab_size``)."""
+    graphs = tuple(graph_fingerprint(p) for p in graph_files)
+    files = tuple(file_fingerprint(p) for p in sorted(folder.iterdir()) if p.is_file())
+    return TierFingerprint(
+        name=name,
+        layout=layout,
+        precision=tier_precision(graphs),
+        files=files,
+        graphs=graphs,
+        layers=shape.layers,
+        heads=shape.heads,
+        head_dim=shape.head_dim,
+        vocab_size=shape.vocab_size,
+        tokenizer=tokenizer,
+        total_bytes=sum(f.bytes for f in files),
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
+from typing import Any
 
 from measure.engine.artifacts import SpecialIds, Tier
 from measure.engine.causal import CausalTier
@@ -83,16 +84,19 @@ def refuse_pair(drafter: Tier | CausalTier, verifier: Tier | CausalTier, kind: s
     raise MeasureError(f"speculative pair refused: drafter {drafter.path} and verifier {verifier.path}: {why}")
 
 
-class SpeculativePair:
-    """A drafter and a verifier that share one vocabulary (checked here, once)."""
+class Pair:
+    """A drafter and a verifier of one model kind that share one vocabulary (checked here, once); each kind's
+    pair writes its own timed rounds (``decode_ids``)."""
 
-    def __init__(self, drafter: Tier, verifier: Tier) -> None:
-        refuse_pair(drafter, verifier, "seq2seq")
+    kind = "seq2seq"
+
+    def __init__(self, drafter: Any, verifier: Any) -> None:
+        refuse_pair(drafter, verifier, self.kind)
         self.drafter = drafter
         self.verifier = verifier
 
     def source_ids(self, text: str) -> list[int]:
-        """The source as both models take it: the verifier's tokenizer (the vocabularies are one)."""
+        """The source as both models take it: the verifier's tokenizer and, decoder-only, its prompt template."""
         return self.verifier.source_ids(text)
 
     def decode(
@@ -104,9 +108,32 @@ class SpeculativePair:
         trace: Trace | None = None,
         verify: str = "batched",
     ) -> SpeculativeDecoded:
-        """Tokenize ``text`` with the verifier's tokenizer, then :meth:`decode_ids`."""
+        """Tokenize ``text`` as the verifier does, then :meth:`decode_ids`."""
         ids = self.source_ids(text)
         return self.decode_ids(ids, k, max_new_tokens=max_new_tokens, trace=trace, verify=verify)
+
+    def decode_ids(
+        self,
+        ids: list[int],
+        k: int,
+        *,
+        max_new_tokens: int | None = None,
+        trace: Trace | None = None,
+        verify: str = "batched",
+    ) -> SpeculativeDecoded:
+        raise NotImplementedError
+
+    @staticmethod
+    def check(k: int, verify: str) -> None:
+        """The arguments both kinds' rounds take."""
+        if verify not in ("batched", "single"):
+            raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
+        if k < 1:
+            raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
+
+
+class SpeculativePair(Pair):
+    """Two encoder-decoder tiers: the drafter proposes, the verifier checks in one batched call."""
 
     def decode_ids(
         self,
@@ -121,10 +148,7 @@ class SpeculativePair:
 
         ``verify="single"`` checks drafts one token per verifier call: the uniform framing a probe assumes.
         """
-        if verify not in ("batched", "single"):
-            raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
-        if k < 1:
-            raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
+        self.check(k, verify)
         v = self.verifier
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         trace = trace or Trace()  # made after the arguments are settled, as greedy_ids makes its own
