@@ -21,7 +21,7 @@ import numpy as np
 import onnxruntime as ort
 
 from measure.engine.causal_layouts import CausalGraphs
-from measure.engine.genai_lane import Bindings, lend
+from measure.engine.genai_lane import Bindings, draft_by_feeding, lend
 from measure.engine.graphs import DTYPES
 from measure.engine.session import Trace
 from measure.errors import MeasureError
@@ -163,15 +163,4 @@ class BoundLane:
         self.length, self.side = length, side
         return out, stopped
 
-    def draft(self, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
-        """As :meth:`CausalLane.draft`: feed ``tokens`` in one call, then draft single-step until ``budget`` or eos."""
-        if not tokens or budget < 1:
-            raise ValueError("a draft needs at least one token to feed and a budget of at least one")
-        row = self.feed(tokens, trace)[-1]
-        drafts: list[int] = []
-        while True:
-            token = int(row.argmax())
-            drafts.append(token)
-            if token == eos or len(drafts) == budget:
-                return drafts
-            row = self.feed([token], trace)[-1]
+    draft = draft_by_feeding

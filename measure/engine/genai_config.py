@@ -10,11 +10,11 @@ the graph.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from measure.engine.meta import read_json_object
 from measure.errors import MeasureError
 
 GENAI_CONFIG = "genai_config.json"
@@ -103,16 +103,7 @@ def _names(path: Path, doc: dict[str, Any]) -> None:
 def read_genai_config(folder: Path) -> GenaiConfig:
     """The folder's ``genai_config.json``; a malformed one, or one naming a missing file, is a one-line error."""
     path = Path(folder) / GENAI_CONFIG
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MeasureError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from exc
-    except UnicodeDecodeError as exc:
-        raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a JSON object") from exc
-    except json.JSONDecodeError as exc:
-        raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-    if not isinstance(doc, dict):
-        raise MeasureError(f"{path}: expected a JSON object (onnxruntime-genai's model config)")
+    doc = read_json_object(path, " (onnxruntime-genai's model config)")
     filename = _field(path, doc, "model.decoder.filename", str)
     if not filename or Path(filename).name != filename or not (path.parent / filename).is_file():
         raise MeasureError(f"{path}: field model.decoder.filename: {filename!r} is not a file in {path.parent}")

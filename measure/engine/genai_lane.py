@@ -87,6 +87,21 @@ def lend(graphs: CausalGraphs, lane: Any, make: Callable[[], Any]) -> Any:
     return cache
 
 
+def draft_by_feeding(lane: Any, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
+    """A drafter's turn on a lane whose single steps are already lean (:meth:`CausalLane.draft`'s contract): feed
+    ``tokens`` in one call, then draft single-step through ``lane.feed`` until ``budget`` drafts or eos."""
+    if not tokens or budget < 1:
+        raise ValueError("a draft needs at least one token to feed and a budget of at least one")
+    row = lane.feed(tokens, trace)[-1]
+    drafts: list[int] = []
+    while True:
+        token = int(row.argmax())
+        drafts.append(token)
+        if token == eos or len(drafts) == budget:
+            return drafts
+        row = lane.feed([token], trace)[-1]
+
+
 def shares_buffer(graphs: CausalGraphs) -> bool:
     """The genai config shares past and present (and no feeds are being recorded, which needs plain feeds)."""
     genai = graphs.genai
@@ -169,15 +184,4 @@ class SharedLane:
         self.length = length
         return out, stopped
 
-    def draft(self, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
-        """As :meth:`CausalLane.draft`: feed ``tokens`` in one call, then draft single-step until ``budget`` or eos."""
-        if not tokens or budget < 1:
-            raise ValueError("a draft needs at least one token to feed and a budget of at least one")
-        row = self.feed(tokens, trace)[-1]
-        drafts: list[int] = []
-        while True:
-            token = int(row.argmax())
-            drafts.append(token)
-            if token == eos or len(drafts) == budget:
-                return drafts
-            row = self.feed([token], trace)[-1]
+    draft = draft_by_feeding

@@ -12,24 +12,29 @@ from measure.errors import MeasureError
 META_FILES = ("config.json", "generation_config.json", "tier.json")
 
 
+def read_json_object(path: Path, what: str = "") -> dict[str, Any]:
+    """One metadata file as a JSON object; unreadable, not UTF-8, not JSON or not an object is a one-line error
+    naming the file (``what`` says which object was expected)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from exc
+    except UnicodeDecodeError as exc:
+        raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a JSON object") from exc
+    except json.JSONDecodeError as exc:
+        raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise MeasureError(f"{path}: expected a JSON object{what}")
+    return data
+
+
 def read_meta(folder: Path) -> dict[str, Any]:
     """Merged metadata, later files overriding earlier ones; a malformed file is a one-line error."""
     meta: dict[str, Any] = {}
     for name in META_FILES:
         path = folder / name
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise MeasureError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from exc
-        except UnicodeDecodeError as exc:
-            raise MeasureError(f"{path}: not UTF-8 text (byte {exc.start}); expected a JSON object") from exc
-        except json.JSONDecodeError as exc:
-            raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(data, dict):
-            raise MeasureError(f"{path}: expected a JSON object")
-        meta.update(data)
+        if path.is_file():
+            meta.update(read_json_object(path))
     return meta
 
 
