@@ -18,12 +18,13 @@ Part = dict[str, Any]
 RUNTIME = "onnxruntime-genai"
 LANGUAGE = "c++"
 """og's generate loop is compiled C++; Python only calls into it once per token."""
+HOST = "its C++ generate loop (og.Generator), called from Python"
 SEQ2SEQ_SKIP = "onnxruntime-genai runs decoder-only models"
 
 
 def genai_leg_part(version: str | None) -> Part:
     """The leg as it starts: measured until the runtime is found missing; draft-model pairs follow the tiers."""
-    return runtime_leg(RUNTIME, LANGUAGE) | {"version": version, "speculative": []}
+    return runtime_leg(RUNTIME, LANGUAGE) | {"version": version, "host": HOST, "speculative": []}
 
 
 def _spread(samples: list[float | None]) -> Part:
