@@ -146,6 +146,28 @@ def test_speculative_decoding_under_og_sits_beside_measures_for_the_pair(og_run)
     assert pair["speedup"] > 0 and ours["speedup"] > 0
 
 
+@needs_og
+@pytest.mark.parametrize(
+    ("break_it", "field"),
+    [
+        (lambda leg: leg["speculative"][0]["acceptance"].update(accepted=10**6), "speculative/0/acceptance"),
+        (lambda leg: leg["speculative"][0].update(verifier="no-such-tier"), "speculative/0/verifier"),
+        (lambda leg: leg["tiers"][0]["genai"].update(equal_rows=ROWS + 1), "tiers/0/genai/equal_rows"),
+        (lambda leg: leg["tiers"][0]["genai"].update(config="elsewhere"), "tiers/0/genai/config"),
+    ],
+)
+def test_a_broken_genai_leg_is_one_line_naming_file_and_field_exit_2(og_run, tmp_path, capsys, break_it, field):
+    _, path, doc = og_run
+    bad = json.loads(json.dumps(doc))
+    break_it(_og(bad))
+    target = tmp_path / "results" / bad["machine_id"] / path.name
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(bad), encoding="utf-8")
+    assert main(["show", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(target) in err and field in err and "Traceback" not in err
+
+
 def _cells(text: str) -> list[str]:
     return html_module.unescape(re.sub(r"<[^>]+>", " ", text)).split()
 

@@ -18,7 +18,7 @@ Part = dict[str, Any]
 RUNTIME = "onnxruntime-genai"
 LANGUAGE = "c++"
 """og's generate loop is compiled C++; Python only calls into it once per token."""
-HOST = "its C++ generate loop (og.Generator), called from Python"
+HOST = "a C++ generate loop (og.Generator) called from Python"
 SEQ2SEQ_SKIP = "onnxruntime-genai runs decoder-only models"
 
 
