@@ -319,7 +319,8 @@ def run_framing(
     if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
         threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0
         others.append(WebLeg(config, blocks, threads))
-    genai = GenaiLeg(config) if config.genai_leg else None
+    causal = any(isinstance(t, CausalTier) for t in tiers.values())
+    genai = GenaiLeg(config) if config.genai_leg and causal else None  # og runs decoder-only models: none, no leg
     others.extend([genai] if genai else [])
     out["legs"].extend(leg.out for leg in others)
     total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs) + (1 if genai else 0)
