@@ -246,6 +246,14 @@ def test_the_leg_is_skipped_with_its_reason_when_onnxruntime_genai_is_not_import
     assert "onnxruntime_genai is not importable" in leg["reason"] and "blocked for the test" in leg["reason"]
 
 
+_BOTTOM = """(id) => {
+    let e = document.getElementById(id);
+    while (e && !e.matches('ul, table, .md-typeset__scrollwrap')) e = e.nextElementSibling;
+    return (e || document.getElementById(id)).getBoundingClientRect().bottom;
+}"""
+"""The bottom of the first list or table after a heading: where a screenshot of that section ends."""
+
+
 @needs_og
 def test_the_og_matrix_and_the_ratio_sentence_in_chromium_light_dark_390(og_run, tmp_path):
     """Screenshots of the Framing parity matrix and the Wall-clock sentence under /work/tools/shots (gw-*.png)."""
@@ -283,11 +291,7 @@ def test_the_og_matrix_and_the_ratio_sentence_in_chromium_light_dark_390(og_run,
                     tab.goto(f"{base}/results/{page}/", wait_until="networkidle")
                     assert tab.evaluate("() => document.documentElement.scrollWidth") <= width + 1, page
                     top = tab.evaluate(f"() => document.getElementById('{anchor}').getBoundingClientRect().top")
-                    end = (  # the matrix down to og's speculative table, or the Wall-clock sentences
-                        tab.evaluate(f"() => document.getElementById('{stop}').getBoundingClientRect().top") + 360
-                        if stop
-                        else top + 320
-                    )
+                    end = tab.evaluate(_BOTTOM, stop or anchor)  # down to og's pairs, or the Wall-clock sentences
                     tab.set_viewport_size({"width": width, "height": int(max(end, top + 200) + 40)})
                     tab.screenshot(
                         path=str(shots / f"gw-{page}-{scheme}-{width}.png"),

@@ -202,7 +202,7 @@ def _compiled(a: Analysis) -> tuple[Md, ...]:
         spread = f"range {c.lo:.2f}–{c.hi:.2f} over {c.repeats} repeats" if c.repeats > 1 else "one repeat"
         ms = ""
         if c.og_ms_per_step is not None and c.measure_ms_per_step is not None:
-            ms = f"; medians {c.measure_ms_per_step:.3f} and {c.og_ms_per_step:.3f} ms per step"
+            ms = f"; medians: measure {c.measure_ms_per_step:.3f}, onnxruntime-genai {c.og_ms_per_step:.3f} ms per step"
         how = "its own genai_config.json" if c.config == "folder" else "a generated genai_config.json"
         out.append(
             md(
