@@ -303,3 +303,16 @@ def test_the_og_matrix_and_the_ratio_sentence_in_chromium_light_dark_390(og_run,
     finally:
         server.shutdown()
     assert len(list(shots.glob("gw-*.png"))) >= 6
+
+
+@needs_og
+def test_a_tier_og_cannot_load_is_failed_with_its_message_in_the_record(tmp_path):
+    """The split decoder layout is two graphs; og runs one: the tier, and so the leg, fail with og's one line."""
+    _config(tmp_path, [("lm-small-fp32-split", "plain")], [])
+    path = _run(tmp_path, "--suite", "framing")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    validate(doc, str(path))
+    leg = _og(doc)
+    (tier,) = leg["tiers"]
+    assert tier["status"] == "failed" and "causal-split" in tier["reason"] and "\n" not in tier["reason"]
+    assert leg["status"] == "failed" and leg["reason"] == tier["reason"]
