@@ -306,13 +306,18 @@ def test_the_og_matrix_and_the_ratio_sentence_in_chromium_light_dark_390(og_run,
 
 
 @needs_og
-def test_a_tier_og_cannot_load_is_failed_with_its_message_in_the_record(tmp_path):
-    """The split decoder layout is two graphs; og runs one: the tier, and so the leg, fail with og's one line."""
-    _config(tmp_path, [("lm-small-fp32-split", "plain")], [])
+@pytest.mark.parametrize("other", [None, "lm-small-fp32"])
+def test_a_tier_og_cannot_load_is_failed_with_its_message_in_the_record(tmp_path, other):
+    """The split decoder layout is two graphs; og runs one: the tier fails with og's one line, the leg too when
+    it is the only tier, and a tier after it still runs."""
+    _config(tmp_path, [("lm-small-fp32-split", "plain"), *([(other, "drafter")] if other else [])], [])
     path = _run(tmp_path, "--suite", "framing")
     doc = json.loads(path.read_text(encoding="utf-8"))
     validate(doc, str(path))
     leg = _og(doc)
-    (tier,) = leg["tiers"]
+    tier = _tier(leg, "lm-small-fp32-split")
     assert tier["status"] == "failed" and "causal-split" in tier["reason"] and "\n" not in tier["reason"]
-    assert leg["status"] == "failed" and leg["reason"] == tier["reason"]
+    if other is None:
+        assert leg["status"] == "failed" and leg["reason"] == tier["reason"]
+    else:
+        assert leg["status"] == "measured" and "reason" not in leg and _tier(leg, other)["status"] == "measured"

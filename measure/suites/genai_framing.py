@@ -41,10 +41,12 @@ class GenaiLeg:
         self.out: dict[str, Any] = genai_leg_part(getattr(self.og, "__version__", None) if self.og else None)
         if self.og is None:
             self.out.update(stopped("skipped", reason or "onnxruntime_genai is not importable"))
+        self.available = self.og is not None
+        """og imports: every tier is tried (one og cannot load fails alone), whatever ``finish`` said so far."""
 
     def add(self, tier: Tier | CausalTier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under og beside measure's loop, its tokens held against the Python leg's."""
-        if self.out["status"] != MEASURED:
+        if not self.available:
             return
         if not isinstance(tier, CausalTier):
             self.out["tiers"].append(leg_tier(tier.name, python["precision"]) | stopped("skipped", SEQ2SEQ_SKIP))
@@ -57,7 +59,7 @@ class GenaiLeg:
 
     def add_pairs(self, pairs: Iterable[Any], golden: GoldenRows, k: int) -> None:
         """og's draft-model speculative decoding for each decoder-only pair, at the acceptance suite's k."""
-        if self.out["status"] != MEASURED:
+        if not self.available:
             return
         texts = [row.input for row in golden.rows]
         for pair in pairs:
@@ -67,9 +69,15 @@ class GenaiLeg:
             self.out["speculative"].append(genai_pair_part(pair.drafter.name, pair.verifier.name, k, answer))
 
     def finish(self) -> dict[str, Any]:
+        """The leg fails while every tier it ran so far failed (the first one's reason); measured once one ran."""
+        if not self.available:
+            return self.out
         tiers = [t for t in self.out["tiers"] if t["status"] != "skipped"]
-        if self.out["status"] == MEASURED and tiers and all(t["status"] == "failed" for t in tiers):
+        if tiers and all(t["status"] == "failed" for t in tiers):
             self.out.update(stopped("failed", tiers[0]["reason"]))
+        else:
+            self.out["status"] = MEASURED
+            self.out.pop("reason", None)
         return self.out
 
     def close(self) -> None:
