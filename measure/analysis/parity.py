@@ -32,6 +32,9 @@ class Cell:
     logits_max_abs_diff: float
     unmeasured: int
     """Tiers of this precision the leg did not measure."""
+    decodes: bool = False
+    """A leg that replays no blocks (onnxruntime-genai): ``rows_same`` counts greedy decodes equal to Python's
+    and ``logits_max_abs_diff`` is the worst difference from Python's logits on the runtime's own prefixes."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ def runtime_matrix(record: Record) -> RuntimeMatrix | None:
             if not measured:
                 cells.append(leg.status if not leg.measured else "not measured")
                 continue
+            if all(t.genai is not None and not t.blocks for t in measured):
+                cells.append(_decodes_cell(measured, len(tiers) - len(measured)))
+                continue
             cells.append(
                 Cell(
                     sum(t.rows_same for t in measured),
@@ -87,6 +93,13 @@ def runtime_matrix(record: Record) -> RuntimeMatrix | None:
                 sentences.append(output_parity(ref, t))
         parity.append((ref, tuple(sentences)))
     return RuntimeMatrix(tuple(precisions), tuple(rows), tuple(parity))
+
+
+def _decodes_cell(measured: list[FramingTier], unmeasured: int) -> Cell:
+    """A leg without framing blocks: its greedy decodes and logits against Python onnxruntime's."""
+    same = sum(t.genai.equal_rows for t in measured if t.genai)
+    logits = max(t.genai.logits_max_abs_diff for t in measured if t.genai)
+    return Cell(same, sum(len(t.outputs) for t in measured), 0.0, logits, unmeasured, decodes=True)
 
 
 def output_parity(ref: FramingTier, other: FramingTier) -> str:

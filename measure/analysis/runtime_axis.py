@@ -3,6 +3,8 @@
 Each leg after Python onnxruntime's times greedy passes over every golden row in its own
 runtime (the Node process, the browser page); Python's figure is the wall-clock suite's.
 The figure is a fact about the runtime on this machine, never a verdict on the model.
+onnxruntime-genai's leg also pairs measure's loop with its compiled one per decode step
+(:func:`compiled_loops`): the overhead of measure's loop over a loop with no Python in it.
 """
 
 from __future__ import annotations
@@ -63,3 +65,50 @@ def runtime_speeds(record: Record) -> RuntimeSpeeds | None:
             speeds.append(Speed(value, min(ms), max(ms), len(ms), value / python if python else None))
         rows.append(TierSpeeds(ref.tier, ref.precision, python, tuple(speeds)))
     return RuntimeSpeeds(tuple(others), tuple(rows))
+
+
+GENAI = "onnxruntime-genai"
+
+
+@dataclass(frozen=True)
+class CompiledLoop:
+    """measure's loop against onnxruntime-genai's compiled one on one decoder-only tier: ms per decode step."""
+
+    tier: str
+    precision: str
+    ratio: float
+    """The median over repeats of measure's ms per decode step over og's (each repeat pairs both loops on every row)."""
+    lo: float
+    hi: float
+    repeats: int
+    og_ms_per_step: float | None
+    measure_ms_per_step: float | None
+    config: str
+    """"folder": the genai folder's own config; "generated": one written for an optimum export."""
+
+
+def compiled_loops(record: Record) -> tuple[CompiledLoop, ...]:
+    """Every tier the onnxruntime-genai leg measured with a ratio; empty for records without the leg."""
+    out = []
+    for leg in record.legs[1:]:
+        if leg.runtime != GENAI or not leg.measured:
+            continue
+        for t in leg.tiers:
+            g = t.genai
+            if not t.measured or g is None or g.measure_over_og.median is None:
+                continue
+            s = g.measure_over_og
+            out.append(
+                CompiledLoop(
+                    t.tier,
+                    t.precision,
+                    s.median,
+                    s.lo if s.lo is not None else s.median,
+                    s.hi if s.hi is not None else s.median,
+                    len(s.samples),
+                    g.ms_per_step.median,
+                    g.measure_ms_per_step.median,
+                    g.config,
+                )
+            )
+    return tuple(out)

@@ -120,10 +120,15 @@ def _print_framing(r, w: int, pw: int) -> None:
                 _print(f"  {t.tier:<{w}}{t.status}: {t.reason}")
                 continue
             speed = f"; greedy {median(t.timing.ms_per_token):.3f} ms/token" if t.timing else ""
+            if t.genai is not None:
+                _print_genai_tier(t, w, pw, speed)
+                continue
             _print(
                 f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
                 f"(present |diff| <= {t.present_max_abs_diff:.1e}){speed}"
             )
+        for p in leg.speculative:
+            _print_genai_pair(p, w)
     _print("\nacceptance (probe / runtime), output preservation")
     aw = max([28, *(len(a.name) + 2 for a in r.framing.acceptance)])
     for a in r.framing.acceptance:
@@ -132,6 +137,34 @@ def _print_framing(r, w: int, pw: int) -> None:
             f"  {a.name:<{aw}}{kind:<6}probe {_ratio(a.probe.ratio)}  "
             f"runtime {_ratio(a.runtime.ratio)}  preserved {a.preserved}/{a.rows}"
         )
+
+
+def _print_genai_tier(t, w: int, pw: int, speed: str) -> None:
+    """A tier under onnxruntime-genai: its decodes against Python's, and measure's loop over the compiled one."""
+    g, s = t.genai, t.genai.measure_over_og
+    loop = ""
+    if s.median is not None:
+        loop = f"; measure's loop {s.median:.2f}x og per step [{s.lo:.2f}, {s.hi:.2f}] ({len(s.samples)} repeats)"
+    _print(
+        f"  {t.tier:<{w}}{t.precision:<{pw}}{g.equal_rows}/{len(t.outputs)} rows = Python "
+        f"(logits |diff| <= {g.logits_max_abs_diff:.1e}){speed}{loop}"
+    )
+
+
+def _print_genai_pair(p, w: int) -> None:
+    """og's draft-model speculative decoding of a pair beside measure's at the same k."""
+    if not p.measured:
+        _print(f"  speculative {p.name}: {p.status}: {p.reason}")
+        return
+
+    def x(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}x"
+
+    _print(
+        f"  speculative {p.name} k={p.k}: acceptance og {_ratio(p.acceptance.ratio)} / measure "
+        f"{_ratio(p.measure_acceptance.ratio)}; speedup og {x(p.speedup)} / measure {x(p.measure_speedup)}; "
+        f"rows = greedy og {p.equal_greedy_rows}/{p.rows} / measure {p.measure_equal_greedy_rows}/{p.rows}"
+    )
 
 
 def _print_instructions(ins, w: int) -> None:

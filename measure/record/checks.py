@@ -60,6 +60,9 @@ def _later_references(framing: Doc, instructions: Doc) -> Iterator[tuple[str, An
     for i, leg in enumerate(framing.get("legs") or []):
         for j, tier in enumerate(leg["tiers"]):
             yield f"framing/legs/{i}/tiers/{j}/tier", tier["tier"]
+        for j, pair in enumerate(leg.get("speculative") or []):  # the onnxruntime-genai leg's pairs
+            for key in ("drafter", "verifier"):
+                yield f"framing/legs/{i}/speculative/{j}/{key}", pair[key]
     for i, acc in enumerate(framing.get("acceptance") or []):
         for key in ("drafter", "verifier"):
             yield f"framing/acceptance/{i}/{key}", acc[key]
@@ -149,6 +152,25 @@ def check_framing_rows(doc: Doc, source: str) -> None:
                     raise fail(source, f"framing/legs/{i}/tiers/{j}/{key}", f"expected one per golden row ({rows})")
 
 
+def check_genai_counts(doc: Doc, source: str) -> None:
+    """The onnxruntime-genai leg's counts stay within the golden rows, and no pair accepts more than it drafted."""
+    rows = doc["golden"]["rows"]
+    for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
+        for j, tier in enumerate(leg["tiers"]):
+            if "genai" in tier and tier["genai"]["equal_rows"] > rows:
+                raise fail(source, f"framing/legs/{i}/tiers/{j}/genai/equal_rows", f"expected at most {rows} rows")
+        for j, pair in enumerate(leg.get("speculative") or []):
+            for part, counts in (("acceptance", pair.get("acceptance")), ("measure/acceptance", _ours(pair))):
+                if counts and counts["accepted"] > counts["proposed"]:
+                    raise fail(source, f"framing/legs/{i}/speculative/{j}/{part}", "expected accepted <= proposed")
+            if pair.get("rows", 0) > rows or pair.get("equal_greedy_rows", 0) > pair.get("rows", 0):
+                raise fail(source, f"framing/legs/{i}/speculative/{j}/rows", f"expected at most {rows} rows")
+
+
+def _ours(pair: Doc) -> Doc | None:
+    return (pair.get("measure") or {}).get("acceptance")
+
+
 def check_call_costs(doc: Doc, source: str) -> None:
     """The cost model's samples: one column per timed width, one entry per timed row."""
     costs = (doc.get("wallclock") or {}).get("call_costs") or {}
@@ -213,6 +235,7 @@ CHECKS: tuple[Check, ...] = (
     check_complete,
     check_instruction_rows,
     check_framing_rows,
+    check_genai_counts,
     check_call_costs,
     check_layouts,
     check_cases,

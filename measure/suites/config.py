@@ -125,6 +125,10 @@ class FramingConfig:
     where the browser or the npm packages are missing."""
     browser: str = "chromium"
     """The Chromium executable the web leg drives (a path, or a name looked up on PATH); never downloaded."""
+    genai_leg: bool = True
+    """Also decode the decoder-only tiers and pairs under onnxruntime-genai's compiled loop (the ``genai`` extra);
+    recorded as skipped, with the reason, where it is not importable. A run without decoder-only tiers has no
+    such leg."""
     leg_repeats: int = 2
     """Greedy passes over the golden rows each other runtime (Node, browser) times: the one that records the
     decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add

@@ -10,7 +10,8 @@ recorded; nothing is assumed about which precision should differ.
 Each runtime is a *leg*: Python onnxruntime always; onnxruntime-node
 (:mod:`measure.suites.node_leg`) and onnxruntime-web in Chromium (:mod:`measure.suites.web_leg`)
 too, on the very prefixes the Python leg decoded, plus their own greedy decodes
-(timed, and where they leave Python's), so the page can set runtime against precision.
+(timed, and where they leave Python's), so the page can set runtime against precision;
+onnxruntime-genai's compiled loop on the decoder-only tiers and pairs (:mod:`measure.suites.genai_framing`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from measure.record.model.write_framing import (
 )
 from measure.suites import Progress, Save, no_progress, node_leg, web_leg
 from measure.suites.config import FramingConfig
+from measure.suites.genai_framing import GenaiLeg
 from measure.suites.golden import GoldenRows, char_error_rate
 
 
@@ -313,12 +315,15 @@ def run_framing(
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     python = python_leg(runtime_version)
     out.update(framing_part(blocks, python))
-    others = [NodeLeg(config, blocks)] if config.node_leg else []
+    others: list[NodeLeg | GenaiLeg] = [NodeLeg(config, blocks)] if config.node_leg else []
     if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
         threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0
         others.append(WebLeg(config, blocks, threads))
+    causal = any(isinstance(t, CausalTier) for t in tiers.values())
+    genai = GenaiLeg(config) if config.genai_leg and causal else None  # og runs decoder-only models: none, no leg
+    others.extend([genai] if genai else [])
     out["legs"].extend(leg.out for leg in others)
-    total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs)
+    total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs) + (1 if genai else 0)
     done = 0
     try:
         for tier in tiers.values():
@@ -335,6 +340,11 @@ def run_framing(
     finally:
         for leg in others:
             leg.close()
+    if genai is not None:  # og's draft-model speculative decoding of the decoder-only pairs, beside measure's
+        genai.add_pairs(pairs.values(), golden, config.probe_k)
+        done += 1
+        progress("framing pairs (onnxruntime-genai)", done, total)
+        save()
     for is_self, group in ((False, pairs), (True, self_pairs)):
         for name, pair in group.items():
             out["acceptance"].append(pair_acceptance(pair, golden, config.probe_k, is_self))

@@ -32,7 +32,7 @@ from measure.engine.causal import CausalTier, causal_feed_prefix, causal_greedy_
 from measure.engine.genai_export import genai_folder
 
 
-def _og() -> tuple[Any, str | None]:
+def og_import() -> tuple[Any, str | None]:
     """The module, or None and why not (never raises: a missing runtime is a skipped leg)."""
     try:
         import onnxruntime_genai as og
@@ -120,6 +120,24 @@ def _per_step(total_ms: float, steps: int) -> float | None:
     return total_ms / steps if steps else None
 
 
+def _parted(
+    tier: CausalTier, tokens: list[int], ours: list[int], at: int | None, theirs: np.ndarray, mine: np.ndarray
+) -> dict[str, Any] | None:
+    """Where og's decode leaves measure's: the step, both tokens (eos where one stopped) and each loop's margin
+    there (og's logit of its token over measure's; measure's, the reverse), as the other legs report it."""
+    if at is None or at >= len(theirs) or at >= len(mine):
+        return None
+    eos = tier.special.eos
+    token, expected = (tokens[at] if at < len(tokens) else eos), (ours[at] if at < len(ours) else eos)
+    return {
+        "step": at,
+        "token": int(token),
+        "expected": int(expected),
+        "margin": float(theirs[at][token] - theirs[at][expected]),
+        "python_margin": float(mine[at][expected] - mine[at][token]),
+    }
+
+
 def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[int] | None, repeats: int) -> dict:
     limit = tier.default_max_new_tokens(len(ids))
     runs, mine = _paired(og, model, tier, ids, limit, repeats)
@@ -130,6 +148,7 @@ def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[
         differ = min(len(tokens), len(ours))
     theirs_logits = og_logits(og, model, ids, tokens, limit)
     logits, _ = causal_feed_prefix(tier, ids, tokens[: len(theirs_logits) - 1], 1)
+    parted = _parted(tier, tokens, ours, differ, theirs_logits, logits)
     steps, our_steps = len(runs[0]["steps_s"]), mine[0].calls - 1
     decode = [sum(r["steps_s"]) * 1e3 for r in runs]
     our_decode = [(d.wall_s - (d.first_token_s or d.wall_s)) * 1e3 for d in mine]
@@ -141,6 +160,7 @@ def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[
         "stopped": runs[0]["stopped"],
         "equal": differ is None,
         "first_difference": differ,
+        "divergence": parted,
         "logits_max_abs_diff": float(np.abs(logits - theirs_logits[: len(logits)]).max()),
         "logits_rows": len(logits),
         "steps": steps,
@@ -210,7 +230,7 @@ def run_genai_leg(
     ``measure_tokens[tier.name][i]``: measure's greedy tokens for ``golden[i]`` (eos left out); a tier missing
     there is decoded by measure's loop here.
     """
-    og, reason = _og()
+    og, reason = og_import()
     if og is None:
         return {"status": "skipped", "reason": reason}
     mine = measure_tokens or {}
@@ -267,7 +287,7 @@ def run_genai_speculative(
     """og's draft-model speculative decoding (``model.draft`` in a generated config, ``max_draft_tokens``) beside
     measure's for the same pair: acceptance, speedup over each runtime's own greedy, and whether the outputs equal
     greedy, per row; ``skipped``/``failed`` with the reason."""
-    og, reason = _og()
+    og, reason = og_import()
     if og is None:
         return {"status": "skipped", "reason": reason}
     if not hasattr(og.GeneratorParams, "set_speculative_options"):

@@ -27,6 +27,7 @@ from measure.record.model.framing import (
     Miss,
     Quality,
 )
+from measure.record.model.genai import GenaiPair, GenaiTier, Spread
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.read import from_document
 from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, TierEntry
@@ -57,6 +58,8 @@ __all__ = [
     "Execution",
     "Framing",
     "FramingTier",
+    "GenaiPair",
+    "GenaiTier",
     "Git",
     "Golden",
     "InstructionTier",
@@ -71,6 +74,7 @@ __all__ = [
     "Profile",
     "Quality",
     "Record",
+    "Spread",
     "ThreadSweep",
     "TierCalls",
     "TierEntry",

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from measure.record.model.genai import GenaiPair, GenaiTier
 
 FP32 = ("fp32", "fp16")
 """Precisions whose framing or speculative differences are bugs (the policy gates them)."""
@@ -115,6 +119,8 @@ class FramingTier:
     """Other runtimes' legs: greedy passes timed under that runtime."""
     prefill: tuple[Block, ...] = ()
     """Decoder-only tiers on the Python leg: the prompt fed token by token against blocks of k and whole."""
+    genai: GenaiTier | None = None
+    """The onnxruntime-genai leg: its compiled loop beside measure's on this tier."""
 
     @property
     def measured(self) -> bool:
@@ -166,6 +172,8 @@ class Leg:
     tiers: tuple[FramingTier, ...]
     execution: Execution | None = None
     """The browser leg: execution provider, threads, cross-origin isolation, SIMD."""
+    speculative: tuple[GenaiPair, ...] = ()
+    """The onnxruntime-genai leg: its draft-model speculative decoding per decoder-only pair."""
 
     @property
     def browser(self) -> bool:

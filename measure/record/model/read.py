@@ -46,6 +46,7 @@ def _config(cfg: dict[str, Any]) -> Config:
             whole_prefix=bool(fr.get("whole_prefix", True)),
             probe_k=int(fr.get("probe_k", 4)),
             node_leg=bool(fr.get("node_leg", False)),
+            genai_leg=bool(fr.get("genai_leg", False)),
         ),
         session=dict(cfg.get("session") or {}),
         policy=policy_from(cfg.get("policy")),

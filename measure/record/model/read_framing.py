@@ -19,6 +19,7 @@ from measure.record.model.framing import (
     Miss,
     Quality,
 )
+from measure.record.model.genai import GenaiPair, GenaiTier, Spread
 
 
 def _block(b: dict[str, Any]) -> Block:
@@ -63,6 +64,51 @@ def _framing_tier(t: dict[str, Any]) -> FramingTier:
         divergence=tuple(_divergence(d) for d in t.get("divergence", ())),
         timing=_leg_timing(t.get("timing")),
         prefill=tuple(_block(b) for b in t.get("prefill", ())),
+        genai=_genai(t.get("genai")),
+    )
+
+
+def _spread(s: dict[str, Any] | None) -> Spread:
+    s = s or {}
+    m = s.get("median")
+    return Spread(None if m is None else float(m), tuple(float(x) for x in s.get("samples", ())))
+
+
+def _genai(g: dict[str, Any] | None) -> GenaiTier | None:
+    if not g:
+        return None
+    return GenaiTier(
+        config=g["config"],
+        share_buffer=bool((g.get("cache") or {}).get("past_present_share_buffer", False)),
+        equal_rows=int(g["equal_rows"]),
+        logits_max_abs_diff=float(g["logits_max_abs_diff"]),
+        steps=int(g["steps"]),
+        measure_steps=int(g["measure_steps"]),
+        ms_per_step=_spread(g.get("ms_per_step")),
+        measure_ms_per_step=_spread(g.get("measure_ms_per_step")),
+        measure_over_og=_spread(g.get("measure_over_og")),
+    )
+
+
+def _counts(c: dict[str, Any] | None) -> Counts:
+    return Counts(int((c or {}).get("accepted", 0)), int((c or {}).get("proposed", 0)))
+
+
+def _genai_pair(p: dict[str, Any]) -> GenaiPair:
+    ours = p.get("measure") or {}
+    return GenaiPair(
+        drafter=p["drafter"],
+        verifier=p["verifier"],
+        k=int(p["k"]),
+        status=p["status"],
+        reason=p.get("reason", ""),
+        rows=int(p.get("rows", 0)),
+        acceptance=_counts(p.get("acceptance")),
+        speedup=p.get("speedup"),
+        equal_greedy_rows=int(p.get("equal_greedy_rows", 0)),
+        measure_acceptance=_counts(ours.get("acceptance")),
+        measure_speedup=ours.get("speedup"),
+        measure_equal_greedy_rows=int(ours.get("equal_greedy_rows", 0)),
     )
 
 
@@ -126,6 +172,7 @@ def framing(fr: dict[str, Any] | None) -> Framing | None:
             reason=leg.get("reason", ""),
             tiers=tuple(_framing_tier(t) for t in leg.get("tiers", ())),
             execution=_execution(leg.get("execution")),
+            speculative=tuple(_genai_pair(p) for p in leg.get("speculative", ())),
         )
         for leg in fr.get("legs", ())
     )

@@ -109,6 +109,8 @@ class FramingSettings:
     whole_prefix: bool
     probe_k: int
     node_leg: bool
+    genai_leg: bool = False
+    """Whether the run asked for the onnxruntime-genai leg (records before it: no)."""
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,8 @@ class Runtimes:
     notes: tuple[LegNote, ...]
     legs: LegFacts | None = None
     """Hosts and execution, ms/token per runtime, rows whose decodes part from Python's (issue 30)."""
+    compiled: bool = False
+    """Whether a leg decodes without framing blocks (onnxruntime-genai): the matrix says what its cells count."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,8 @@ def _cell(c: Cell | str) -> Md:
     if isinstance(c, str):
         return md(c)
     extra = f" ({c.unmeasured} tier{'s' if c.unmeasured > 1 else ''} not measured)" if c.unmeasured else ""
+    if c.decodes:  # onnxruntime-genai replays no blocks: its own greedy decodes against Python's
+        return md(f"{c.rows_same}/{c.rows} rows decode as Python's · logits ≤ {c.logits_max_abs_diff:.1e}{extra}")
     return md(
         f"{c.rows_same}/{c.rows} rows · present ≤ {c.present_max_abs_diff:.1e} · "
         f"logits ≤ {c.logits_max_abs_diff:.1e}{extra}"
@@ -150,6 +154,7 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
         ),
         tuple(notes),
         leg_facts(a.record),
+        any(isinstance(c, Cell) and c.decodes for row in found.rows for c in row.cells),
     )
 
 

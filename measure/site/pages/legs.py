@@ -1,9 +1,10 @@
 """The Framing page's runtime legs beyond the matrix: how each ran, its speed, where its decodes part.
 
-Three tables under *Runtime × precision*: each leg's host and execution (the browser's
+Tables under *Runtime × precision*: each leg's host and execution (the browser's
 provider, threads, cross-origin isolation, SIMD), greedy ms/token per tier and runtime
-beside Python onnxruntime's, and each golden row a runtime decodes differently from
-Python, with the step and both logit margins.
+beside Python onnxruntime's, each golden row a runtime decodes differently from
+Python, with the step and both logit margins, and onnxruntime-genai's speculative
+decoding beside measure's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.runtime_axis import Speed, runtime_speeds
-from measure.record.model import Leg, Record
+from measure.record.model import Counts, Leg, Record
 from measure.site.context import Md, marked, md, trusted
 
 
@@ -46,6 +47,20 @@ class PartedRow:
 
 
 @dataclass(frozen=True)
+class GenaiPairRow:
+    """One decoder-only pair's speculative decoding under onnxruntime-genai beside measure's at the same k."""
+
+    pair: Md
+    k: int
+    acceptance: Md
+    measure_acceptance: Md
+    speedup: Md
+    measure_speedup: Md
+    greedy: Md
+    """Rows whose speculative output equals the verifier's greedy one: og's, then measure's."""
+
+
+@dataclass(frozen=True)
 class LegFacts:
     hosts: tuple[LegHost, ...]
     python_head: Md
@@ -53,6 +68,37 @@ class LegFacts:
     """Column heads of ``speeds``: every timed runtime after Python onnxruntime."""
     speeds: tuple[SpeedRow, ...]
     parted: tuple[PartedRow, ...]
+    speculative: tuple[GenaiPairRow, ...] = ()
+    """onnxruntime-genai's draft-model speculative decoding per decoder-only pair (issue 28)."""
+
+
+def _accept(c: Counts) -> str:
+    return "-" if c.ratio is None else f"{c.ratio:.3f} ({c.accepted}/{c.proposed})"
+
+
+def _times(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}×"
+
+
+def genai_pairs(record: Record) -> tuple[GenaiPairRow, ...]:
+    out = []
+    for leg in record.legs[1:]:
+        for p in leg.speculative:
+            if not p.measured:
+                out.append(GenaiPairRow(md(p.name), p.k, md(f"{p.status}: {p.reason}"), *(md("-"),) * 4))
+                continue
+            out.append(
+                GenaiPairRow(
+                    md(p.name),
+                    p.k,
+                    md(_accept(p.acceptance)),
+                    md(_accept(p.measure_acceptance)),
+                    md(_times(p.speedup)),
+                    md(_times(p.measure_speedup)),
+                    md(f"{p.equal_greedy_rows}/{p.rows} · {p.measure_equal_greedy_rows}/{p.rows}"),
+                )
+            )
+    return tuple(out)
 
 
 def _threads(n: int) -> str:
@@ -122,4 +168,4 @@ def leg_facts(record: Record) -> LegFacts:
                     )
                 )
     python_head = md(record.legs[0].name if record.legs else "onnxruntime (python)")
-    return LegFacts(hosts, python_head, heads, rows, tuple(parted))
+    return LegFacts(hosts, python_head, heads, rows, tuple(parted), genai_pairs(record))

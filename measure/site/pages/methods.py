@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
+from measure.analysis.runtime_axis import GENAI
 from measure.site.context import Md, RunLinks, RunRef, Setting, md, prompt_templates, provenance
 
 TIMED = {
@@ -24,6 +25,8 @@ class Methods:
     differences: tuple[Md, ...] = ()
     decoder_only: bool = False
     """Whether the record holds decoder-only tiers: then the page says how their prompt and decode are timed."""
+    genai: bool = False
+    """Whether the record holds an onnxruntime-genai leg: then the page says how it runs and what it times."""
 
 
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
@@ -63,4 +66,5 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
         provenance(state, links) if state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
         causal,
+        any(leg.runtime == GENAI for leg in r.legs),
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.profile import TierProfile, has_profile
+from measure.analysis.runtime_axis import compiled_loops
 from measure.analysis.stats import Estimate
 from measure.record.model.wallclock import Wallclock
 from measure.site import charts
@@ -176,6 +177,8 @@ class WallclockPage:
     """How those runs' builds differ."""
     phases: Phases | None = None
     """Decoder-only tiers: prefill and decode timed apart; None for records without them."""
+    compiled: tuple[Md, ...] = ()
+    """Per decoder-only tier the onnxruntime-genai leg measured: measure's loop over the compiled one, a sentence."""
 
 
 def _timed(wc: Wallclock) -> str:
@@ -190,6 +193,24 @@ def _timed(wc: Wallclock) -> str:
         "Rows are timed from the source's token ids in to the output's ids out; tokenizing (the source's encode, the"
         f" output's decode to text) is timed on its own, outside that{tail}."
     )
+
+
+def _compiled(a: Analysis) -> tuple[Md, ...]:
+    """measure's loop over onnxruntime-genai's per decode step, one sentence per tier, the range over repeats."""
+    out = []
+    for c in compiled_loops(a.record):
+        spread = f"range {c.lo:.2f}–{c.hi:.2f} over {c.repeats} repeats" if c.repeats > 1 else "one repeat"
+        ms = ""
+        if c.og_ms_per_step is not None and c.measure_ms_per_step is not None:
+            ms = f"; medians: measure {c.measure_ms_per_step:.3f}, onnxruntime-genai {c.og_ms_per_step:.3f} ms per step"
+        how = "its own genai_config.json" if c.config == "folder" else "a generated genai_config.json"
+        out.append(
+            md(
+                f"measure's loop costs {c.ratio:.2f}× onnxruntime-genai's compiled loop per decode step on {c.tier} "
+                f"({c.precision}, {how}; {spread}{ms})."
+            )
+        )
+    return tuple(out)
 
 
 def _tier_rows(a: Analysis) -> tuple[TierRow, ...]:
@@ -278,4 +299,5 @@ def wallclock_page(
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
         phases_section(a, palette),
+        _compiled(a),
     )

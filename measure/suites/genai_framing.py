@@ -1,0 +1,84 @@
+"""The framing suite's onnxruntime-genai leg: decoder-only tiers and pairs under og's compiled loop.
+
+A fourth runtime beside Python onnxruntime, Node and the browser, driven through
+:mod:`measure.suites.genai_leg`: per tier og's greedy decodes against the Python leg's,
+its timed passes, and measure's loop over og's per decode step; per decoder-only pair og's
+draft-model speculative decoding beside measure's. A missing runtime skips the leg with the
+reason; a tier og cannot load is failed with og's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from measure.engine.artifacts import Tier
+from measure.engine.causal import CausalTier
+from measure.record.model.write_framing import MEASURED, leg_tier, stopped
+from measure.record.model.write_genai import (
+    RUNTIME,
+    SEQ2SEQ_SKIP,
+    genai_leg_part,
+    genai_pair_part,
+    genai_tier_part,
+)
+from measure.suites.config import FramingConfig
+from measure.suites.genai_leg import og_import, run_genai_speculative, run_genai_tier
+from measure.suites.golden import GoldenRows
+
+GENAI_REPEATS_MIN = 3
+"""Paired passes per tier at least: the ratio's range needs more than the one pass the other legs may time."""
+
+
+class GenaiLeg:
+    """The onnxruntime-genai leg of one run, with the interface of the framing suite's other legs."""
+
+    runtime = RUNTIME
+
+    def __init__(self, config: FramingConfig) -> None:
+        self.og, reason = og_import()
+        self.repeats = max(config.leg_repeats, GENAI_REPEATS_MIN)
+        self.out: dict[str, Any] = genai_leg_part(getattr(self.og, "__version__", None) if self.og else None)
+        if self.og is None:
+            self.out.update(stopped("skipped", reason or "onnxruntime_genai is not importable"))
+        self.available = self.og is not None
+        """og imports: every tier is tried (one og cannot load fails alone), whatever ``finish`` said so far."""
+
+    def add(self, tier: Tier | CausalTier, golden: GoldenRows, python: dict[str, Any]) -> None:
+        """Decode ``tier`` under og beside measure's loop, its tokens held against the Python leg's."""
+        if not self.available:
+            return
+        if not isinstance(tier, CausalTier):
+            self.out["tiers"].append(leg_tier(tier.name, python["precision"]) | stopped("skipped", SEQ2SEQ_SKIP))
+            return
+        texts = [row.input for row in golden.rows]
+        answer = run_genai_tier(self.og, tier, texts, python.get("output_ids"), self.repeats)
+        outputs = [tier.tokenizer.decode(r["tokens"]) for r in answer.get("rows", ())]
+        lines = [row.line for row in golden.rows]
+        self.out["tiers"].append(genai_tier_part(tier.name, python["precision"], answer, outputs, lines))
+
+    def add_pairs(self, pairs: Iterable[Any], golden: GoldenRows, k: int) -> None:
+        """og's draft-model speculative decoding for each decoder-only pair, at the acceptance suite's k."""
+        if not self.available:
+            return
+        texts = [row.input for row in golden.rows]
+        for pair in pairs:
+            if not isinstance(pair.verifier, CausalTier):
+                continue
+            answer = run_genai_speculative(pair.verifier, pair.drafter, texts, draft_tokens=k)
+            self.out["speculative"].append(genai_pair_part(pair.drafter.name, pair.verifier.name, k, answer))
+
+    def finish(self) -> dict[str, Any]:
+        """The leg fails while every tier it ran so far failed (the first one's reason); measured once one ran."""
+        if not self.available:
+            return self.out
+        tiers = [t for t in self.out["tiers"] if t["status"] != "skipped"]
+        if tiers and all(t["status"] == "failed" for t in tiers):
+            self.out.update(stopped("failed", tiers[0]["reason"]))
+        else:
+            self.out["status"] = MEASURED
+            self.out.pop("reason", None)
+        return self.out
+
+    def close(self) -> None:
+        """og's models live only as long as a tier's or a pair's run."""
