@@ -141,12 +141,16 @@ class Loaded:
         """The full record a summary came from; ``suites=False`` leaves out the wall-clock and framing parts
         (a run page needs the environment, tiers and config only). Bytes that still hash to the summary's
         sha256 were validated when it was made; anything else is validated again."""
-        path = self.paths[summary.sha256]
-        data = read_bytes(path)
-        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256)
+        doc = self.document(summary)
         if not suites:
             doc = {k: v for k, v in doc.items() if k not in ("wallclock", "framing")}
-        return from_document(doc, str(path))
+        return from_document(doc, str(self.paths[summary.sha256]))
+
+    def document(self, summary: Summary) -> dict[str, Any]:
+        """The plain document of a summary's record: gunzipped, unpacked and migrated to the current schema."""
+        path = self.paths[summary.sha256]
+        data = read_bytes(path)
+        return load_record(path, data, validated=file_sha256(data) == summary.sha256)
 
 
 def _summarize_file(path: Path, sha256: str) -> Summary:
@@ -181,7 +185,7 @@ def _sha_of(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]])
         raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
     key, stamp = str(path), [st.st_size, st.st_mtime_ns]
     entry = known.get(key)
-    if entry is not None and entry[:2] == stamp and isinstance(entry[2], str):
+    if isinstance(entry, list) and len(entry) == 3 and entry[:2] == stamp and isinstance(entry[2], str):
         sha = entry[2]
     else:
         sha = file_sha256(read_bytes(path))

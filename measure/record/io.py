@@ -75,7 +75,8 @@ from typing import Any
 from measure.errors import MeasureError
 from measure.record.checks import check
 from measure.record.model import Record, from_document
-from measure.writing import json_text, reason, write_json, write_text
+from measure.record.pack import compress, decompress, is_gzip, pack, unpack
+from measure.writing import json_text, reason, write_bytes, write_json
 
 SCHEMA_VERSION = 3
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
@@ -180,10 +181,27 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
 
 
 def read_bytes(path: Path) -> bytes:
+    """A record file's JSON bytes (a ``.json.gz`` gunzipped): what its sha256 and every reader see."""
     try:
-        return path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
         raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
+    return decompress(path, data)
+
+
+def record_name(run_id: str, gzipped: bool = False) -> str:
+    return f"{run_id}.json.gz" if gzipped else f"{run_id}.json"
+
+
+def record_stem(path: Path) -> str:
+    """The run id a record file is named by: ``<run-id>.json`` or ``<run-id>.json.gz``."""
+    return path.name.removesuffix(".gz").removesuffix(".json")
+
+
+def stored_bytes(doc: dict[str, Any], path: Path) -> bytes:
+    """The bytes a record file holds: the packed document (:mod:`measure.record.pack`), gzipped for ``.json.gz``."""
+    data = json_text(pack(doc), path).encode("utf-8")
+    return compress(data) if is_gzip(path) else data
 
 
 def load_record(path: Path | str, data: bytes | None = None, validated: bool = False) -> dict[str, Any]:
@@ -203,7 +221,7 @@ def load_record(path: Path | str, data: bytes | None = None, validated: bool = F
         raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
     if not isinstance(doc, dict):
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
-    doc = migrate(doc, str(path))
+    doc = migrate(unpack(doc, str(path)), str(path))
     if not validated:
         validate(doc, str(path))
     check_place(doc, path)
@@ -211,16 +229,18 @@ def load_record(path: Path | str, data: bytes | None = None, validated: bool = F
 
 
 def check_place(doc: dict[str, Any], path: Path) -> None:
-    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` of its content.
+    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` (or
+    ``.json.gz``) of its content.
 
     So a page, gate or calibration never files a record under another machine
     or counts it twice. A record saved under any other name (a download, a
     fixture) is read as it is.
     """
-    if path.suffix != ".json" or not RUN_ID.fullmatch(path.stem):
+    stem = record_stem(path)
+    if not path.name.endswith((".json", ".json.gz")) or not RUN_ID.fullmatch(stem):
         return
-    if path.stem != doc["run_id"]:
-        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {path.stem}")
+    if stem != doc["run_id"]:
+        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {stem}")
     if path.parent.name != doc["machine_id"]:
         raise MeasureError(
             f"{path}: field machine_id: {doc['machine_id']} differs from its folder {path.parent.name!r}; "
@@ -242,13 +262,18 @@ def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> N
     write_json(path, doc, root)
 
 
+def write_record(path: Path, doc: dict[str, Any], root: Path | None = None) -> Path:
+    """Store a record as a run does: packed, gzipped when ``path`` ends in ``.json.gz``; atomic."""
+    return write_bytes(path, stored_bytes(doc, path), root)
+
+
 class RecordWriter:
     """Owns one record on disk while a run fills it in; every ``save`` leaves a valid file."""
 
-    def __init__(self, results: Path, doc: dict[str, Any]) -> None:
+    def __init__(self, results: Path, doc: dict[str, Any], gzipped: bool = False) -> None:
         self.doc = doc
         self.results = results
-        self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
+        self.path = results / doc["machine_id"] / record_name(doc["run_id"], gzipped)
         self.write_error: str | None = None
         """The first failed save (a full disk): the file keeps the last record that could be written."""
         self._saved = ""
@@ -259,13 +284,13 @@ class RecordWriter:
         """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
         if check:
             validate(self.doc, str(self.path))
-        text = json_text(self.doc, self.path)
+        data = stored_bytes(self.doc, self.path)
         try:
-            write_text(self.path, text, root=self.results)
+            write_bytes(self.path, data, root=self.results)
         except MeasureError as exc:
             self.write_error = self.write_error or str(exc)
             raise
-        self._saved = text
+        self._saved = json_text(self.doc, self.path)
 
     def finish(self, error: str | None = None) -> Path:
         """Mark the record finished; with ``error`` (or after a failed save) incomplete, saying why.
