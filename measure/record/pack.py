@@ -48,17 +48,29 @@ def _ns_shape(value: Any) -> bool:
     return all(_whole_ns(v) for v in value)
 
 
-def _to_ns(value: Any) -> Any:
-    return [_to_ns(v) for v in value] if isinstance(value, list) else round(value * 1e9)
+def _to_ns(value: list[Any]) -> list[Any]:
+    if value and isinstance(value[0], list):
+        return [_to_ns(v) for v in value]
+    return [round(x * 1e9) for x in value]
 
 
-def _from_ns(value: Any) -> Any:
-    return [_from_ns(v) for v in value] if isinstance(value, list) else value / 1e9
+def _from_ns(value: list[Any]) -> list[Any]:
+    if value and isinstance(value[0], list):
+        return [_from_ns(v) for v in value]
+    if not all(type(x) is int for x in value):
+        raise ValueError("packed seconds are not whole nanoseconds")
+    return [x / 1e9 for x in value]
+
+
+def _nested(node: list[Any]) -> bool:
+    """Whether a list holds objects or lists to walk into, judged by its first item: a row of numbers is
+    passed over in one step (a list mixing both is left as it is, which loses nothing)."""
+    return bool(node) and type(node[0]) in (dict, list)
 
 
 def _pack_seconds(node: Any) -> Any:
     if isinstance(node, list):
-        return [_pack_seconds(v) for v in node]
+        return [_pack_seconds(v) for v in node] if _nested(node) else node
     if not isinstance(node, dict):
         return node
     out = {}
@@ -72,7 +84,7 @@ def _pack_seconds(node: Any) -> Any:
 
 def _unpack_seconds(node: Any) -> Any:
     if isinstance(node, list):
-        return [_unpack_seconds(v) for v in node]
+        return [_unpack_seconds(v) for v in node] if _nested(node) else node
     if not isinstance(node, dict):
         return node
     out = {}
@@ -93,7 +105,7 @@ def _json(value: Any) -> bytes:
 def _pack_columns(node: Any) -> Any:
     if isinstance(node, dict):
         return {k: _pack_columns(v) for k, v in node.items()}
-    if not isinstance(node, list):
+    if not isinstance(node, list) or not _nested(node):
         return node
     items = [_pack_columns(v) for v in node]
     if len(items) < 2 or not all(isinstance(v, dict) for v in items):
@@ -112,7 +124,7 @@ def _pack_columns(node: Any) -> Any:
 
 def _unpack_columns(node: Any) -> Any:
     if isinstance(node, list):
-        return [_unpack_columns(v) for v in node]
+        return [_unpack_columns(v) for v in node] if _nested(node) else node
     if not isinstance(node, dict):
         return node
     if set(node) == {ROWS, COLUMNS} and isinstance(node[COLUMNS], dict) and isinstance(node[ROWS], int):
@@ -146,8 +158,8 @@ def unpack(doc: dict[str, Any], source: str) -> dict[str, Any]:
             doc["wallclock"] = _unpack_seconds(doc["wallclock"])
         if isinstance(doc.get("framing"), dict):
             doc["framing"] = _unpack_columns(doc["framing"])
-    except (TypeError, ValueError, KeyError, IndexError) as exc:
-        raise MeasureError(f"{source}: field framing: packed columns do not unpack ({exc})") from exc
+    except (TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
+        raise MeasureError(f"{source}: packed record does not unpack ({exc})") from exc
     return doc
 
 
