@@ -141,16 +141,16 @@ class Loaded:
         """The full record a summary came from; ``suites=False`` leaves out the wall-clock and framing parts
         (a run page needs the environment, tiers and config only). Bytes that still hash to the summary's
         sha256 were validated when it was made; anything else is validated again."""
-        doc = self.document(summary)
-        if not suites:
-            doc = {k: v for k, v in doc.items() if k not in ("wallclock", "framing")}
-        return from_document(doc, str(self.paths[summary.sha256]))
-
-    def document(self, summary: Summary) -> dict[str, Any]:
-        """The plain document of a summary's record: gunzipped, unpacked and migrated to the current schema."""
         path = self.paths[summary.sha256]
         data = read_bytes(path)
-        return load_record(path, data, validated=file_sha256(data) == summary.sha256)
+        without = () if suites else ("wallclock", "framing")
+        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without)
+        return from_document(doc, str(path))
+
+    def text(self, summary: Summary) -> str:
+        """The record file's JSON as it is stored (a ``.json.gz`` gunzipped): what a run page offers for download,
+        a record any measure verb reads."""
+        return read_bytes(self.paths[summary.sha256]).decode("utf-8")
 
 
 def _summarize_file(path: Path, sha256: str) -> Summary:
@@ -162,8 +162,16 @@ PARALLEL_MIN = 16
 """Cache misses from which a build summarizes in worker processes (fewer are quicker in-process)."""
 
 
+def summary_workers() -> int:
+    """Processes a cold build summarizes in: the CPUs, at most 8; ``MEASURE_WORKERS`` sets it (1: in-process)."""
+    named = os.environ.get("MEASURE_WORKERS", "")
+    if named.isdigit() and int(named) > 0:
+        return int(named)
+    return min(os.cpu_count() or 1, 8)
+
+
 def _summarize_all(missing: list[tuple[Path, str]]) -> list[Summary]:
-    workers = min(os.cpu_count() or 1, 8)
+    workers = summary_workers()
     if len(missing) < PARALLEL_MIN or workers < 2:
         return [_summarize_file(path, sha) for path, sha in missing]
     from concurrent.futures import ProcessPoolExecutor

@@ -52,6 +52,15 @@ JSON format history (``schema_version``, kept apart from the tool version):
   (encoder-decoder) or ``causal`` (decoder-only), and a decoder-only tier its
   ``prompt`` template. Migrated from 2: every tier is ``seq2seq`` (version 2
   measured nothing else).
+  Also the stored form (:mod:`measure.record.pack`; the document in memory and
+  the schema are unchanged by it): a file holds the record packed, and may be
+  gzipped as ``<run-id>.json.gz``. Under ``wallclock``, every ``*_s`` field that
+  is a nesting of lists of whole-nanosecond seconds (the suites round there) is
+  ``{"ns": <the same nesting of integers>}``; under ``framing``, a list of two or
+  more objects with the same keys is ``{"~rows": n, "~columns": {key: values or
+  {"~same": value}}}``. Unpacking gives back the document bit for bit (a value
+  that would not is stored as it is); a plain file still reads, so every
+  version-3 file written before packing does.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -204,11 +213,14 @@ def stored_bytes(doc: dict[str, Any], path: Path) -> bytes:
     return compress(data) if is_gzip(path) else data
 
 
-def load_record(path: Path | str, data: bytes | None = None, validated: bool = False) -> dict[str, Any]:
-    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them).
+def load_record(
+    path: Path | str, data: bytes | None = None, validated: bool = False, without: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Read, migrate and validate one record file (``data``: its JSON bytes, when the caller has read them).
 
     ``validated``: these exact bytes passed validation before (the summary cache holds their sha256), so
-    the schema walk is skipped; migration and the placement check still run.
+    the schema walk is skipped; migration and the placement check still run. ``without``: top-level parts
+    left out of the document (a run page needs no suite); on validated bytes they are not even unpacked.
     """
     import orjson
 
@@ -221,11 +233,13 @@ def load_record(path: Path | str, data: bytes | None = None, validated: bool = F
         raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
     if not isinstance(doc, dict):
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
+    if validated and without:
+        doc = {k: v for k, v in doc.items() if k not in without}
     doc = migrate(unpack(doc, str(path)), str(path))
     if not validated:
         validate(doc, str(path))
     check_place(doc, path)
-    return doc
+    return {k: v for k, v in doc.items() if k not in without} if without else doc
 
 
 def check_place(doc: dict[str, Any], path: Path) -> None:

@@ -57,7 +57,7 @@ def _to_ns(value: list[Any]) -> list[Any]:
 def _from_ns(value: list[Any]) -> list[Any]:
     if value and isinstance(value[0], list):
         return [_from_ns(v) for v in value]
-    if not all(type(x) is int for x in value):
+    if not set(map(type, value)) <= {int}:
         raise ValueError("packed seconds are not whole nanoseconds")
     return [x / 1e9 for x in value]
 

@@ -34,7 +34,6 @@ from measure.site.pages.methods import Methods, methods_page
 from measure.site.pages.overview import Overview, overview_page, summary_csv
 from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
 from measure.site.pages.wallclock import WallclockPage, wallclock_page
-from measure.writing import json_text
 
 
 @dataclass
@@ -86,8 +85,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
     history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
-    # the record as its current schema reads, unpacked, whatever its file's version or packing
-    files = {f"runs/{run_slug(s)}.json": json_text(loaded.document(s), run_slug(s)) for s in pages}
+    files = {f"runs/{run_slug(s)}.json": loaded.text(s) for s in pages}
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
