@@ -17,6 +17,7 @@ Inputs are built from the bundled demo and ``tests/data`` records, copied into
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import re
@@ -139,9 +140,9 @@ def record(verb: str, *mutations: Callable[[dict[str, Any]], None], **where: Any
     return build
 
 
-def raw_record(verb: str, text: bytes) -> Build:
+def raw_record(verb: str, text: bytes, suffix: str = ".json") -> Build:
     def build(tmp: Path) -> list[str]:
-        path = tmp / "results" / V2["machine_id"] / f"{V2['run_id']}.json"
+        path = tmp / "results" / V2["machine_id"] / f"{V2['run_id']}{suffix}"
         path.parent.mkdir(parents=True)
         path.write_bytes(text)
         return [str(path)] if verb != "check" else ["--results", str(tmp / "results")]
@@ -642,6 +643,28 @@ CASES: dict[str, Case] = {
     ),
     # ---- files that are not records
     "record not UTF-8": Case("validate", raw_record("validate", b"\xff\xfe{}"), "error", ("line 1",)),
+    # ---- a results branch stores records packed and gzipped (<run-id>.json.gz)
+    "truncated .json.gz": Case(
+        "validate",
+        raw_record("validate", gzip.compress(json.dumps(V2).encode())[:900], ".json.gz"),
+        "error",
+        (".json.gz",),
+    ),
+    "truncated .json.gz in a tree": Case(
+        "check", raw_record("check", gzip.compress(json.dumps(V2).encode())[:900], ".json.gz"), "error", (".json.gz",)
+    ),
+    ".json.gz that is not gzip": Case(
+        "show", raw_record("show", json.dumps(V2).encode(), ".json.gz"), "error", (".json.gz", "gzip")
+    ),
+    "packed seconds not whole": Case(
+        "validate",
+        record(
+            "validate",
+            setting("wallclock", "cases", next(iter(V2["wallclock"]["cases"])), "wall_s", value={"ns": [[0.5]]}),
+        ),
+        "error",
+        (".json", "field wall_s", "whole nanoseconds"),
+    ),
     "record empty": Case("show", raw_record("show", b""), "error", ("not valid JSON",)),
     "record a JSON array": Case("validate", raw_record("validate", b"[]"), "error", ("expected a JSON object",)),
     "record from a newer measure": Case(

@@ -284,10 +284,10 @@ def write_record(path: Path, doc: dict[str, Any], root: Path | None = None) -> P
 class RecordWriter:
     """Owns one record on disk while a run fills it in; every ``save`` leaves a valid file."""
 
-    def __init__(self, results: Path, doc: dict[str, Any], gzipped: bool = False) -> None:
+    def __init__(self, results: Path, doc: dict[str, Any]) -> None:
         self.doc = doc
         self.results = results
-        self.path = results / doc["machine_id"] / record_name(doc["run_id"], gzipped)
+        self.path = results / doc["machine_id"] / record_name(doc["run_id"])
         self.write_error: str | None = None
         """The first failed save (a full disk): the file keeps the last record that could be written."""
         self._saved = ""

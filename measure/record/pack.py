@@ -58,7 +58,7 @@ def _from_ns(value: list[Any]) -> list[Any]:
     if value and isinstance(value[0], list):
         return [_from_ns(v) for v in value]
     if not set(map(type, value)) <= {int}:
-        raise ValueError("packed seconds are not whole nanoseconds")
+        raise ValueError("not integers")
     return [x / 1e9 for x in value]
 
 
@@ -90,7 +90,10 @@ def _unpack_seconds(node: Any) -> Any:
     out = {}
     for key, value in node.items():
         if key.endswith("_s") and isinstance(value, dict) and list(value) == [NS] and isinstance(value[NS], list):
-            out[key] = _from_ns(value[NS])
+            try:
+                out[key] = _from_ns(value[NS])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"field {key}: packed seconds are not whole nanoseconds ({exc})") from exc
         else:
             out[key] = _unpack_seconds(value)
     return out
@@ -153,13 +156,19 @@ def pack(doc: dict[str, Any]) -> dict[str, Any]:
 def unpack(doc: dict[str, Any], source: str) -> dict[str, Any]:
     """The plain document of a stored one (a plain one comes back as it is); bad packing names the file."""
     doc = dict(doc)
-    try:
-        if isinstance(doc.get("wallclock"), dict):
+    failures = (TypeError, ValueError, KeyError, IndexError, RecursionError)
+    if isinstance(doc.get("wallclock"), dict):
+        try:
             doc["wallclock"] = _unpack_seconds(doc["wallclock"])
-        if isinstance(doc.get("framing"), dict):
+        except failures as exc:
+            raise MeasureError(
+                f"{source}: {exc}" if str(exc).startswith("field") else f"{source}: field wallclock: {exc}"
+            ) from exc
+    if isinstance(doc.get("framing"), dict):
+        try:
             doc["framing"] = _unpack_columns(doc["framing"])
-    except (TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
-        raise MeasureError(f"{source}: packed record does not unpack ({exc})") from exc
+        except failures as exc:
+            raise MeasureError(f"{source}: field framing: packed columns do not unpack ({exc})") from exc
     return doc
 
 
