@@ -184,3 +184,12 @@ def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_pat
     path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
     code, _, err = _cli(capsys, "validate", str(path))
     assert code == 2 and len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_a_fact_stored_once_unpacks_into_rows_that_change_apart():
+    tiers = [{"tier": name, "output_ids": [[1, 2], [3]]} for name in ("a", "b")]
+    stored = pack({"framing": {"legs": [{"tiers": tiers}]}})
+    assert stored["framing"]["legs"][0]["tiers"]["~columns"]["output_ids"] == {"~same": [[1, 2], [3]]}
+    back = unpack(orjson.loads(orjson.dumps(stored)), "x")["framing"]["legs"][0]["tiers"]
+    back[1]["output_ids"][0][1] += 1  # one tier decodes a row differently: the other must not
+    assert back[0]["output_ids"] == [[1, 2], [3]] and back[1]["output_ids"] == [[1, 3], [3]]

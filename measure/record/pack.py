@@ -125,6 +125,16 @@ def _pack_columns(node: Any) -> Any:
     return {ROWS: len(items), COLUMNS: columns}
 
 
+def _repeat(value: Any, n: int) -> list[Any]:
+    """``n`` copies of a fact stored once: each its own object, so changing one row never changes another."""
+    if not isinstance(value, (list, dict)):
+        return [value] * n
+    import orjson
+
+    data = orjson.dumps(value)
+    return [orjson.loads(data) for _ in range(n)]
+
+
 def _unpack_columns(node: Any) -> Any:
     if isinstance(node, list):
         return [_unpack_columns(v) for v in node] if _nested(node) else node
@@ -132,7 +142,7 @@ def _unpack_columns(node: Any) -> Any:
         return node
     if set(node) == {ROWS, COLUMNS} and isinstance(node[COLUMNS], dict) and isinstance(node[ROWS], int):
         n, columns = node[ROWS], node[COLUMNS]
-        cols = {k: [v[SAME]] * n if isinstance(v, dict) and list(v) == [SAME] else v for k, v in columns.items()}
+        cols = {k: _repeat(v[SAME], n) if isinstance(v, dict) and list(v) == [SAME] else v for k, v in columns.items()}
         if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
             raise ValueError("a packed list's columns differ in length from its rows")
         return [{k: _unpack_columns(v[i]) for k, v in cols.items()} for i in range(n)]
