@@ -20,6 +20,7 @@ import pytest
 from tests_support import later
 
 from measure.cli import main
+from measure.errors import MeasureError
 from measure.record.io import load_record, migrate, read_bytes, write_record
 from measure.record.pack import compress, pack, unpack
 
@@ -193,3 +194,15 @@ def test_a_fact_stored_once_unpacks_into_rows_that_change_apart():
     back = unpack(orjson.loads(orjson.dumps(stored)), "x")["framing"]["legs"][0]["tiers"]
     back[1]["output_ids"][0][1] += 1  # one tier decodes a row differently: the other must not
     assert back[0]["output_ids"] == [[1, 2], [3]] and back[1]["output_ids"] == [[1, 3], [3]]
+
+
+def test_a_gzip_record_that_unpacks_past_the_limit_is_refused_before_it_fills_memory(
+    both_suites, tmp_path, monkeypatch
+):
+    import measure.record.pack as pack_module
+
+    doc, path = both_suites
+    gz = _place(tmp_path / "results", doc, read_bytes(path), gz=True)
+    monkeypatch.setattr(pack_module, "MAX_JSON_BYTES", 4096)  # a bomb, scaled down: the real limit is 512 MiB
+    with pytest.raises(MeasureError, match=r"\.json\.gz: gzip record unpacks to over 4,096 bytes"):
+        load_record(gz)

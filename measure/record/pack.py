@@ -186,14 +186,26 @@ def is_gzip(path: Path) -> bool:
     return path.name.endswith(GZ_SUFFIX)
 
 
+MAX_JSON_BYTES = 1 << 29
+"""The most a ``.json.gz`` may unpack to (512 MiB, a hundred times the largest record): a gzip bomb stops here."""
+
+
 def decompress(path: Path, data: bytes) -> bytes:
     """A record file's JSON bytes: ``data`` itself, or gunzipped for a ``.json.gz`` (a bad one names the file)."""
     if not is_gzip(path):
         return data
+    inflate = zlib.decompressobj(wbits=31)  # one gzip member, as :func:`compress` writes
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise MeasureError(f"{path}: not a readable gzip record ({exc or 'truncated'})") from exc
+        out = inflate.decompress(data, MAX_JSON_BYTES)
+    except zlib.error as exc:
+        raise MeasureError(f"{path}: not a readable gzip record ({exc})") from exc
+    if inflate.unconsumed_tail:
+        raise MeasureError(f"{path}: gzip record unpacks to over {MAX_JSON_BYTES:,} bytes; not a measure record")
+    if not inflate.eof:
+        raise MeasureError(f"{path}: not a readable gzip record (truncated: the stream ends early)")
+    if inflate.unused_data:
+        raise MeasureError(f"{path}: not a readable gzip record (bytes after the end of the stream)")
+    return out
 
 
 def compress(data: bytes) -> bytes:
