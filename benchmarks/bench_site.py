@@ -5,14 +5,16 @@ machines (five machine ids), so every page, the history and the machines
 table grow as they would over months of CI. Reports the build time per size,
 the time per record, and the weight of the largest page. Each size is built
 twice: *cold* (the first build, no summary cache, as on a fresh CI machine)
-and *warm* (a second build with the cache the first one left in
-``.cache/measure``, as the publish job keeps it between runs and as ``mkdocs
-serve`` rebuilds when a record is added). ``--site`` picks the generator: ``mkdocs build
---strict`` (the default) or ``properdocs build --strict`` with the plugin, or ``measure render``
-into docs/results followed by ``zensical build --strict`` (both timed together; warm, the
-render finds its summary cache and rewrites no file that did not change).
+and *warm* (one new record, then a second build with the cache the first one
+left in ``.cache/measure``, as the publish job finds the index committed beside
+the records and as ``mkdocs serve`` rebuilds when a record is added). *stored MB*
+is the results tree as written (``--gzip``: as the results branch keeps it).
+``--site`` picks the generator: ``mkdocs build --strict`` (the default) or
+``properdocs build --strict`` with the plugin, or ``measure render`` into docs/results
+followed by ``zensical build --strict`` (both timed together; warm, the render finds its summary
+cache and rewrites no file that did not change).
 
-Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000 10000] [--site zensical]``
+Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000 10000] [--site zensical] [--gzip]``
 (default record: the newest under ./results, made by ``measure run``).
 """
 
@@ -31,29 +33,31 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from measure.record.io import write_atomic
+from measure.record.io import read_bytes, record_name, write_record
 from measure.record.tree import record_paths
 from measure.site.hosts import HOSTS, zensical_toml
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def copies(doc: dict, n: int, out: Path) -> None:
-    """``n`` records, 7 hours apart over five machines, each case's timings scaled by a seeded drift of a few %."""
+def copies(doc: dict, numbers: range, out: Path, gzipped: bool = False) -> None:
+    """Records number ``numbers``, 7 hours apart over five machines, each case's timings scaled by a seeded drift
+    of a few % (rounded to whole nanoseconds, as the suites record them), stored as ``measure run`` (``--gzip``: as
+    the publish job's ``measure merge --gzip``) stores them."""
     start = datetime(2026, 1, 1)
-    rng = random.Random(20261203)
-    for i in range(n):
+    rng = random.Random(20261203 + numbers.start)
+    for i in numbers:
         d = copy.deepcopy(doc)
         for case in (d.get("wallclock") or {}).get("cases", {}).values():
             drift = rng.lognormvariate(0, 0.05)
             for key in ("wall_s", "run_s"):
-                case[key] = [[x * drift for x in rep] for rep in case[key]]
+                case[key] = [[round(x * drift, 9) for x in rep] for rep in case[key]]
         when = start + timedelta(hours=7 * i)
         d["started_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
         d["finished_at"] = (when + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
         d["run_id"] = when.strftime("%Y%m%dT%H%M%SZ") + f"-{i:06x}"
         d["machine_id"] = f"{doc['machine_id']}-m{i % 5}"
-        write_atomic(out / d["machine_id"] / f"{d['run_id']}.json", d)
+        write_record(out / d["machine_id"] / record_name(d["run_id"], gzipped), d)
 
 
 def main() -> None:
@@ -61,18 +65,21 @@ def main() -> None:
     ap.add_argument("--record", type=Path, default=None)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000, 10000])
     ap.add_argument("--site", choices=list(HOSTS), default="mkdocs")
+    ap.add_argument("--gzip", action="store_true", help="store the copies as .json.gz, as a results branch does")
     args = ap.parse_args()
     record = args.record or (record_paths(ROOT / "results") or [None])[-1]
     if record is None:
         sys.exit("no record: run `measure run` first or pass --record")
-    doc = json.loads(Path(record).read_text(encoding="utf-8"))
+    doc = json.loads(read_bytes(Path(record)))
     print(f"record {record} ({Path(record).stat().st_size:,} B), built with {HOSTS[args.site].build}")
     bin_ = Path(sys.executable).parent
-    print(f"{'records':>8}{'cold s':>9}{'warm s':>9}{'ms/record':>11}{'pages':>8}{'largest page':>16}  largest")
+    head = f"{'records':>8}{'stored MB':>11}{'cold s':>9}{'warm s':>9}{'ms/record':>11}{'pages':>8}{'largest page':>16}"
+    print(head + "  largest")
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
-            copies(doc, n, tmp / "results")
+            copies(doc, range(n), tmp / "results", args.gzip)
+            stored = sum(p.stat().st_size for p in (tmp / "results").rglob("*") if p.is_file())
             shutil.copytree(ROOT / "docs", tmp / "docs")
             if args.site == "zensical":
                 (tmp / "zensical.toml").write_text(zensical_toml("measure RESULTS"), encoding="utf-8")
@@ -86,7 +93,9 @@ def main() -> None:
                 steps = [[str(bin_ / args.site), "build", "--strict", "-q", "-f", str(config)]]
             env = dict(os.environ, MEASURE_RESULTS=str(tmp / "results"), NO_MKDOCS_2_WARNING="1")
             times = []
-            for _ in ("cold", "warm"):
+            for build in ("cold", "warm"):
+                if build == "warm":
+                    copies(doc, range(n, n + 1), tmp / "results", args.gzip)  # one new record, as CI adds them
                 started = time.perf_counter()
                 for argv in steps:
                     done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tmp)
@@ -96,7 +105,8 @@ def main() -> None:
             pages = list((tmp / "site").rglob("index.html"))
             largest = max(pages, key=lambda p: p.stat().st_size)
             print(
-                f"{n:>8}{times[0]:>9.1f}{times[1]:>9.1f}{1000 * times[0] / n:>11.1f}{len(pages):>8}"
+                f"{n:>8}{stored / 1e6:>11.1f}{times[0]:>9.1f}{times[1]:>9.1f}{1000 * times[0] / n:>11.1f}"
+                f"{len(pages):>8}"
                 f"{largest.stat().st_size:>14,} B  {largest.relative_to(tmp / 'site')}"
             )
 

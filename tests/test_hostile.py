@@ -17,6 +17,7 @@ Inputs are built from the bundled demo and ``tests/data`` records, copied into
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import re
@@ -34,7 +35,7 @@ from tests_support import ROOT, write_config
 
 from measure import bundled
 from measure.cli import main
-from measure.record.io import MACHINE_ID
+from measure.record.io import MACHINE_ID, load_record
 from measure.site.loader import LOADER
 
 DATA = ROOT / "tests" / "data"
@@ -139,9 +140,9 @@ def record(verb: str, *mutations: Callable[[dict[str, Any]], None], **where: Any
     return build
 
 
-def raw_record(verb: str, text: bytes) -> Build:
+def raw_record(verb: str, text: bytes, suffix: str = ".json") -> Build:
     def build(tmp: Path) -> list[str]:
-        path = tmp / "results" / V2["machine_id"] / f"{V2['run_id']}.json"
+        path = tmp / "results" / V2["machine_id"] / f"{V2['run_id']}{suffix}"
         path.parent.mkdir(parents=True)
         path.write_bytes(text)
         return [str(path)] if verb != "check" else ["--results", str(tmp / "results")]
@@ -264,7 +265,7 @@ def no_partial(tmp: Path, out: str, err: str) -> None:
 def record_consistent(tmp: Path, out: str, err: str) -> None:
     """The run named its tier by the config everywhere, and the record renders."""
     (path,) = (tmp / "results").glob("*/*.json")
-    d = json.loads(path.read_text(encoding="utf-8"))
+    d = load_record(path)  # the document, whatever packing the file stores it in
     names = set(d["tiers"])
     assert "lite-renamed" in names and "small-int4" not in names
     assert {t["tier"] for leg in d["framing"]["legs"] for t in leg["tiers"]} <= names
@@ -642,6 +643,28 @@ CASES: dict[str, Case] = {
     ),
     # ---- files that are not records
     "record not UTF-8": Case("validate", raw_record("validate", b"\xff\xfe{}"), "error", ("line 1",)),
+    # ---- a results branch stores records packed and gzipped (<run-id>.json.gz)
+    "truncated .json.gz": Case(
+        "validate",
+        raw_record("validate", gzip.compress(json.dumps(V2).encode())[:900], ".json.gz"),
+        "error",
+        (".json.gz",),
+    ),
+    "truncated .json.gz in a tree": Case(
+        "check", raw_record("check", gzip.compress(json.dumps(V2).encode())[:900], ".json.gz"), "error", (".json.gz",)
+    ),
+    ".json.gz that is not gzip": Case(
+        "show", raw_record("show", json.dumps(V2).encode(), ".json.gz"), "error", (".json.gz", "gzip")
+    ),
+    "packed seconds not whole": Case(
+        "validate",
+        record(
+            "validate",
+            setting("wallclock", "cases", next(iter(V2["wallclock"]["cases"])), "wall_s", value={"ns": [[0.5]]}),
+        ),
+        "error",
+        (".json", "field wall_s", "whole nanoseconds"),
+    ),
     "record empty": Case("show", raw_record("show", b""), "error", ("not valid JSON",)),
     "record a JSON array": Case("validate", raw_record("validate", b"[]"), "error", ("expected a JSON object",)),
     "record from a newer measure": Case(

@@ -39,7 +39,7 @@ def hostile_record(tmp_path_factory):
         encoding="utf-8",
     )
     path = run(load_config(config), ["wallclock", "framing"], tmp / "results", argv=["test"])
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = load_record(path)  # the document, whatever packing the file stores it in
     hostile = doc["golden"]["rows"]
     # What a quantized pair decodes differs between CPUs, so the record is made to say it: every speculative
     # decode preserved but the pair's on the hostile row, which differs in hostile text of its own.

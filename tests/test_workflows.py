@@ -133,13 +133,16 @@ def test_the_reusable_workflow_measures_as_the_readme_does_then_publishes(tmp_pa
     assert upload["if"] == "${{ inputs.publish }}"
     assert publish["if"] == "${{ inputs.publish && !cancelled() }}" and publish["needs"] == "measure"
     runs = " ".join(_job_runs(publish, **shell))
-    assert "measure merge artifacts --into history/results" in runs and "mkdocs build --strict" in runs
+    assert "measure merge artifacts --into history/results --gzip" in runs and "mkdocs build --strict" in runs
     built = runs.index(".venv/bin/mkdocs build --strict", runs.index("measure merge"))
     assert runs.index("measure merge") < runs.index("measure calibrate history/results --write") < built
     assert "git push origin results" in runs
     build = _step(publish, "Build the site from the whole history")
     assert build["run"] == "${{ steps.site.outputs.build }}" and build["env"]["MEASURE_RESULTS"] == "history/results"
-    assert build["env"]["MEASURE_CACHE"] == ".cache/measure"  # the cache the step before restores
+    # the summary index is committed with the records (git add results), so a fresh machine builds warm
+    assert build["env"]["MEASURE_CACHE"] == "history/results/.measure-cache"
+    assert "--cache history/results/.measure-cache" in runs
+    assert "git add results ':(exclude)results/.measure-cache/*/index/*'" in runs  # stamps of this checkout only
     assert publish["permissions"] == {"contents": "write", "pages": "write", "id-token": "write"}
     assert publish["steps"][-1]["uses"].startswith("actions/deploy-pages@")
 

@@ -143,10 +143,14 @@ class Loaded:
         sha256 were validated when it was made; anything else is validated again."""
         path = self.paths[summary.sha256]
         data = read_bytes(path)
-        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256)
-        if not suites:
-            doc = {k: v for k, v in doc.items() if k not in ("wallclock", "framing")}
+        without = () if suites else ("wallclock", "framing")
+        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without)
         return from_document(doc, str(path))
+
+    def text(self, summary: Summary) -> str:
+        """The record file's JSON as it is stored (a ``.json.gz`` gunzipped): what a run page offers for download,
+        a record any measure verb reads."""
+        return read_bytes(self.paths[summary.sha256]).decode("utf-8")
 
 
 def _summarize_file(path: Path, sha256: str) -> Summary:
@@ -158,8 +162,16 @@ PARALLEL_MIN = 16
 """Cache misses from which a build summarizes in worker processes (fewer are quicker in-process)."""
 
 
+def summary_workers() -> int:
+    """Processes a cold build summarizes in: the CPUs, at most 8; ``MEASURE_WORKERS`` sets it (1: in-process)."""
+    named = os.environ.get("MEASURE_WORKERS", "")
+    if named.isdigit() and int(named) > 0:
+        return int(named)
+    return min(os.cpu_count() or 1, 8)
+
+
 def _summarize_all(missing: list[tuple[Path, str]]) -> list[Summary]:
-    workers = min(os.cpu_count() or 1, 8)
+    workers = summary_workers()
     if len(missing) < PARALLEL_MIN or workers < 2:
         return [_summarize_file(path, sha) for path, sha in missing]
     from concurrent.futures import ProcessPoolExecutor
@@ -181,7 +193,7 @@ def _sha_of(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]])
         raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
     key, stamp = str(path), [st.st_size, st.st_mtime_ns]
     entry = known.get(key)
-    if entry is not None and entry[:2] == stamp and isinstance(entry[2], str):
+    if isinstance(entry, list) and len(entry) == 3 and entry[:2] == stamp and isinstance(entry[2], str):
         sha = entry[2]
     else:
         sha = file_sha256(read_bytes(path))

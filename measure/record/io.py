@@ -52,6 +52,15 @@ JSON format history (``schema_version``, kept apart from the tool version):
   (encoder-decoder) or ``causal`` (decoder-only), and a decoder-only tier its
   ``prompt`` template. Migrated from 2: every tier is ``seq2seq`` (version 2
   measured nothing else).
+  Also the stored form (:mod:`measure.record.pack`; the document in memory and
+  the schema are unchanged by it): a file holds the record packed, and may be
+  gzipped as ``<run-id>.json.gz``. Under ``wallclock``, every ``*_s`` field that
+  is a nesting of lists of whole-nanosecond seconds (the suites round there) is
+  ``{"ns": <the same nesting of integers>}``; under ``framing``, a list of two or
+  more objects with the same keys is ``{"~rows": n, "~columns": {key: values or
+  {"~same": value}}}``. Unpacking gives back the document bit for bit (a value
+  that would not is stored as it is); a plain file still reads, so every
+  version-3 file written before packing does.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -75,7 +84,8 @@ from typing import Any
 from measure.errors import MeasureError
 from measure.record.checks import check
 from measure.record.model import Record, from_document
-from measure.writing import json_text, reason, write_json, write_text
+from measure.record.pack import compress, decompress, is_gzip, pack, unpack
+from measure.writing import json_text, reason, write_bytes, write_json
 
 SCHEMA_VERSION = 3
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
@@ -180,17 +190,37 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
 
 
 def read_bytes(path: Path) -> bytes:
+    """A record file's JSON bytes (a ``.json.gz`` gunzipped): what its sha256 and every reader see."""
     try:
-        return path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
         raise MeasureError(f"{path}: cannot read record ({reason(exc)})") from exc
+    return decompress(path, data)
 
 
-def load_record(path: Path | str, data: bytes | None = None, validated: bool = False) -> dict[str, Any]:
-    """Read, migrate and validate one record file (``data``: its bytes, when the caller has read them).
+def record_name(run_id: str, gzipped: bool = False) -> str:
+    return f"{run_id}.json.gz" if gzipped else f"{run_id}.json"
+
+
+def record_stem(path: Path) -> str:
+    """The run id a record file is named by: ``<run-id>.json`` or ``<run-id>.json.gz``."""
+    return path.name.removesuffix(".gz").removesuffix(".json")
+
+
+def stored_bytes(doc: dict[str, Any], path: Path) -> bytes:
+    """The bytes a record file holds: the packed document (:mod:`measure.record.pack`), gzipped for ``.json.gz``."""
+    data = json_text(pack(doc), path).encode("utf-8")
+    return compress(data) if is_gzip(path) else data
+
+
+def load_record(
+    path: Path | str, data: bytes | None = None, validated: bool = False, without: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Read, migrate and validate one record file (``data``: its JSON bytes, when the caller has read them).
 
     ``validated``: these exact bytes passed validation before (the summary cache holds their sha256), so
-    the schema walk is skipped; migration and the placement check still run.
+    the schema walk is skipped; migration and the placement check still run. ``without``: top-level parts
+    left out of the document (a run page needs no suite); on validated bytes they are not even unpacked.
     """
     import orjson
 
@@ -203,24 +233,28 @@ def load_record(path: Path | str, data: bytes | None = None, validated: bool = F
         raise MeasureError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
     if not isinstance(doc, dict):
         raise MeasureError(f"{path}: not a measure run record (expected a JSON object)")
-    doc = migrate(doc, str(path))
+    if validated and without:
+        doc = {k: v for k, v in doc.items() if k not in without}
+    doc = migrate(unpack(doc, str(path)), str(path))
     if not validated:
         validate(doc, str(path))
     check_place(doc, path)
-    return doc
+    return {k: v for k, v in doc.items() if k not in without} if without else doc
 
 
 def check_place(doc: dict[str, Any], path: Path) -> None:
-    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` of its content.
+    """A file named like a run id is in the tree layout: it must be ``<machine-id>/<run-id>.json`` (or
+    ``.json.gz``) of its content.
 
     So a page, gate or calibration never files a record under another machine
     or counts it twice. A record saved under any other name (a download, a
     fixture) is read as it is.
     """
-    if path.suffix != ".json" or not RUN_ID.fullmatch(path.stem):
+    stem = record_stem(path)
+    if not path.name.endswith((".json", ".json.gz")) or not RUN_ID.fullmatch(stem):
         return
-    if path.stem != doc["run_id"]:
-        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {path.stem}")
+    if stem != doc["run_id"]:
+        raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {stem}")
     if path.parent.name != doc["machine_id"]:
         raise MeasureError(
             f"{path}: field machine_id: {doc['machine_id']} differs from its folder {path.parent.name!r}; "
@@ -242,13 +276,18 @@ def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> N
     write_json(path, doc, root)
 
 
+def write_record(path: Path, doc: dict[str, Any], root: Path | None = None) -> Path:
+    """Store a record as a run does: packed, gzipped when ``path`` ends in ``.json.gz``; atomic."""
+    return write_bytes(path, stored_bytes(doc, path), root)
+
+
 class RecordWriter:
     """Owns one record on disk while a run fills it in; every ``save`` leaves a valid file."""
 
     def __init__(self, results: Path, doc: dict[str, Any]) -> None:
         self.doc = doc
         self.results = results
-        self.path = results / doc["machine_id"] / f"{doc['run_id']}.json"
+        self.path = results / doc["machine_id"] / record_name(doc["run_id"])
         self.write_error: str | None = None
         """The first failed save (a full disk): the file keeps the last record that could be written."""
         self._saved = ""
@@ -259,13 +298,13 @@ class RecordWriter:
         """Rewrite the file; ``check`` validates first (done at the start and the end of a run)."""
         if check:
             validate(self.doc, str(self.path))
-        text = json_text(self.doc, self.path)
+        data = stored_bytes(self.doc, self.path)
         try:
-            write_text(self.path, text, root=self.results)
+            write_bytes(self.path, data, root=self.results)
         except MeasureError as exc:
             self.write_error = self.write_error or str(exc)
             raise
-        self._saved = text
+        self._saved = json_text(self.doc, self.path)
 
     def finish(self, error: str | None = None) -> Path:
         """Mark the record finished; with ``error`` (or after a failed save) incomplete, saying why.

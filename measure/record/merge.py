@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from measure.errors import MeasureError
-from measure.record.io import load_record
-from measure.writing import reason, write_bytes
+from measure.record.io import load_record, read_bytes, record_name
+from measure.record.pack import compress, is_gzip
+from measure.writing import write_bytes
 
 
 def content_hash(doc: dict) -> str:
@@ -43,8 +44,11 @@ def _hash_of_file(path: Path) -> str:
     return content_hash(load_record(path))
 
 
-def merge(sources: list[Path], into: Path) -> MergeReport:
+def merge(sources: list[Path], into: Path, gzipped: bool = False) -> MergeReport:
     """Merge every record under ``sources`` into ``into``; only ``into`` is written, and only inside it.
+
+    ``gzipped``: new records land as ``<run-id>.json.gz`` (their JSON bytes as they came, gzipped), so a
+    results branch stays small; a record already in the tree counts whichever of the two names it has.
 
     A corrupt file already in the tree is reported and left alone (the record
     that would go there is kept beside it as a conflict), so one bad file
@@ -64,7 +68,7 @@ def merge(sources: list[Path], into: Path) -> MergeReport:
             report.duplicates.append(path)
             continue
         seen.add(digest)
-        _place(path, doc, digest, into, report)
+        _place(path, doc, digest, into, report, gzipped)
     return report
 
 
@@ -75,13 +79,18 @@ def _files(sources: list[Path], into: Path) -> list[Path]:
     for src in sources:
         if not src.exists():
             raise MeasureError(f"{src}: no such file or folder to merge")
-    files = sorted({p for src in sources for p in ([src] if src.is_file() else src.rglob("*.json"))})
+    files = sorted(
+        {p for src in sources for p in ([src] if src.is_file() else [*src.rglob("*.json"), *src.rglob("*.json.gz")])}
+    )
     return [p for p in files if p.name != "calibration.json" and ".conflict-" not in p.name]
 
 
-def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport) -> None:
-    """File one new record at ``<machine-id>/<run-id>.json``, or beside a different one there as a conflict."""
-    target = into / doc["machine_id"] / f"{doc['run_id']}.json"
+def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport, gzipped: bool) -> None:
+    """File one new record at ``<machine-id>/<run-id>.json`` (or ``.json.gz``), or beside a different one there
+    as a conflict."""
+    folder = into / doc["machine_id"]
+    names = [folder / record_name(doc["run_id"], z) for z in (gzipped, not gzipped)]
+    target = next((p for p in names if p.exists() or p.is_symlink()), names[0])
     if target.resolve() == path.resolve():
         return
     if not target.exists() and not target.is_symlink():
@@ -93,7 +102,7 @@ def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport) 
     except MeasureError as exc:
         report.invalid.append(f"{exc} (already in the tree; left as it is)")
         same = False
-    kept = target.with_name(f"{doc['run_id']}.conflict-{digest[:12]}.json")
+    kept = folder / f"{doc['run_id']}.conflict-{digest[:12]}.json{'.gz' if gzipped else ''}"
     if same or kept.exists():
         report.duplicates.append(path)
     else:
@@ -102,9 +111,7 @@ def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport) 
 
 
 def _copy(src: Path, dst: Path, into: Path) -> None:
-    """Copy a record into the tree: atomically, inside it, never through a symlink."""
-    try:
-        data = src.read_bytes()
-    except OSError as exc:
-        raise MeasureError(f"{src}: cannot read record ({reason(exc)})") from exc
-    write_bytes(dst, data, root=into)
+    """Copy a record into the tree: atomically, inside it, never through a symlink; its JSON bytes as they are,
+    gzipped when ``dst`` is a ``.json.gz``."""
+    data = read_bytes(src)
+    write_bytes(dst, compress(data) if is_gzip(dst) else data, root=into)

@@ -1,4 +1,4 @@
-"""The results tree: ``<results>/<machine-id>/<run-id>.json`` plus one ``calibration.json`` per machine.
+"""The results tree: ``<results>/<machine-id>/<run-id>.json`` (or ``.json.gz``), a ``calibration.json`` per machine.
 
 Every folder query is written here once: which files are records, the newest
 complete record per machine (optionally at one commit), the newest complete
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from measure.errors import MeasureError, SettingError
-from measure.record.io import RUN_ID, load, write_atomic
+from measure.record.io import RUN_ID, load, record_stem, write_atomic
 from measure.record.model import PARTS
 
 CALIBRATION_FILE = "calibration.json"
@@ -54,8 +54,10 @@ def record_paths(results: Path) -> list[Path]:
         # a mistyped path in CI must not publish a site that says "no run"
         what = "is not a folder" if results.exists() else "no such folder"
         raise MeasureError(f"{results}: {what}; expected a results tree of <machine-id>/<run-id>.json")
-    found = (p for p in results.glob("*/*.json") if RUN_ID.fullmatch(p.stem))
-    return sorted(found, key=lambda p: (p.stem, p.parent.name))
+    found = (p for pattern in ("*/*.json", "*/*.json.gz") for p in results.glob(pattern))
+    return sorted(
+        (p for p in found if RUN_ID.fullmatch(record_stem(p))), key=lambda p: (record_stem(p), p.parent.name, p.name)
+    )
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
     history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
-    files = {f"runs/{run_slug(s)}.json": loaded.paths[s.sha256].read_text(encoding="utf-8") for s in pages}
+    files = {f"runs/{run_slug(s)}.json": loaded.text(s) for s in pages}
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)

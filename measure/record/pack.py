@@ -1,0 +1,213 @@
+"""The record as stored: the same document, packed where it is written and unpacked where it is loaded.
+
+The suites and the record model build and read the plain document; only the
+file is compact, so nothing upstream of :mod:`measure.record.io` knows about it.
+Two packings, both exact (a value that would not come back bit for bit is
+left as it is):
+
+* seconds: under ``wallclock``, every field named ``*_s`` whose value is a
+  list (of lists ...) of floats that are whole nanoseconds (the suites round
+  there) is stored as ``{"ns": <the same shape of integers>}``: every repeat and
+  every row, the unit stated once per field, no decimal point or leading zeros
+  per sample. Fields added later (``source_tokens``' seconds, anything named
+  ``*_s``) are packed the same way without a change here.
+* columns: under ``framing``, a list of two or more objects with the same keys
+  in the same order (legs' tiers, blocks, layers) is stored as
+  ``{"~rows": n, "~columns": {key: [values] | {"~same": value}}}``: keys once
+  per list, and a fact the same for every entry once.
+
+A packed file can also be gzipped (``.json.gz``); :func:`decompress` reads either.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+from typing import Any
+
+from measure.errors import MeasureError
+
+NS = "ns"
+ROWS = "~rows"
+COLUMNS = "~columns"
+SAME = "~same"
+GZ_SUFFIX = ".json.gz"
+
+
+def _whole_ns(x: Any) -> bool:
+    return type(x) is float and round(x * 1e9) / 1e9 == x
+
+
+def _ns_shape(value: Any) -> bool:
+    """A non-empty nesting of lists whose leaves are all floats of whole nanoseconds."""
+    if not isinstance(value, list) or not value:
+        return False
+    if all(isinstance(v, list) for v in value):
+        return all(_ns_shape(v) for v in value)
+    return all(_whole_ns(v) for v in value)
+
+
+def _to_ns(value: list[Any]) -> list[Any]:
+    if value and isinstance(value[0], list):
+        return [_to_ns(v) for v in value]
+    return [round(x * 1e9) for x in value]
+
+
+def _from_ns(value: list[Any]) -> list[Any]:
+    if value and isinstance(value[0], list):
+        return [_from_ns(v) for v in value]
+    if not set(map(type, value)) <= {int}:
+        raise ValueError("not integers")
+    return [x / 1e9 for x in value]
+
+
+def _nested(node: list[Any]) -> bool:
+    """Whether a list holds objects or lists to walk into, judged by its first item: a row of numbers is
+    passed over in one step (a list mixing both is left as it is, which loses nothing)."""
+    return bool(node) and type(node[0]) in (dict, list)
+
+
+def _pack_seconds(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_pack_seconds(v) for v in node] if _nested(node) else node
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key.endswith("_s") and _ns_shape(value):
+            out[key] = {NS: _to_ns(value)}
+        else:
+            out[key] = _pack_seconds(value)
+    return out
+
+
+def _unpack_seconds(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_unpack_seconds(v) for v in node] if _nested(node) else node
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key.endswith("_s") and isinstance(value, dict) and list(value) == [NS] and isinstance(value[NS], list):
+            try:
+                out[key] = _from_ns(value[NS])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"field {key}: packed seconds are not whole nanoseconds ({exc})") from exc
+        else:
+            out[key] = _unpack_seconds(value)
+    return out
+
+
+def _json(value: Any) -> bytes:
+    import orjson
+
+    return orjson.dumps(value)
+
+
+def _pack_columns(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _pack_columns(v) for k, v in node.items()}
+    if not isinstance(node, list) or not _nested(node):
+        return node
+    items = [_pack_columns(v) for v in node]
+    if len(items) < 2 or not all(isinstance(v, dict) for v in items):
+        return items
+    keys = list(items[0])
+    if not keys or any(list(v) != keys for v in items):
+        return items
+    columns: dict[str, Any] = {}
+    for key in keys:
+        values = [v[key] for v in items]
+        first = _json(values[0])
+        same = all(_json(v) == first for v in values)
+        columns[key] = {SAME: values[0]} if same else values
+    return {ROWS: len(items), COLUMNS: columns}
+
+
+def _repeat(value: Any, n: int) -> list[Any]:
+    """``n`` copies of a fact stored once: each its own object, so changing one row never changes another."""
+    if not isinstance(value, (list, dict)):
+        return [value] * n
+    import orjson
+
+    data = orjson.dumps(value)
+    return [orjson.loads(data) for _ in range(n)]
+
+
+def _unpack_columns(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_unpack_columns(v) for v in node] if _nested(node) else node
+    if not isinstance(node, dict):
+        return node
+    if set(node) == {ROWS, COLUMNS} and isinstance(node[COLUMNS], dict) and isinstance(node[ROWS], int):
+        n, columns = node[ROWS], node[COLUMNS]
+        cols = {k: _repeat(v[SAME], n) if isinstance(v, dict) and list(v) == [SAME] else v for k, v in columns.items()}
+        if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
+            raise ValueError("a packed list's columns differ in length from its rows")
+        return [{k: _unpack_columns(v[i]) for k, v in cols.items()} for i in range(n)]
+    return {k: _unpack_columns(v) for k, v in node.items()}
+
+
+def pack(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document as a file stores it; unpacking gives back ``doc`` exactly, or ``doc`` is stored as it is."""
+    out = dict(doc)
+    if isinstance(doc.get("wallclock"), dict):
+        out["wallclock"] = _pack_seconds(doc["wallclock"])
+    if isinstance(doc.get("framing"), dict):
+        out["framing"] = _pack_columns(doc["framing"])
+    try:
+        back = unpack(out, "(packing)")
+    except MeasureError:
+        return doc
+    return out if _json(back) == _json(doc) else doc
+
+
+def unpack(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    """The plain document of a stored one (a plain one comes back as it is); bad packing names the file."""
+    doc = dict(doc)
+    failures = (TypeError, ValueError, KeyError, IndexError, RecursionError)
+    if isinstance(doc.get("wallclock"), dict):
+        try:
+            doc["wallclock"] = _unpack_seconds(doc["wallclock"])
+        except failures as exc:
+            raise MeasureError(
+                f"{source}: {exc}" if str(exc).startswith("field") else f"{source}: field wallclock: {exc}"
+            ) from exc
+    if isinstance(doc.get("framing"), dict):
+        try:
+            doc["framing"] = _unpack_columns(doc["framing"])
+        except failures as exc:
+            raise MeasureError(f"{source}: field framing: packed columns do not unpack ({exc})") from exc
+    return doc
+
+
+def is_gzip(path: Path) -> bool:
+    return path.name.endswith(GZ_SUFFIX)
+
+
+MAX_JSON_BYTES = 1 << 29
+"""The most a ``.json.gz`` may unpack to (512 MiB, a hundred times the largest record): a gzip bomb stops here."""
+
+
+def decompress(path: Path, data: bytes) -> bytes:
+    """A record file's JSON bytes: ``data`` itself, or gunzipped for a ``.json.gz`` (a bad one names the file)."""
+    if not is_gzip(path):
+        return data
+    inflate = zlib.decompressobj(wbits=31)  # one gzip member, as :func:`compress` writes
+    try:
+        out = inflate.decompress(data, MAX_JSON_BYTES)
+    except zlib.error as exc:
+        raise MeasureError(f"{path}: not a readable gzip record ({exc})") from exc
+    if inflate.unconsumed_tail:
+        raise MeasureError(f"{path}: gzip record unpacks to over {MAX_JSON_BYTES:,} bytes; not a measure record")
+    if not inflate.eof:
+        raise MeasureError(f"{path}: not a readable gzip record (truncated: the stream ends early)")
+    if inflate.unused_data:
+        raise MeasureError(f"{path}: not a readable gzip record (bytes after the end of the stream)")
+    return out
+
+
+def compress(data: bytes) -> bytes:
+    """Gzip with no timestamp or name, so the same record always gives the same bytes (and git stores it once)."""
+    return gzip.compress(data, compresslevel=9, mtime=0)

@@ -1,0 +1,208 @@
+"""Records as a results branch stores them: packed, gzipped, and the same record to every verb.
+
+The pages are compared byte for byte (``measure render`` into two folders), so
+"every statistic unchanged to the last printed digit" is checked, not sampled.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from tests_support import later
+
+from measure.cli import main
+from measure.errors import MeasureError
+from measure.record.io import load_record, migrate, read_bytes, write_record
+from measure.record.pack import compress, pack, unpack
+
+DATA = Path(__file__).parent / "data"
+
+
+def _pages(results: Path, out: Path, cache: Path | None = None) -> Path:
+    argv = ["render", "--results", str(results), "--out", str(out)]
+    assert main([*argv, *(["--cache", str(cache)] if cache else [])]) == 0
+    return out
+
+
+def _same_tree(a: Path, b: Path) -> None:
+    """Every page of two folders byte for byte; a run's record download (the record file as stored, packed or
+    not) as the same document, and the render manifest, which hashes those downloads, left out."""
+    names = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
+    assert names == sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
+    records = [n for n in names if n.startswith("runs/") and n.endswith(".json")]
+    pages = [n for n in names if n not in records and n != ".measure-manifest.json"]
+    _, mismatch, errors = filecmp.cmpfiles(a, b, pages, shallow=False)
+    assert not mismatch and not errors, mismatch + errors
+    for name in records:
+        assert load_record(a / name) == load_record(b / name)
+
+
+def _place(results: Path, doc: dict[str, Any], data: bytes, gz: bool = False) -> Path:
+    path = results / doc["machine_id"] / f"{doc['run_id']}.json{'.gz' if gz else ''}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(compress(data) if gz else data)
+    return path
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_packing_keeps_every_sample_and_stores_them_once(both_suites):
+    doc, path = both_suites
+    stored = orjson.loads(read_bytes(path))  # what the run wrote: packed
+    case = next(iter(stored["wallclock"]["cases"].values()))
+    for key in ("wall_s", "run_s", "cpu_s"):
+        assert list(case[key]) == ["ns"] and all(type(x) is int for row in case[key]["ns"] for x in row)
+    plain = next(iter(doc["wallclock"]["cases"].values()))
+    assert [len(r) for r in case["wall_s"]["ns"]] == [len(r) for r in plain["wall_s"]]  # every repeat, every row
+    tiers = stored["framing"]["legs"][0]["tiers"]
+    assert set(tiers) == {"~rows", "~columns"} and tiers["~columns"]["status"] == {"~same": "measured"}
+    assert orjson.dumps(unpack(stored, "x")) == orjson.dumps(doc)  # nothing lost, to the bit
+    assert len(read_bytes(path)) < 0.8 * len(json.dumps(doc, separators=(",", ":")))
+
+
+def test_seconds_that_are_not_whole_nanoseconds_are_stored_as_they_are(both_suites):
+    doc = json.loads(json.dumps(both_suites[0]))
+    case = next(iter(doc["wallclock"]["cases"].values()))
+    case["wall_s"][0][0] += 1e-12  # finer than the suites round to: packing it would lose it
+    packed = pack(doc)
+    packed_case = next(iter(packed["wallclock"]["cases"].values()))
+    assert isinstance(packed_case["wall_s"], list) and list(packed_case["run_s"]) == ["ns"]
+    assert orjson.dumps(unpack(orjson.loads(orjson.dumps(packed)), "x")) == orjson.dumps(doc)
+
+
+def test_a_packed_record_gives_the_same_pages_as_its_plain_twin(both_suites, tmp_path):
+    doc, _ = both_suites
+    plain = json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"  # as measure wrote before packing
+    _place(tmp_path / "plain", doc, plain.encode("utf-8"))
+    write_record(tmp_path / "packed" / doc["machine_id"] / f"{doc['run_id']}.json.gz", doc)
+    a, b = _pages(tmp_path / "plain", tmp_path / "a"), _pages(tmp_path / "packed", tmp_path / "b")
+    _same_tree(a, b)
+
+
+def test_a_v2_record_and_its_migration_show_and_render_the_same(tmp_path, capsys):
+    v2 = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
+    migrated = migrate(json.loads(json.dumps(v2)), "v2")
+    assert migrated["schema_version"] == 3 and v2["schema_version"] == 2
+    old = _place(tmp_path / "old", v2, json.dumps(v2).encode("utf-8"))
+    new = write_record(tmp_path / "new" / v2["machine_id"] / f"{v2['run_id']}.json", migrated)
+    shown = [_cli(capsys, "show", str(p)) for p in (old, new)]
+    assert shown[0][0] == 0 and shown[0][1] == shown[1][1]
+    assert _cli(capsys, "validate", str(old))[0] == 0
+    _same_tree(_pages(tmp_path / "old", tmp_path / "a"), _pages(tmp_path / "new", tmp_path / "b"))
+
+
+def test_a_gzipped_record_and_its_plain_twin_are_the_same_record_to_every_verb(both_suites, tmp_path, capsys):
+    doc, path = both_suites
+    data = read_bytes(path)
+    plain = _place(tmp_path / "plain", doc, data)
+    gz = _place(tmp_path / "gz", doc, data, gz=True)
+    assert load_record(gz) == load_record(plain)
+    base = tmp_path / "base.json"
+    base.write_bytes(data)
+    for argv in (["show"], ["validate"], ["compare", str(base)]):
+        got = [_cli(capsys, *argv, str(p)) for p in (plain, gz)]
+        assert got[0][0] == got[1][0] == 0, got
+        assert got[0][1].replace(str(plain), "FILE") == got[1][1].replace(str(gz), "FILE")
+    _same_tree(_pages(tmp_path / "plain", tmp_path / "a"), _pages(tmp_path / "gz", tmp_path / "b"))
+    # merged together they are one record; merged --gzip a plain record lands gzipped, its JSON bytes unchanged
+    code, out, _ = _cli(capsys, "merge", str(tmp_path / "plain"), str(tmp_path / "gz"), "--into", str(tmp_path / "m"))
+    assert code == 0 and "1 added, 1 duplicate(s)" in out
+    code, out, _ = _cli(capsys, "merge", str(plain), "--into", str(tmp_path / "z"), "--gzip")
+    landed = tmp_path / "z" / doc["machine_id"] / f"{doc['run_id']}.json.gz"
+    assert code == 0 and gzip.decompress(landed.read_bytes()) == data
+
+
+def test_a_truncated_gzip_record_is_one_line_naming_the_file(both_suites, tmp_path):
+    doc, path = both_suites
+    gz = _place(tmp_path / "results", doc, read_bytes(path), gz=True)
+    gz.write_bytes(gz.read_bytes()[: gz.stat().st_size // 2])
+    for argv in (
+        ["validate", str(gz)],
+        ["render", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")],
+    ):
+        done = subprocess.run([sys.executable, "-m", "measure", *argv], capture_output=True, text=True, timeout=120)
+        lines = done.stderr.splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and str(gz) in lines[0], done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def _tree_of_two(both_suites, results: Path) -> list[Path]:
+    doc = both_suites[0]
+    second = later(doc, days=1)
+    return [
+        write_record(results / doc["machine_id"] / f"{doc['run_id']}.json.gz", doc),
+        write_record(results / doc["machine_id"] / f"{second['run_id']}.json.gz", second),
+    ]
+
+
+def test_a_committed_summary_index_that_is_corrupt_is_rebuilt_from_the_records(both_suites, tmp_path):
+    results = tmp_path / "results"
+    _tree_of_two(both_suites, results)
+    index = results / ".measure-cache"  # committed beside the records, as the publish job does
+    cold = _pages(results, tmp_path / "cold", index)
+    entries = [p for p in index.rglob("*.json") if p.is_file()]
+    assert entries and not any(".measure-cache" in str(p) for p in results.glob("*/*.json*"))
+    for p in entries:
+        p.write_bytes(b'{"sha256": "0", "not": "a summary"' if "summaries" in str(p) else b"\x00garbage")
+    _same_tree(cold, _pages(results, tmp_path / "again", index))
+
+
+def test_a_committed_summary_index_older_than_a_record_is_rebuilt_from_the_records(both_suites, tmp_path):
+    results = tmp_path / "results"
+    second = _tree_of_two(both_suites, results)[1]
+    index = results / ".measure-cache"
+    stale = _pages(results, tmp_path / "stale", index)
+    changed = load_record(second)
+    for case in changed["wallclock"]["cases"].values():
+        case["wall_s"] = [[round(x * 1.5, 9) for x in row] for row in case["wall_s"]]
+    write_record(second, changed)  # the record changed under the index
+    warm = _pages(results, tmp_path / "warm", index)
+    fresh = tmp_path / "fresh-results"
+    shutil.copytree(results, fresh, ignore=shutil.ignore_patterns(".measure-cache"))
+    _same_tree(warm, _pages(fresh, tmp_path / "fresh"))  # what the records say, not what the index held
+    assert (warm / "wallclock.md").read_bytes() != (stale / "wallclock.md").read_bytes()
+
+
+@pytest.mark.parametrize("bad", [{"ns": [[0.5, 1.5]]}, {"ns": "many"}])
+def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_path, bad, capsys):
+    doc = json.loads(json.dumps(both_suites[0]))
+    stored = pack(doc)
+    next(iter(stored["wallclock"]["cases"].values()))["wall_s"] = bad
+    path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
+    code, _, err = _cli(capsys, "validate", str(path))
+    assert code == 2 and len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_a_fact_stored_once_unpacks_into_rows_that_change_apart():
+    tiers = [{"tier": name, "output_ids": [[1, 2], [3]]} for name in ("a", "b")]
+    stored = pack({"framing": {"legs": [{"tiers": tiers}]}})
+    assert stored["framing"]["legs"][0]["tiers"]["~columns"]["output_ids"] == {"~same": [[1, 2], [3]]}
+    back = unpack(orjson.loads(orjson.dumps(stored)), "x")["framing"]["legs"][0]["tiers"]
+    back[1]["output_ids"][0][1] += 1  # one tier decodes a row differently: the other must not
+    assert back[0]["output_ids"] == [[1, 2], [3]] and back[1]["output_ids"] == [[1, 3], [3]]
+
+
+def test_a_gzip_record_that_unpacks_past_the_limit_is_refused_before_it_fills_memory(
+    both_suites, tmp_path, monkeypatch
+):
+    import measure.record.pack as pack_module
+
+    doc, path = both_suites
+    gz = _place(tmp_path / "results", doc, read_bytes(path), gz=True)
+    monkeypatch.setattr(pack_module, "MAX_JSON_BYTES", 4096)  # a bomb, scaled down: the real limit is 512 MiB
+    with pytest.raises(MeasureError, match=r"\.json\.gz: gzip record unpacks to over 4,096 bytes"):
+        load_record(gz)
