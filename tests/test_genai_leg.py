@@ -69,7 +69,7 @@ def og_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("og")
     _config(folder, TIERS, [("lm-small-fp32", "lm-base-fp32")])
     path = _run(folder)
-    return folder / "results", path, json.loads(path.read_text(encoding="utf-8"))
+    return folder / "results", path, load_record(path)  # stored packed: read as every verb reads it
 
 
 def _og(doc: dict) -> dict:
@@ -211,7 +211,7 @@ def test_show_prints_the_leg(og_run, capsys):
 
 def test_genai_leg_false_turns_the_leg_off_and_is_stored(tmp_path):
     _config(tmp_path, [("lm-small-fp32", "plain")], [], "genai_leg = false")
-    doc = json.loads(_run(tmp_path, "--suite", "framing").read_text(encoding="utf-8"))
+    doc = load_record(_run(tmp_path, "--suite", "framing"))
     assert [leg["runtime"] for leg in doc["framing"]["legs"]] == ["onnxruntime"]
     assert doc["config"]["framing"]["genai_leg"] is False
 
@@ -239,7 +239,7 @@ def test_the_leg_is_skipped_with_its_reason_when_onnxruntime_genai_is_not_import
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (path,) = sorted((tmp_path / "results").glob("*/*.json"))
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = load_record(path)
     validate(doc, str(path))
     leg = _og(doc)
     assert leg["status"] == "skipped" and leg["tiers"] == [] and leg["speculative"] == []
@@ -312,7 +312,7 @@ def test_a_tier_og_cannot_load_is_failed_with_its_message_in_the_record(tmp_path
     it is the only tier, and a tier after it still runs."""
     _config(tmp_path, [("lm-small-fp32-split", "plain"), *([(other, "drafter")] if other else [])], [])
     path = _run(tmp_path, "--suite", "framing")
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = load_record(path)
     validate(doc, str(path))
     leg = _og(doc)
     tier = _tier(leg, "lm-small-fp32-split")
