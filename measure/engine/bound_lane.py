@@ -21,30 +21,21 @@ import numpy as np
 import onnxruntime as ort
 
 from measure.engine.causal_layouts import CausalGraphs
-from measure.engine.genai_lane import Bindings, draft_by_feeding, lend
-from measure.engine.graphs import DTYPES
+from measure.engine.genai_lane import StepArrays, draft_by_feeding, lend
 from measure.engine.session import Trace
 from measure.errors import MeasureError
 
 
-class BoundCache:
-    """One tier's two cache buffer sets, the bound step arrays and a step binding per (total length, past side)."""
+class BoundCache(StepArrays):
+    """One tier's two cache buffer sets, the bound step arrays and a step binding per (total length, past side):
+    key ``(n, side)``, one token at total length n with the past in side ``side``."""
 
     def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
-        s, session = graphs.shape, graphs.steady
-        self.graphs, self.max_length = graphs, max_length
+        s = graphs.shape
         size = s.heads * max_length * s.head_dim
         self.sides = tuple([np.zeros(size, dtype=s.kv_dtype) for _ in graphs.past] for _ in range(2))
-        self.mask = np.ones((1, max_length), dtype=graphs.mask_dtype)
-        self.token = np.zeros((1, 1), dtype=graphs.ids_dtype)
         self.position = np.zeros((1, 1), dtype=graphs.pos_dtype)
-        self.logits_dtype = DTYPES[session.outputs["logits"].type]
-        self.logits = np.zeros((1, 1, s.vocab_size), dtype=self.logits_dtype)
-        self.run = session.session._sess.run_with_iobinding
-        self.options = ort.RunOptions()
-        self.steps = Bindings(self._step)
-        """The C-level binding of one token at total length n with the past in side ``side``: key ``(n, side)``."""
-        self.owner: Any = None
+        super().__init__(graphs, max_length)
 
     def view(self, side: int, layer: int, length: int) -> np.ndarray:
         """Buffer ``layer`` of ``side`` as the contiguous ``(1, heads, length, head_dim)`` tensor it holds."""

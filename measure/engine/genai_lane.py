@@ -41,23 +41,35 @@ class Bindings(dict):
         return binding
 
 
-class SharedCache:
-    """One tier's cache buffers at ``max_length``, the bound step arrays, and a step binding per total length."""
+class StepArrays:
+    """What a bound decode step reads and writes besides the cache (the mask, the token, the logits) and the
+    C-level run; each cache kind adds its buffers and makes its step bindings (``_step``) on first use."""
 
     def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
-        s, session = graphs.shape, graphs.steady
-        self.graphs = graphs
-        self.max_length = max_length
-        self.buffers = [np.zeros((1, s.heads, max_length, s.head_dim), dtype=s.kv_dtype) for _ in graphs.past]
+        session = graphs.steady
+        self.graphs, self.max_length = graphs, max_length
         self.mask = np.ones((1, max_length), dtype=graphs.mask_dtype)
         self.token = np.zeros((1, 1), dtype=graphs.ids_dtype)
         self.logits_dtype = DTYPES[session.outputs["logits"].type]
-        self.logits = np.zeros((1, 1, s.vocab_size), dtype=self.logits_dtype)
+        self.logits = np.zeros((1, 1, graphs.shape.vocab_size), dtype=self.logits_dtype)
         self.run = session.session._sess.run_with_iobinding
         self.options = ort.RunOptions()
         self.steps = Bindings(self._step)
-        """The C-level binding of one token at total length n (past n - 1 + this one)."""
         self.owner: Any = None
+        """The lane holding these buffers now (a weak reference), or None: see :func:`lend`."""
+
+    def _step(self, key: Any) -> Any:
+        raise NotImplementedError
+
+
+class SharedCache(StepArrays):
+    """One tier's cache buffers at ``max_length``, the bound step arrays, and a step binding per total length
+    (past n - 1 + this one)."""
+
+    def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
+        s = graphs.shape
+        self.buffers = [np.zeros((1, s.heads, max_length, s.head_dim), dtype=s.kv_dtype) for _ in graphs.past]
+        super().__init__(graphs, max_length)
         self.block = self.bind(1)
         """The binding a :meth:`SharedLane.feed` of any length rebinds ids, mask and logits in (the cache stays)."""
 
