@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import random
 import shutil
@@ -33,7 +32,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from measure.record.io import read_bytes, record_name, write_record
+from measure.record.io import load_record, record_name, write_record
 from measure.record.tree import record_paths
 from measure.site.hosts import HOSTS, zensical_toml
 
@@ -70,7 +69,7 @@ def main() -> None:
     record = args.record or (record_paths(ROOT / "results") or [None])[-1]
     if record is None:
         sys.exit("no record: run `measure run` first or pass --record")
-    doc = json.loads(read_bytes(Path(record)))
+    doc = load_record(Path(record))  # the plain document: the copies are packed again as they are written
     print(f"record {record} ({Path(record).stat().st_size:,} B), built with {HOSTS[args.site].build}")
     bin_ = Path(sys.executable).parent
     head = f"{'records':>8}{'stored MB':>11}{'cold s':>9}{'warm s':>9}{'ms/record':>11}{'pages':>8}{'largest page':>16}"

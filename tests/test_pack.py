@@ -62,26 +62,62 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_packing_keeps_every_sample_and_stores_them_once(both_suites):
     doc, path = both_suites
+    assert doc["wallclock"]["resolution_s"] == 1e-6  # the suites record to the microsecond, and say so
     stored = orjson.loads(read_bytes(path))  # what the run wrote: packed
     case = next(iter(stored["wallclock"]["cases"].values()))
-    for key in ("wall_s", "run_s", "cpu_s"):
-        assert list(case[key]) == ["ns"] and all(type(x) is int for row in case[key]["ns"] for x in row)
     plain = next(iter(doc["wallclock"]["cases"].values()))
-    assert [len(r) for r in case["wall_s"]["ns"]] == [len(r) for r in plain["wall_s"]]  # every repeat, every row
+    for key in ("wall_s", "run_s", "cpu_s"):
+        assert case[key]["unit"] == "us" and all(type(x) is int for row in case[key]["diffs"] for x in row)
+        assert [len(r) for r in case[key]["diffs"]] == [len(r) for r in plain[key]]  # every repeat, every row
+    assert "offset" not in case["wall_s"] and case["run_s"]["offset"] == case["cpu_s"]["offset"] == {"wall_s": 1}
+    first = [round(x * 1e6) for x in plain["wall_s"][0]]
+    assert case["wall_s"]["diffs"][0] == first  # the first repeat as it is, in whole microseconds
+    assert case["wall_s"]["diffs"][1] == [round(x * 1e6) - y for x, y in zip(plain["wall_s"][1], first, strict=True)]
     tiers = stored["framing"]["legs"][0]["tiers"]
     assert set(tiers) == {"~rows", "~columns"} and tiers["~columns"]["status"] == {"~same": "measured"}
     assert orjson.dumps(unpack(stored, "x")) == orjson.dumps(doc)  # nothing lost, to the bit
-    assert len(read_bytes(path)) < 0.8 * len(json.dumps(doc, separators=(",", ":")))
+    size = [len(gzip.compress(orjson.dumps(x["wallclock"]["cases"]))) for x in (doc, stored)]
+    assert size[1] < 0.8 * size[0], size  # the differences gzip smaller than the samples themselves
 
 
-def test_seconds_that_are_not_whole_nanoseconds_are_stored_as_they_are(both_suites):
-    doc = json.loads(json.dumps(both_suites[0]))
+def _seconds(doc: dict[str, Any], scale: float, digits: int) -> dict[str, Any]:
+    """``doc`` with every wall-clock case's samples scaled and rounded to ``digits`` (9: an older record's ns)."""
+    doc = json.loads(json.dumps(doc))
+    for case in doc["wallclock"]["cases"].values():
+        for key, value in case.items():
+            if key.endswith("_s"):
+                case[key] = [[round(x * scale, digits) for x in row] for row in value]
+    return doc
+
+
+def test_seconds_that_are_not_whole_microseconds_are_stored_in_nanoseconds_or_as_they_are(both_suites):
+    doc = _seconds(both_suites[0], 1.0000003, 9)  # to the nanosecond, as records before 2026-12
     case = next(iter(doc["wallclock"]["cases"].values()))
-    case["wall_s"][0][0] += 1e-12  # finer than the suites round to: packing it would lose it
+    case["cpu_s"][0][0] += 1e-12  # finer than any unit: packing it would lose it
     packed = pack(doc)
     packed_case = next(iter(packed["wallclock"]["cases"].values()))
-    assert isinstance(packed_case["wall_s"], list) and list(packed_case["run_s"]) == ["ns"]
+    assert packed_case["wall_s"]["unit"] == packed_case["run_s"]["unit"] == "ns"
+    assert isinstance(packed_case["cpu_s"], list)
     assert orjson.dumps(unpack(orjson.loads(orjson.dumps(packed)), "x")) == orjson.dumps(doc)
+
+
+def test_the_first_packed_form_still_reads(both_suites):
+    doc = _seconds(both_suites[0], 1.0000003, 9)
+    first = pack(doc)  # then each *_s field as {"ns": <integers>}, as records packed before 2026-12-04
+    for name, case in first["wallclock"]["cases"].items():
+        for key in [k for k in case if k.endswith("_s")]:
+            case[key] = {"ns": [[round(x * 1e9) for x in row] for row in doc["wallclock"]["cases"][name][key]]}
+    assert orjson.dumps(unpack(orjson.loads(orjson.dumps(first)), "x")) == orjson.dumps(doc)
+
+
+def test_a_speculative_case_stores_its_verifier_time_against_run_less_drafter(both_suites):
+    doc = both_suites[0]
+    name, plain = next((n, c) for n, c in doc["wallclock"]["cases"].items() if c["kind"] == "speculative")
+    case = pack(doc)["wallclock"]["cases"][name]
+    assert case["verifier_run_s"]["offset"] == {"run_s": 1, "drafter_run_s": -1}
+    spread = max(abs(x) for row in case["verifier_run_s"]["diffs"] for x in row)
+    assert spread <= 2 * len(plain["wall_s"])  # rounding each to the microsecond, accumulated over the repeats
+    assert orjson.dumps(unpack(orjson.loads(orjson.dumps(pack(doc))), "x")) == orjson.dumps(doc)
 
 
 def test_a_packed_record_gives_the_same_pages_as_its_plain_twin(both_suites, tmp_path):
@@ -177,14 +213,32 @@ def test_a_committed_summary_index_older_than_a_record_is_rebuilt_from_the_recor
     assert (warm / "wallclock.md").read_bytes() != (stale / "wallclock.md").read_bytes()
 
 
-@pytest.mark.parametrize("bad", [{"ns": [[0.5, 1.5]]}, {"ns": "many"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"ns": [[0.5, 1.5]]},
+        {"ns": "many"},
+        {"unit": "ms", "diffs": [[1, 2]]},
+        {"unit": "us", "diffs": [[1, 2]], "values": [[1, 2]]},
+        {"unit": "us", "diffs": [[1.5, 2]]},
+        {"unit": "us", "diffs": [[1, 2], [3]]},
+        {"unit": "us", "diffs": [[True, False]]},
+        {"unit": "us", "values": [[1, 2]], "offset": {"no_such_s": 1}},
+        {"unit": "us", "values": [[1, 2]], "offset": {"wall_s": 1}},
+    ],
+)
 def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_path, bad, capsys):
     doc = json.loads(json.dumps(both_suites[0]))
     stored = pack(doc)
-    next(iter(stored["wallclock"]["cases"].values()))["wall_s"] = bad
+    case = next(iter(stored["wallclock"]["cases"].values()))
+    case["wall_s"] = bad
+    if "offset" in bad and "wall_s" in bad["offset"]:  # stored against itself: a circle
+        case["run_s"] = {"unit": "us", "values": [[1, 2]], "offset": {"cpu_s": 1}}
+        case["cpu_s"] = {"unit": "us", "values": [[1, 2]], "offset": {"run_s": 1}}
+        case["wall_s"] = {"unit": "us", "values": [[1, 2]], "offset": {"run_s": 1}}
     path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
     code, _, err = _cli(capsys, "validate", str(path))
-    assert code == 2 and len(err.splitlines()) == 1 and str(path) in err
+    assert code == 2 and len(err.splitlines()) == 1 and str(path) in err and "field" in err, err
 
 
 def test_a_fact_stored_once_unpacks_into_rows_that_change_apart():

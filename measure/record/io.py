@@ -55,12 +55,19 @@ JSON format history (``schema_version``, kept apart from the tool version):
   Also the stored form (:mod:`measure.record.pack`; the document in memory and
   the schema are unchanged by it): a file holds the record packed, and may be
   gzipped as ``<run-id>.json.gz``. Under ``wallclock``, every ``*_s`` field that
-  is a nesting of lists of whole-nanosecond seconds (the suites round there) is
-  ``{"ns": <the same nesting of integers>}``; under ``framing``, a list of two or
-  more objects with the same keys is ``{"~rows": n, "~columns": {key: values or
-  {"~same": value}}}``. Unpacking gives back the document bit for bit (a value
-  that would not is stored as it is); a plain file still reads, so every
-  version-3 file written before packing does.
+  is a rectangular nesting of lists of seconds is stored as integers of the
+  coarsest unit that holds it exactly (``{"unit": "us", "diffs": ...}``: repeats
+  after the first as differences from the one before, ``run_s`` and ``cpu_s``
+  against ``wall_s``); the first packed form, ``{"ns": <integers>}``, still
+  reads. Under ``framing``, a list of two or more objects with the same keys is
+  ``{"~rows": n, "~columns": {key: values or {"~same": value}}}``. Unpacking
+  gives back the document bit for bit (a value that would not is stored as it
+  is); a plain file still reads, so every version-3 file written before packing
+  does.
+  Also ``wallclock.resolution_s``: what every wall-clock sample is recorded to,
+  a microsecond (1e-6) since 2026-12; absent, a nanosecond (the suites rounded
+  there before). The finer digits were timer jitter and two thirds of a
+  record's size.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time

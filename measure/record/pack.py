@@ -6,11 +6,16 @@ Two packings, both exact (a value that would not come back bit for bit is
 left as it is):
 
 * seconds: under ``wallclock``, every field named ``*_s`` whose value is a
-  list (of lists ...) of floats that are whole nanoseconds (the suites round
-  there) is stored as ``{"ns": <the same shape of integers>}``: every repeat and
-  every row, the unit stated once per field, no decimal point or leading zeros
-  per sample. Fields added later (``source_tokens``' seconds, anything named
-  ``*_s``) are packed the same way without a change here.
+  rectangular nesting of lists of floats is stored as integers of the coarsest
+  unit that holds every value exactly, ``us`` (the suites record samples to the
+  microsecond) or ``ns`` (records before that): ``{"unit": "us", "diffs": ...}``.
+  Every repeat and every row stays; along the first axis (the repeats) the
+  first item is stored as it is and each later one as its difference from the
+  one before, so a row's repeated timings cost their jitter, not their size.
+  A field :data:`OFFSETS` relates to others beside it is stored as its
+  difference from them (``"offset": {"wall_s": 1}``). Fields added later are
+  packed the same way without a change here. ``{"ns": ...}``, the first stored
+  form, is still read.
 * columns: under ``framing``, a list of two or more objects with the same keys
   in the same order (legs' tiers, blocks, layers) is stored as
   ``{"~rows": n, "~columns": {key: [values] | {"~same": value}}}``: keys once
@@ -26,77 +31,148 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from measure.errors import MeasureError
 
 NS = "ns"
+"""The first stored form of seconds (records packed before 2026-12-04), ``{"ns": <integer ns>}``; still read."""
+UNIT = "unit"
+UNITS = {"us": 1e6, "ns": 1e9}
+"""Stored units, coarsest first, and how many make a second: a field is stored in the first its values are whole in."""
+DIFFS = "diffs"
+VALUES = "values"
+OFFSET = "offset"
+OFFSETS: dict[str, dict[str, int]] = {
+    "run_s": {"wall_s": 1},
+    "cpu_s": {"wall_s": 1},
+    "verifier_run_s": {"run_s": 1, "drafter_run_s": -1},
+}
+"""Fields stored against others in the same object (``value = stored + sum(c * field)``): a session's run time is its
+decode's wall time less the loop's overhead, CPU time tracks wall time, and a speculative decode's verifier time is its
+run time less the drafter's, so what is stored is the small difference, not a second copy of the same magnitude."""
 ROWS = "~rows"
 COLUMNS = "~columns"
 SAME = "~same"
 GZ_SUFFIX = ".json.gz"
 
 
-def _whole_ns(x: Any) -> bool:
-    return type(x) is float and round(x * 1e9) / 1e9 == x
-
-
-def _ns_shape(value: Any) -> bool:
-    """A non-empty nesting of lists whose leaves are all floats of whole nanoseconds."""
+def _integers(value: Any) -> tuple[str, np.ndarray] | None:
+    """``value`` (a non-empty rectangular nesting of lists of floats) as integers of the coarsest unit that holds
+    every value exactly; None when there is none (or it is not such a nesting)."""
     if not isinstance(value, list) or not value:
-        return False
-    if all(isinstance(v, list) for v in value):
-        return all(_ns_shape(v) for v in value)
-    return all(_whole_ns(v) for v in value)
+        return None
+    try:
+        seconds = np.array(value)
+    except ValueError:  # ragged
+        return None
+    if seconds.dtype != np.float64 or not np.isfinite(seconds).all():
+        return None
+    for unit, per_second in UNITS.items():
+        whole = np.rint(seconds * per_second)
+        if np.all(whole / per_second == seconds) and np.all(np.abs(whole) < 2**53):
+            return unit, whole.astype(np.int64)
+    return None
 
 
-def _to_ns(value: list[Any]) -> list[Any]:
-    if value and isinstance(value[0], list):
-        return [_to_ns(v) for v in value]
-    return [round(x * 1e9) for x in value]
-
-
-def _from_ns(value: list[Any]) -> list[Any]:
-    if value and isinstance(value[0], list):
-        return [_from_ns(v) for v in value]
-    if not set(map(type, value)) <= {int}:
-        raise ValueError("not integers")
-    return [x / 1e9 for x in value]
-
-
-def _nested(node: list[Any]) -> bool:
-    """Whether a list holds objects or lists to walk into, judged by its first item: a row of numbers is
-    passed over in one step (a list mixing both is left as it is, which loses nothing)."""
-    return bool(node) and type(node[0]) in (dict, list)
+def _pack_fields(node: dict[str, Any]) -> dict[str, Any]:
+    """One object's ``*_s`` fields as integers of a unit, each against the fields :data:`OFFSETS` names (when they
+    are stored in the same unit and shape), repeats after the first as differences from the one before."""
+    found = {k: _integers(v) for k, v in node.items() if k.endswith("_s")}
+    out = {}
+    for key, value in node.items():
+        got = found.get(key)
+        if got is None:
+            out[key] = _pack_seconds(value)
+            continue
+        unit, ints = got
+        entry: dict[str, Any] = {UNIT: unit}
+        offset = OFFSETS.get(key, {})
+        refs = [found.get(k) for k in offset]
+        if offset and all(r is not None and r[0] == unit and r[1].shape == ints.shape for r in refs):
+            ints = ints - sum(c * r[1] for c, r in zip(offset.values(), refs, strict=True) if r is not None)
+            entry[OFFSET] = dict(offset)
+        if ints.ndim >= 2 and len(ints) >= 2:
+            entry[DIFFS] = np.concatenate([ints[:1], np.diff(ints, axis=0)]).tolist()
+        else:
+            entry[VALUES] = ints.tolist()
+        out[key] = entry
+    return out
 
 
 def _pack_seconds(node: Any) -> Any:
     if isinstance(node, list):
         return [_pack_seconds(v) for v in node] if _nested(node) else node
-    if not isinstance(node, dict):
-        return node
+    return _pack_fields(node) if isinstance(node, dict) else node
+
+
+def _stored_ints(key: str, value: Any) -> np.ndarray:
+    try:
+        ints = np.array(value)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"field {key}: packed seconds are not a rectangular nesting of integers ({exc})") from exc
+    if ints.dtype != np.int64 or ints.ndim == 0:
+        raise ValueError(f"field {key}: packed seconds are not whole nanoseconds or microseconds (integers)")
+    return ints
+
+
+def _seconds_of(key: str, entry: dict[str, Any], done: dict[str, np.ndarray]) -> np.ndarray:
+    """One packed field as integers of its unit; fields it is stored against come from ``done``."""
+    if (DIFFS in entry) == (VALUES in entry) or set(entry) - {UNIT, OFFSET, DIFFS, VALUES}:
+        raise ValueError(f"field {key}: packed seconds need a unit and one of diffs or values")
+    ints = _stored_ints(key, entry.get(DIFFS, entry.get(VALUES)))
+    if DIFFS in entry:
+        ints = np.cumsum(ints, axis=0)
+    for name, c in (entry.get(OFFSET) or {}).items():
+        if name not in done or done[name].shape != ints.shape or type(c) is not int:
+            raise ValueError(f"field {key}: stored against {name}, which is not packed beside it in the same shape")
+        ints = ints + c * done[name]
+    return ints
+
+
+def _packed(value: Any) -> bool:
+    return isinstance(value, dict) and UNIT in value
+
+
+def _unpack_fields(node: dict[str, Any]) -> dict[str, Any]:
+    pending = {k: v for k, v in node.items() if k.endswith("_s") and _packed(v)}
+    done: dict[str, np.ndarray] = {}
+    while pending:
+        ready = [k for k, v in pending.items() if not set(v.get(OFFSET) or {}) & set(pending)]
+        if not ready:
+            raise ValueError(f"field {next(iter(pending))}: packed seconds stored against each other in a circle")
+        for key in ready:
+            entry = pending.pop(key)
+            if entry[UNIT] not in UNITS or not isinstance(entry.get(OFFSET, {}), dict):
+                raise ValueError(f"field {key}: packed seconds in unit {entry[UNIT]!r}; expected us or ns")
+            done[key] = _seconds_of(key, entry, done)
     out = {}
     for key, value in node.items():
-        if key.endswith("_s") and _ns_shape(value):
-            out[key] = {NS: _to_ns(value)}
+        if key in done:
+            out[key] = (done[key] / UNITS[value[UNIT]]).tolist()
+        elif key.endswith("_s") and isinstance(value, dict) and list(value) == [NS] and isinstance(value[NS], list):
+            out[key] = (_stored_ints(key, value[NS]) / 1e9).tolist()
         else:
-            out[key] = _pack_seconds(value)
+            out[key] = _unpack_seconds(value)
     return out
 
 
 def _unpack_seconds(node: Any) -> Any:
     if isinstance(node, list):
         return [_unpack_seconds(v) for v in node] if _nested(node) else node
-    if not isinstance(node, dict):
-        return node
-    out = {}
-    for key, value in node.items():
-        if key.endswith("_s") and isinstance(value, dict) and list(value) == [NS] and isinstance(value[NS], list):
-            try:
-                out[key] = _from_ns(value[NS])
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"field {key}: packed seconds are not whole nanoseconds ({exc})") from exc
-        else:
-            out[key] = _unpack_seconds(value)
-    return out
+    return _unpack_fields(node) if isinstance(node, dict) else node
+
+
+def _nested(node: list[Any]) -> bool:
+    """Whether a list holds objects or lists to walk into, judged by its first item: a row of numbers, and
+    rows of numbers (token ids per row), are passed over in one step (a list mixing both is left as it is,
+    which loses nothing)."""
+    if not node:
+        return False
+    first = node[0]
+    if type(first) is list:
+        return bool(first) and type(first[0]) in (dict, list)
+    return type(first) is dict
 
 
 def _json(value: Any) -> bytes:

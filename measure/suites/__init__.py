@@ -20,9 +20,14 @@ Loader = Callable[[], "tuple[dict[str, Tier], dict[str, SpeculativePair]]"]
 """Loads the suite's tiers and speculative pairs: fresh sessions on every call after the first."""
 
 
-def ns(seconds: float) -> float:
-    """Seconds to the nanosecond: all perf_counter resolves here, and half the digits of a raw float in JSON."""
-    return round(seconds, 9)
+RESOLUTION_S = 1e-6
+"""What every wall-clock sample is recorded to (``wallclock.resolution_s``): a microsecond. A row's decode jitters by
+tens of microseconds from repeat to repeat, so finer digits are noise; they would triple what a record stores."""
+
+
+def us(seconds: float) -> float:
+    """Seconds to the microsecond (:data:`RESOLUTION_S`), the resolution the record states."""
+    return round(seconds, 6)
 
 
 def no_progress(what: str, done: int, total: int) -> None:

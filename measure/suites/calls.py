@@ -34,7 +34,7 @@ from measure.record.model.write_wallclock import (
     layout_pair,
     layout_variant,
 )
-from measure.suites import Loader, Progress, Save, no_progress, ns
+from measure.suites import Loader, Progress, Save, no_progress, us
 from measure.suites.config import LayoutSpec, WallclockConfig
 
 
@@ -103,7 +103,7 @@ def _sweep(
             for j in [*range(r, len(n)), *range(r)]:
                 trace = Trace()
                 _call(tier, points[name][i], n[j], trace)
-                out[name][j][i] = ns(trace.run_s())
+                out[name][j][i] = us(trace.run_s())
     return out
 
 
@@ -185,7 +185,7 @@ def run_layouts(
             order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
             results = {side: [greedy_ids(sides[side], i) for i in ids[side]] for side in order}
             samples = {
-                side: ([ns(d.wall_s) for d in found], [ns(d.run_s) for d in found]) for side, found in results.items()
+                side: ([us(d.wall_s) for d in found], [us(d.run_s) for d in found]) for side, found in results.items()
             }
             add_layout_repeat(entry, samples, rep + 1)
             progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)

@@ -31,7 +31,7 @@ from measure.record.model.write_wallclock import (
     thread_sweep_part,
     thread_sweep_tier,
 )
-from measure.suites import Progress, Save, no_progress, ns
+from measure.suites import Progress, Save, no_progress, us
 from measure.suites.config import SuiteConfig
 
 WORKER = "measure.suites.profile_worker"
@@ -81,8 +81,8 @@ def run_memory_and_load(
         for spec in config.tiers:
             request = {"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads}
             answer = _worker(request | ({"prompt": spec.prompt} if spec.prompt is not None else {}))
-            warm = [ns(x) for x in answer["load_warm_s"]]
-            add_tier_worker(out, spec.name, ns(answer["load_cold_s"]), warm, answer["peak_rss"]["bytes"])
+            warm = [us(x) for x in answer["load_warm_s"]]
+            add_tier_worker(out, spec.name, us(answer["load_cold_s"]), warm, answer["peak_rss"]["bytes"])
             done += 1
             progress(f"profile worker {spec.name}", done, total)
         save()
@@ -113,7 +113,7 @@ def run_thread_sweep(
                 results = [greedy(tier, text) for text in rows]
                 del tier
                 gc.collect()  # the session and its thread pool go before the next count is timed
-                runs[n].append([ns(d.wall_s) for d in results])
+                runs[n].append([us(d.wall_s) for d in results])
                 tokens = [len(d.tokens) for d in results]
             done += 1
             progress(f"profile threads {spec.name} repeat {rep + 1}", done, total)

@@ -42,7 +42,7 @@ from measure.record.model.write_wallclock import (
     wallclock_header,
     warmed_up,
 )
-from measure.suites import Loader, Progress, Save, no_progress, ns
+from measure.suites import RESOLUTION_S, Loader, Progress, Save, no_progress, us
 from measure.suites.config import WallclockConfig
 
 TIMED = "ids"
@@ -149,14 +149,14 @@ def _case_pass(case: CaseSpec, rows: list[Row]) -> CasePass:
     return CasePass(
         tokens=[len(d.tokens) for d in results],
         calls=[d.calls for d in results],
-        wall_s=[ns(d.wall_s) for d in results],
-        run_s=[ns(d.run_s) for d in results],
-        cpu_s=[ns(r.cpu_s) for r in rows],
-        tokenize_s=[ns(r.tokenize_s) for r in rows],
-        drafter_run_s=[ns(d.drafter_run_s) for d in spec] if speculative else None,
-        verifier_run_s=[ns(d.verifier_run_s) for d in spec] if speculative else None,
+        wall_s=[us(d.wall_s) for d in results],
+        run_s=[us(d.run_s) for d in results],
+        cpu_s=[us(r.cpu_s) for r in rows],
+        tokenize_s=[us(r.tokenize_s) for r in rows],
+        drafter_run_s=[us(d.drafter_run_s) for d in spec] if speculative else None,
+        verifier_run_s=[us(d.verifier_run_s) for d in spec] if speculative else None,
         # source ids in -> first token out, for the profile's first-token latency (a seq2seq pair's is not kept)
-        first_token_s=None if speculative and not causal else [ns(d.first_token_s or 0.0) for d in results],
+        first_token_s=None if speculative and not causal else [us(d.first_token_s or 0.0) for d in results],
         source_tokens=[r.source_tokens for r in rows],
     )
 
@@ -172,7 +172,7 @@ def _append_pass(case: CaseSpec, rows: list[Row], cases_out: dict[str, Any]) -> 
 
 def _header(config: WallclockConfig) -> dict[str, Any]:
     """The wall-clock section as it starts: how it is measured, no case yet."""
-    return wallclock_header(config.warmup, config.warmup_s, config.repeats, TIMED, config.fresh_sessions)
+    return wallclock_header(config.warmup, config.warmup_s, config.repeats, TIMED, config.fresh_sessions, RESOLUTION_S)
 
 
 def run_wallclock(

@@ -128,4 +128,5 @@ def wallclock(wc: dict[str, Any] | None) -> Wallclock | None:
         call_costs=_call_costs(wc.get("call_costs")),
         layouts=_layouts(wc.get("layouts")),
         timed=str(wc.get("timed", "text")),
+        resolution_s=float(wc.get("resolution_s", 1e-9)),
     )

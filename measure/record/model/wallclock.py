@@ -214,6 +214,8 @@ class Wallclock:
     timed: str = "text"
     """The region ``wall_s`` spans: ``ids`` (ids in -> ids out, tokenizing in ``Case.tokenize_s``) or ``text``
     (source text in, tokenizing included: every record older than the field)."""
+    resolution_s: float = 1e-9
+    """What every sample is recorded to: 1e-6 (a microsecond) since 2026-12; a nanosecond in older records."""
 
     def greedy(self) -> list[Case]:
         return [c for c in self.cases.values() if c.kind == "greedy" and c.measured]

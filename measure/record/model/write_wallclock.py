@@ -17,7 +17,9 @@ SPECULATIVE = "speculative"
 """A wall-clock case's ``kind``."""
 
 
-def wallclock_header(warmup: int, warmup_s: float, repeats: int, timed: str, fresh_sessions: bool) -> Part:
+def wallclock_header(
+    warmup: int, warmup_s: float, repeats: int, timed: str, fresh_sessions: bool, resolution_s: float
+) -> Part:
     """The wall-clock section as it starts: how it is measured, no case yet."""
     return {
         "warmup": warmup,
@@ -26,6 +28,7 @@ def wallclock_header(warmup: int, warmup_s: float, repeats: int, timed: str, fre
         "order": "interleaved",
         "timed": timed,
         "fresh_sessions": fresh_sessions,
+        "resolution_s": resolution_s,
         "repeats_done": 0,
         "cases": {},
     }
