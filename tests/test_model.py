@@ -144,7 +144,7 @@ def test_a_case_written_through_the_model_has_the_records_key_order_and_reads_ba
         *("drafter_run_s", "verifier_run_s"),
     ]
     assert greedy["outputs_stable"] is False and greedy["tokens"] == [5, 6]
-    part = wallclock_header(1, 0.0, 2, "ids", True) | {"repeats_done": 2}
+    part = wallclock_header(1, 0.0, 2, "ids", True, 1e-6) | {"repeats_done": 2}
     part["cases"] = {"base-int8": greedy, "a->b@k2": spec}
     read = wallclock(part)
     assert read is not None and read.timed == "ids"

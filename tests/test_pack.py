@@ -241,6 +241,22 @@ def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_pat
     assert code == 2 and len(err.splitlines()) == 1 and str(path) in err and "field" in err, err
 
 
+@pytest.mark.parametrize("first", [0, -5, 86_400_000_001])
+def test_a_packed_sample_out_of_range_is_refused_at_its_place(both_suites, tmp_path, first, capsys):
+    """The schema reads a packed field as its least and greatest value: one sample past a bound is still caught,
+    and the error names that sample's place in the plain document."""
+    doc = json.loads(json.dumps(both_suites[0]))
+    stored = pack(doc)
+    name, case = next(iter(stored["wallclock"]["cases"].items()))
+    rows = case["tokenize_s"]["diffs"]  # a field no other is stored against
+    last = len(rows) - 1
+    rows[last][2] += first - sum(r[2] for r in rows)  # the last repeat's third row becomes `first` us
+    path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
+    code, _, err = _cli(capsys, "validate", str(path))
+    where = f"field wallclock/cases/{name}/tokenize_s/{last}/2:"
+    assert code == 2 and where in err and len(err.splitlines()) == 1, err
+
+
 def test_a_fact_stored_once_unpacks_into_rows_that_change_apart():
     tiers = [{"tier": name, "output_ids": [[1, 2], [3]]} for name in ("a", "b")]
     stored = pack({"framing": {"legs": [{"tiers": tiers}]}})

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,50 @@ def _packed(value: Any) -> bool:
     return isinstance(value, dict) and UNIT in value
 
 
-def _unpack_fields(node: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Unpacked:
+    """One seconds field made from packed integers: rectangular floats by construction, so schema validation
+    may read a stand-in of it (:func:`stand_in`) instead of every value."""
+
+    parent: dict[str, Any]
+    key: str
+    lo: float
+    hi: float
+    depth: int
+
+
+def stand_in(span: Unpacked) -> list[Any]:
+    """What the schema can say of the field, in four numbers' room: its nesting depth, and its least and greatest
+    value (every range the schema sets holds for all values when it holds for these two)."""
+    value: list[Any] = [span.lo, span.hi]
+    for _ in range(span.depth - 1):
+        value = [value]
+    return value
+
+
+class Seconds(list):  # type: ignore[type-arg]
+    """A seconds field made from packed integers: the JSON lists every reader sees, and the read-only array they
+    were made from (``array``), so the record model does not convert ten thousand floats a second time."""
+
+    array: np.ndarray
+
+    @classmethod
+    def of(cls, seconds: np.ndarray) -> Seconds:
+        out = cls(seconds.tolist())
+        seconds.flags.writeable = False
+        out.array = seconds
+        return out
+
+
+def _note(spans: list[Unpacked] | None, out: dict[str, Any], key: str, ints: np.ndarray, per_second: float) -> Any:
+    """The field's floats, noted in ``spans`` (when kept) with what its stand-in needs."""
+    seconds = ints / per_second
+    if spans is not None and seconds.size:
+        spans.append(Unpacked(out, key, float(seconds.min()), float(seconds.max()), seconds.ndim))
+    return Seconds.of(seconds)
+
+
+def _unpack_fields(node: dict[str, Any], spans: list[Unpacked] | None) -> dict[str, Any]:
     pending = {k: v for k, v in node.items() if k.endswith("_s") and _packed(v)}
     done: dict[str, np.ndarray] = {}
     while pending:
@@ -146,21 +190,21 @@ def _unpack_fields(node: dict[str, Any]) -> dict[str, Any]:
             if entry[UNIT] not in UNITS or not isinstance(entry.get(OFFSET, {}), dict):
                 raise ValueError(f"field {key}: packed seconds in unit {entry[UNIT]!r}; expected us or ns")
             done[key] = _seconds_of(key, entry, done)
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in node.items():
         if key in done:
-            out[key] = (done[key] / UNITS[value[UNIT]]).tolist()
+            out[key] = _note(spans, out, key, done[key], UNITS[value[UNIT]])
         elif key.endswith("_s") and isinstance(value, dict) and list(value) == [NS] and isinstance(value[NS], list):
-            out[key] = (_stored_ints(key, value[NS]) / 1e9).tolist()
+            out[key] = _note(spans, out, key, _stored_ints(key, value[NS]), 1e9)
         else:
-            out[key] = _unpack_seconds(value)
+            out[key] = _unpack_seconds(value, spans)
     return out
 
 
-def _unpack_seconds(node: Any) -> Any:
+def _unpack_seconds(node: Any, spans: list[Unpacked] | None) -> Any:
     if isinstance(node, list):
-        return [_unpack_seconds(v) for v in node] if _nested(node) else node
-    return _unpack_fields(node) if isinstance(node, dict) else node
+        return [_unpack_seconds(v, spans) for v in node] if _nested(node) else node
+    return _unpack_fields(node, spans) if isinstance(node, dict) else node
 
 
 def _nested(node: list[Any]) -> bool:
@@ -239,13 +283,16 @@ def pack(doc: dict[str, Any]) -> dict[str, Any]:
     return out if _json(back) == _json(doc) else doc
 
 
-def unpack(doc: dict[str, Any], source: str) -> dict[str, Any]:
-    """The plain document of a stored one (a plain one comes back as it is); bad packing names the file."""
+def unpack(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = None) -> dict[str, Any]:
+    """The plain document of a stored one (a plain one comes back as it is); bad packing names the file.
+
+    ``spans``: where to note each seconds field made from packed integers (see :class:`Unpacked`).
+    """
     doc = dict(doc)
     failures = (TypeError, ValueError, KeyError, IndexError, RecursionError)
     if isinstance(doc.get("wallclock"), dict):
         try:
-            doc["wallclock"] = _unpack_seconds(doc["wallclock"])
+            doc["wallclock"] = _unpack_seconds(doc["wallclock"], spans)
         except failures as exc:
             raise MeasureError(
                 f"{source}: {exc}" if str(exc).startswith("field") else f"{source}: field wallclock: {exc}"

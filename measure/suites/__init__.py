@@ -26,8 +26,9 @@ tens of microseconds from repeat to repeat, so finer digits are noise; they woul
 
 
 def us(seconds: float) -> float:
-    """Seconds to the microsecond (:data:`RESOLUTION_S`), the resolution the record states."""
-    return round(seconds, 6)
+    """Seconds to the microsecond (:data:`RESOLUTION_S`), the resolution the record states; a positive duration
+    under half of one is recorded as one, since a sample is above zero."""
+    return max(round(seconds, 6), RESOLUTION_S) if seconds > 0 else round(seconds, 6)
 
 
 def no_progress(what: str, done: int, total: int) -> None:

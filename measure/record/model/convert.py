@@ -6,9 +6,16 @@ from typing import Any
 
 import numpy as np
 
+from measure.record.pack import Seconds
+
+
+def floats(values: Any) -> np.ndarray:
+    """``values`` as a float array: the one a packed field was made from (read-only, shared), or a new one."""
+    return values.array if isinstance(values, Seconds) else np.asarray(values, dtype=float)
+
 
 def array(rows: list[list[float]]) -> np.ndarray:
-    a = np.asarray(rows, dtype=float)
+    a = floats(rows)
     if a.ndim != 2:
         a = a.reshape(len(rows), -1)
     a.flags.writeable = False
@@ -16,11 +23,11 @@ def array(rows: list[list[float]]) -> np.ndarray:
 
 
 def ints(values: Any) -> tuple[int, ...]:
-    return tuple(int(v) for v in values or ())
+    return tuple(map(int, values or ()))
 
 
 def vector(values: Any) -> np.ndarray:
-    a = np.asarray(values or [], dtype=float)
+    a = floats(values or [])
     a.flags.writeable = False
     return a
 
@@ -36,6 +43,6 @@ def table(rows: list[list[float]], width: int) -> np.ndarray:
 
 def cube(values: list[list[list[float]]], widths: int, rows: int) -> np.ndarray:
     """Repeats x widths x rows, read-only; zero repeats give an empty cube of the right shape."""
-    a = np.asarray(values, dtype=float).reshape(len(values), widths, rows)
+    a = floats(values).reshape(len(values), widths, rows)
     a.flags.writeable = False
     return a
