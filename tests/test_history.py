@@ -14,6 +14,7 @@ from measure.analysis.history import machine_history, verdict_series
 from measure.cli import main
 from measure.record.io import load_record, write_atomic
 from measure.record.tree import by_machine
+from measure.site.pages.history import CHART_POINTS, CHART_RUNS, chart_runs
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -139,3 +140,9 @@ def test_history_reads_the_recorded_drift_not_a_recomputed_one(tree, capsys):
     paths = {s.run_id: loaded.paths[s.sha256] for s in loaded.summaries}
     capsys.readouterr()
     assert _compare_cli(capsys, paths[runs[1].run_id], paths[runs[2].run_id]) == set()
+
+
+def test_a_chart_of_many_cases_draws_fewer_records_one_by_one():
+    assert chart_runs(1) == CHART_RUNS
+    assert chart_runs(21) == CHART_POINTS // 21 < CHART_RUNS  # the demo's 21 cases: a page near 250 kB
+    assert chart_runs(10_000) == 20  # never fewer than 20 records one by one

@@ -1,8 +1,9 @@
 """History: ms/token (and instructions per token) over time per machine, the changes called, verdicts over time.
 
-Bounded however long the history: the chart draws the newest
-:data:`CHART_RUNS` records of a machine one by one and older ones as one
-point per month; tables list the newest entries and say how many are older.
+Bounded however long the history: the chart draws the newest records of a
+machine one by one (:data:`CHART_RUNS`, fewer when many cases share the chart:
+:data:`CHART_POINTS`) and older ones as one point per month; tables list the
+newest entries and say how many are older.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ from measure.site.escape import slug
 
 CHART_RUNS = 150
 """Newest records per machine drawn individually; older ones are drawn as monthly medians."""
+CHART_POINTS = 2000
+"""Records drawn individually, summed over the chart's cases: a machine measuring 20 cases draws its newest 100
+records one by one, so a page stays near 250 kB however many tiers and pairs it measures."""
+
+
+def chart_runs(cases: int) -> int:
+    """How many newest records a chart of ``cases`` lines draws one by one (at least 20)."""
+    return max(20, min(CHART_RUNS, CHART_POINTS // max(1, cases)))
+
+
 CHANGES = 40
 """Newest changes listed per machine."""
 
@@ -164,7 +175,6 @@ def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: 
     breaks = h.instruction_breaks if counted else h.breaks
     broken = {b.after.run_id for b in breaks}
     runs = [r for r in h.runs if r.instruction_samples] if counted else h.runs
-    recent = {r.run_id for r in runs[-CHART_RUNS:]}
     series: dict[str, list[charts.TimePoint]] = {}
     at: dict[tuple[str, str], charts.TimePoint] = {}
     source = (
@@ -172,6 +182,7 @@ def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: 
         if counted
         else {case: [(p.run, p.ms_per_token) for p in points] for case, points in h.series.items()}
     )
+    recent = {r.run_id for r in runs[-chart_runs(len(source)) :]}
     for case, points in source.items():
         out: list[charts.TimePoint] = []
         months: dict[str, list[float]] = defaultdict(list)
