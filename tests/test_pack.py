@@ -66,13 +66,15 @@ def test_packing_keeps_every_sample_and_stores_them_once(both_suites):
     stored = orjson.loads(read_bytes(path))  # what the run wrote: packed
     case = next(iter(stored["wallclock"]["cases"].values()))
     plain = next(iter(doc["wallclock"]["cases"].values()))
+    rows = len(plain["wall_s"][0])
     for key in ("wall_s", "run_s", "cpu_s"):
-        assert case[key]["unit"] == "us" and all(type(x) is int for row in case[key]["diffs"] for x in row)
-        assert [len(r) for r in case[key]["diffs"]] == [len(r) for r in plain[key]]  # every repeat, every row
+        assert case[key]["unit"] == "us" and case[key]["shape"] == [len(plain[key]), rows]  # every repeat and row
+        assert len(case[key]["diffs"].split(" ")) == len(plain[key]) * rows
     assert "offset" not in case["wall_s"] and case["run_s"]["offset"] == case["cpu_s"]["offset"] == {"wall_s": 1}
+    stored_ints = [int(x) for x in case["wall_s"]["diffs"].split(" ")]
     first = [round(x * 1e6) for x in plain["wall_s"][0]]
-    assert case["wall_s"]["diffs"][0] == first  # the first repeat as it is, in whole microseconds
-    assert case["wall_s"]["diffs"][1] == [round(x * 1e6) - y for x, y in zip(plain["wall_s"][1], first, strict=True)]
+    assert stored_ints[:rows] == first  # the first repeat as it is, in whole microseconds
+    assert stored_ints[rows : 2 * rows] == [round(x * 1e6) - y for x, y in zip(plain["wall_s"][1], first, strict=True)]
     tiers = stored["framing"]["legs"][0]["tiers"]
     assert set(tiers) == {"~rows", "~columns"} and tiers["~columns"]["status"] == {"~same": "measured"}
     assert orjson.dumps(unpack(stored, "x")) == orjson.dumps(doc)  # nothing lost, to the bit
@@ -115,7 +117,7 @@ def test_a_speculative_case_stores_its_verifier_time_against_run_less_drafter(bo
     name, plain = next((n, c) for n, c in doc["wallclock"]["cases"].items() if c["kind"] == "speculative")
     case = pack(doc)["wallclock"]["cases"][name]
     assert case["verifier_run_s"]["offset"] == {"run_s": 1, "drafter_run_s": -1}
-    spread = max(abs(x) for row in case["verifier_run_s"]["diffs"] for x in row)
+    spread = max(abs(int(x)) for x in case["verifier_run_s"]["diffs"].split(" "))
     assert spread <= 2 * len(plain["wall_s"])  # rounding each to the microsecond, accumulated over the repeats
     assert orjson.dumps(unpack(orjson.loads(orjson.dumps(pack(doc))), "x")) == orjson.dumps(doc)
 
@@ -218,13 +220,17 @@ def test_a_committed_summary_index_older_than_a_record_is_rebuilt_from_the_recor
     [
         {"ns": [[0.5, 1.5]]},
         {"ns": "many"},
-        {"unit": "ms", "diffs": [[1, 2]]},
-        {"unit": "us", "diffs": [[1, 2]], "values": [[1, 2]]},
-        {"unit": "us", "diffs": [[1.5, 2]]},
-        {"unit": "us", "diffs": [[1, 2], [3]]},
-        {"unit": "us", "diffs": [[True, False]]},
-        {"unit": "us", "values": [[1, 2]], "offset": {"no_such_s": 1}},
-        {"unit": "us", "values": [[1, 2]], "offset": {"wall_s": 1}},
+        {"unit": "ms", "shape": [1, 2], "diffs": "1 2"},
+        {"unit": "us", "shape": [1, 2], "diffs": "1 2", "values": "1 2"},
+        {"unit": "us", "shape": [1, 2], "diffs": "1 2.5"},
+        {"unit": "us", "shape": [1, 2], "diffs": "1 x"},
+        {"unit": "us", "shape": [2, 2], "diffs": "1 2 3"},
+        {"unit": "us", "shape": "2x2", "diffs": "1 2 3 4"},
+        {"unit": "us", "diffs": "1 2"},
+        {"unit": "us", "shape": [1, 2], "diffs": [[1, 2]]},
+        {"unit": "us", "shape": [1, 2], "diffs": "1 99999999999999999999"},
+        {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"no_such_s": 1}},
+        {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"wall_s": 1}},
     ],
 )
 def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_path, bad, capsys):
@@ -233,9 +239,9 @@ def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_pat
     case = next(iter(stored["wallclock"]["cases"].values()))
     case["wall_s"] = bad
     if "offset" in bad and "wall_s" in bad["offset"]:  # stored against itself: a circle
-        case["run_s"] = {"unit": "us", "values": [[1, 2]], "offset": {"cpu_s": 1}}
-        case["cpu_s"] = {"unit": "us", "values": [[1, 2]], "offset": {"run_s": 1}}
-        case["wall_s"] = {"unit": "us", "values": [[1, 2]], "offset": {"run_s": 1}}
+        case["run_s"] = {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"cpu_s": 1}}
+        case["cpu_s"] = {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"run_s": 1}}
+        case["wall_s"] = {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"run_s": 1}}
     path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
     code, _, err = _cli(capsys, "validate", str(path))
     assert code == 2 and len(err.splitlines()) == 1 and str(path) in err and "field" in err, err
@@ -248,9 +254,11 @@ def test_a_packed_sample_out_of_range_is_refused_at_its_place(both_suites, tmp_p
     doc = json.loads(json.dumps(both_suites[0]))
     stored = pack(doc)
     name, case = next(iter(stored["wallclock"]["cases"].items()))
-    rows = case["tokenize_s"]["diffs"]  # a field no other is stored against
-    last = len(rows) - 1
-    rows[last][2] += first - sum(r[2] for r in rows)  # the last repeat's third row becomes `first` us
+    repeats, width = case["tokenize_s"]["shape"]  # a field no other is stored against
+    ints = [int(x) for x in case["tokenize_s"]["diffs"].split(" ")]
+    last = repeats - 1
+    ints[last * width + 2] += first - sum(ints[r * width + 2] for r in range(repeats))  # becomes `first` us
+    case["tokenize_s"]["diffs"] = " ".join(map(str, ints))
     path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
     code, _, err = _cli(capsys, "validate", str(path))
     where = f"field wallclock/cases/{name}/tokenize_s/{last}/2:"

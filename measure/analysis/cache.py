@@ -144,7 +144,7 @@ class Loaded:
         path = self.paths[summary.sha256]
         data = read_bytes(path)
         without = () if suites else ("wallclock", "framing")
-        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without)
+        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without, arrays=True)
         return from_document(doc, str(path))
 
     def text(self, summary: Summary) -> str:

@@ -210,7 +210,7 @@ def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
             f"{where}/wall_s",
             f"a complete record has {wallclock['repeats']} repeats, got {len(case['wall_s'])}",
         )
-    if case["wall_s"] and not sum(case["tokens"]):
+    if len(case["wall_s"]) and not sum(case["tokens"]):
         raise fail(source, f"{where}/tokens", "timed, but no token was decoded")
     for key in CASE_SECONDS:
         if any(len(rep) != rows for rep in case.get(key, [])):

@@ -241,13 +241,19 @@ def stored_bytes(doc: dict[str, Any], path: Path) -> bytes:
 
 
 def load_record(
-    path: Path | str, data: bytes | None = None, validated: bool = False, without: tuple[str, ...] = ()
+    path: Path | str,
+    data: bytes | None = None,
+    validated: bool = False,
+    without: tuple[str, ...] = (),
+    arrays: bool = False,
 ) -> dict[str, Any]:
     """Read, migrate and validate one record file (``data``: its JSON bytes, when the caller has read them).
 
     ``validated``: these exact bytes passed validation before (the summary cache holds their sha256), so
     the schema walk is skipped; migration and the placement check still run. ``without``: top-level parts
     left out of the document (a run page needs no suite); on validated bytes they are not even unpacked.
+    ``arrays``: packed samples stay read-only numpy arrays (see :func:`~measure.record.pack.unpack`): for a
+    caller that makes the :class:`~measure.record.model.Record` at once.
     """
     import orjson
 
@@ -263,7 +269,7 @@ def load_record(
     if validated and without:
         doc = {k: v for k, v in doc.items() if k not in without}
     spans: list[Unpacked] = []
-    doc = migrate(unpack(doc, str(path), None if validated else spans), str(path))
+    doc = migrate(unpack(doc, str(path), None if validated else spans, arrays), str(path))
     if not validated:
         validate(doc, str(path), spans)
     check_place(doc, path)
@@ -292,7 +298,7 @@ def check_place(doc: dict[str, Any], path: Path) -> None:
 
 def load(path: Path | str, data: bytes | None = None) -> Record:
     """One record file as the typed, read-only :class:`~measure.record.model.Record` every reader uses."""
-    return from_document(load_record(path, data), str(path))
+    return from_document(load_record(path, data, arrays=True), str(path))
 
 
 def write_atomic(path: Path, doc: dict[str, Any], root: Path | None = None) -> None:

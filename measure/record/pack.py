@@ -8,7 +8,10 @@ left as it is):
 * seconds: under ``wallclock``, every field named ``*_s`` whose value is a
   rectangular nesting of lists of floats is stored as integers of the coarsest
   unit that holds every value exactly, ``us`` (the suites record samples to the
-  microsecond) or ``ns`` (records before that): ``{"unit": "us", "diffs": ...}``.
+  microsecond) or ``ns`` (records before that): ``{"unit": "us", "shape":
+  [repeats, rows], "diffs": "2710 2362 ... -81 164 ..."}``, the integers
+  row-major as one line of text (JSON parses one string, numpy reads the
+  numbers in one call, and no float or int object is made per sample).
   Every repeat and every row stays; along the first axis (the repeats) the
   first item is stored as it is and each later one as its difference from the
   one before, so a row's repeated timings cost their jitter, not their size.
@@ -27,6 +30,8 @@ A packed file can also be gzipped (``.json.gz``); :func:`decompress` reads eithe
 from __future__ import annotations
 
 import gzip
+import math
+import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +46,7 @@ NS = "ns"
 UNIT = "unit"
 UNITS = {"us": 1e6, "ns": 1e9}
 """Stored units, coarsest first, and how many make a second: a field is stored in the first its values are whole in."""
+SHAPE = "shape"
 DIFFS = "diffs"
 VALUES = "values"
 OFFSET = "offset"
@@ -93,10 +99,11 @@ def _pack_fields(node: dict[str, Any]) -> dict[str, Any]:
         if offset and all(r is not None and r[0] == unit and r[1].shape == ints.shape for r in refs):
             ints = ints - sum(c * r[1] for c, r in zip(offset.values(), refs, strict=True) if r is not None)
             entry[OFFSET] = dict(offset)
+        entry[SHAPE] = list(ints.shape)
         if ints.ndim >= 2 and len(ints) >= 2:
-            entry[DIFFS] = np.concatenate([ints[:1], np.diff(ints, axis=0)]).tolist()
+            entry[DIFFS] = _text(np.concatenate([ints[:1], np.diff(ints, axis=0)]))
         else:
-            entry[VALUES] = ints.tolist()
+            entry[VALUES] = _text(ints)
         out[key] = entry
     return out
 
@@ -105,6 +112,36 @@ def _pack_seconds(node: Any) -> Any:
     if isinstance(node, list):
         return [_pack_seconds(v) for v in node] if _nested(node) else node
     return _pack_fields(node) if isinstance(node, dict) else node
+
+
+def _text(ints: np.ndarray) -> str:
+    """Integers as one line of decimal numbers, row-major: JSON reads it as one string, numpy in one call."""
+    return " ".join(map(str, ints.ravel().tolist()))
+
+
+LARGEST = 10**15
+"""Larger stored integers are refused: 31 years in microseconds, and no sum of a few of them overflows."""
+
+
+def _read_text(key: str, text: Any, shape: Any) -> np.ndarray:
+    """The integers :func:`_text` wrote, in ``shape``; anything else names the field.
+
+    numpy reads the line in one call and stops at the first thing that is not an integer, which
+    :func:`unpack` turns from a warning into an error, so a fraction or a word is never read as a prefix.
+    """
+    if not isinstance(shape, list) or not shape or not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError(f"field {key}: packed seconds need a shape, a list of counts")
+    if not isinstance(text, str):
+        raise ValueError(f"field {key}: packed seconds are not integers one space apart")
+    try:
+        ints = np.fromstring(text, dtype=np.int64, sep=" ") if text.strip() else np.zeros(0, dtype=np.int64)
+    except (ValueError, DeprecationWarning) as exc:
+        raise ValueError(f"field {key}: packed seconds are not integers one space apart") from exc
+    if ints.size != math.prod(shape):
+        raise ValueError(f"field {key}: {ints.size} packed seconds do not fill the shape {shape}")
+    if ints.size and np.abs(ints).max() >= LARGEST:
+        raise ValueError(f"field {key}: a packed value is {LARGEST:,} units or more; not a duration")
+    return ints.reshape(shape)
 
 
 def _stored_ints(key: str, value: Any) -> np.ndarray:
@@ -119,9 +156,9 @@ def _stored_ints(key: str, value: Any) -> np.ndarray:
 
 def _seconds_of(key: str, entry: dict[str, Any], done: dict[str, np.ndarray]) -> np.ndarray:
     """One packed field as integers of its unit; fields it is stored against come from ``done``."""
-    if (DIFFS in entry) == (VALUES in entry) or set(entry) - {UNIT, OFFSET, DIFFS, VALUES}:
-        raise ValueError(f"field {key}: packed seconds need a unit and one of diffs or values")
-    ints = _stored_ints(key, entry.get(DIFFS, entry.get(VALUES)))
+    if (DIFFS in entry) == (VALUES in entry) or set(entry) - {UNIT, OFFSET, SHAPE, DIFFS, VALUES}:
+        raise ValueError(f"field {key}: packed seconds need a unit, a shape and one of diffs or values")
+    ints = _read_text(key, entry.get(DIFFS, entry.get(VALUES)), entry.get(SHAPE))
     if DIFFS in entry:
         ints = np.cumsum(ints, axis=0)
     for name, c in (entry.get(OFFSET) or {}).items():
@@ -170,15 +207,24 @@ class Seconds(list):  # type: ignore[type-arg]
         return out
 
 
-def _note(spans: list[Unpacked] | None, out: dict[str, Any], key: str, ints: np.ndarray, per_second: float) -> Any:
-    """The field's floats, noted in ``spans`` (when kept) with what its stand-in needs."""
+@dataclass(frozen=True)
+class _Reading:
+    spans: list[Unpacked] | None
+    arrays: bool
+
+
+def _note(reading: _Reading, out: dict[str, Any], key: str, ints: np.ndarray, per_second: float) -> Any:
+    """The field's floats (see :func:`unpack` for ``arrays``), noted in ``spans`` with what its stand-in needs."""
     seconds = ints / per_second
-    if spans is not None and seconds.size:
-        spans.append(Unpacked(out, key, float(seconds.min()), float(seconds.max()), seconds.ndim))
+    if reading.spans is not None and seconds.size:
+        reading.spans.append(Unpacked(out, key, float(seconds.min()), float(seconds.max()), seconds.ndim))
+    if reading.arrays:
+        seconds.flags.writeable = False
+        return seconds
     return Seconds.of(seconds)
 
 
-def _unpack_fields(node: dict[str, Any], spans: list[Unpacked] | None) -> dict[str, Any]:
+def _unpack_fields(node: dict[str, Any], reading: _Reading) -> dict[str, Any]:
     pending = {k: v for k, v in node.items() if k.endswith("_s") and _packed(v)}
     done: dict[str, np.ndarray] = {}
     while pending:
@@ -193,18 +239,18 @@ def _unpack_fields(node: dict[str, Any], spans: list[Unpacked] | None) -> dict[s
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in done:
-            out[key] = _note(spans, out, key, done[key], UNITS[value[UNIT]])
+            out[key] = _note(reading, out, key, done[key], UNITS[value[UNIT]])
         elif key.endswith("_s") and isinstance(value, dict) and list(value) == [NS] and isinstance(value[NS], list):
-            out[key] = _note(spans, out, key, _stored_ints(key, value[NS]), 1e9)
+            out[key] = _note(reading, out, key, _stored_ints(key, value[NS]), 1e9)
         else:
-            out[key] = _unpack_seconds(value, spans)
+            out[key] = _unpack_seconds(value, reading)
     return out
 
 
-def _unpack_seconds(node: Any, spans: list[Unpacked] | None) -> Any:
+def _unpack_seconds(node: Any, reading: _Reading) -> Any:
     if isinstance(node, list):
-        return [_unpack_seconds(v, spans) for v in node] if _nested(node) else node
-    return _unpack_fields(node, spans) if isinstance(node, dict) else node
+        return [_unpack_seconds(v, reading) for v in node] if _nested(node) else node
+    return _unpack_fields(node, reading) if isinstance(node, dict) else node
 
 
 def _nested(node: list[Any]) -> bool:
@@ -283,16 +329,22 @@ def pack(doc: dict[str, Any]) -> dict[str, Any]:
     return out if _json(back) == _json(doc) else doc
 
 
-def unpack(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = None) -> dict[str, Any]:
+def unpack(
+    doc: dict[str, Any], source: str, spans: list[Unpacked] | None = None, arrays: bool = False
+) -> dict[str, Any]:
     """The plain document of a stored one (a plain one comes back as it is); bad packing names the file.
 
     ``spans``: where to note each seconds field made from packed integers (see :class:`Unpacked`).
+    ``arrays``: leave those fields as read-only float arrays instead of lists (for a reader that makes the
+    record model straight away and never writes the document out: no float object per sample).
     """
     doc = dict(doc)
     failures = (TypeError, ValueError, KeyError, IndexError, RecursionError)
     if isinstance(doc.get("wallclock"), dict):
         try:
-            doc["wallclock"] = _unpack_seconds(doc["wallclock"], spans)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)  # numpy's "could not be read to its end"
+                doc["wallclock"] = _unpack_seconds(doc["wallclock"], _Reading(spans, arrays))
         except failures as exc:
             raise MeasureError(
                 f"{source}: {exc}" if str(exc).startswith("field") else f"{source}: field wallclock: {exc}"

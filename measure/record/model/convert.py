@@ -14,6 +14,11 @@ def floats(values: Any) -> np.ndarray:
     return values.array if isinstance(values, Seconds) else np.asarray(values, dtype=float)
 
 
+def present(values: Any) -> bool:
+    """Whether a field holds samples: a non-empty list, or array (a packed field may arrive as one)."""
+    return values is not None and len(values) > 0
+
+
 def array(rows: list[list[float]]) -> np.ndarray:
     a = floats(rows)
     if a.ndim != 2:
@@ -27,14 +32,14 @@ def ints(values: Any) -> tuple[int, ...]:
 
 
 def vector(values: Any) -> np.ndarray:
-    a = floats(values or [])
+    a = floats(values if present(values) else [])
     a.flags.writeable = False
     return a
 
 
 def table(rows: list[list[float]], width: int) -> np.ndarray:
     """Repeats x ``width`` samples; zero repeats (a run stopped before the first) gives an empty table."""
-    if not rows:
+    if not present(rows):
         a = np.zeros((0, width))
         a.flags.writeable = False
         return a

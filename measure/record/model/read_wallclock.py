@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from measure.record.model.convert import array, cube, ints, table, vector
+from measure.record.model.convert import array, cube, ints, present, table, vector
 from measure.record.model.wallclock import (
     CallTimings,
     Case,
@@ -45,7 +45,7 @@ def _case(name: str, c: dict[str, Any]) -> Case:
         accepted_by_position=ints(c.get("accepted_by_position")),
         drafter_run_s=array(c["drafter_run_s"]) if spec and "drafter_run_s" in c else None,
         verifier_run_s=array(c["verifier_run_s"]) if spec and "verifier_run_s" in c else None,
-        first_token_s=array(c["first_token_s"]) if c.get("first_token_s") else None,
+        first_token_s=array(c["first_token_s"]) if present(c.get("first_token_s")) else None,
         source_tokens=ints(c.get("source_tokens")),
     )
 
