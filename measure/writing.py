@@ -48,8 +48,12 @@ def make_dirs(folder: Path) -> None:
         raise MeasureError(f"{folder}: cannot create this folder ({reason(exc)})") from exc
 
 
-def write_bytes(path: Path, data: bytes, root: Path | None = None, mode: int = 0o644) -> Path:
-    """Write ``data`` beside ``path`` and rename it over it; the target stays whole whatever fails."""
+def write_bytes(path: Path, data: bytes, root: Path | None = None, mode: int = 0o644, durable: bool = True) -> Path:
+    """Write ``data`` beside ``path`` and rename it over it; the target stays whole whatever fails.
+
+    ``durable``: flush to the disk before the rename (a record, a page); a disposable cache entry skips it,
+    since a cold build writes thousands and a lost one only costs the next build its recomputation.
+    """
     path = contained(Path(path), root)
     make_dirs(path.parent)
     if path.is_dir():
@@ -62,8 +66,9 @@ def write_bytes(path: Path, data: bytes, root: Path | None = None, mode: int = 0
         os.chmod(tmp, mode)  # mkstemp makes 0600; records and pages are meant to be read and published
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         contained(path, root)  # checked again just before the rename: nothing swapped in meanwhile
         os.replace(tmp, path)
     except OSError as exc:
