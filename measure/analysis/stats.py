@@ -161,20 +161,39 @@ def ratio_of_medians(
 
 
 def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    """Continued fraction of the incomplete beta function (modified Lentz).
+
+    Written out step by step (no tuple per term, no ``abs`` call) because the comparisons of a long history
+    spend most of their time here; every float operation is the textbook one, in the same order.
+    """
     tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
     c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > tiny else tiny)
+    if not (d > tiny or d < -tiny):
+        d = tiny
+    d = 1 / d
     h = d
     for m in range(1, 300):
         m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < 1e-15:
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1 + aa * d
+        if not (d > tiny or d < -tiny):
+            d = tiny
+        d = 1 / d
+        c = 1 + aa / c
+        if not (c > tiny or c < -tiny):
+            c = tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1 + aa * d
+        if not (d > tiny or d < -tiny):
+            d = tiny
+        d = 1 / d
+        c = 1 + aa / c
+        if not (c > tiny or c < -tiny):
+            c = tiny
+        dc = d * c
+        h *= dc
+        if -1e-15 < dc - 1 < 1e-15:
             break
     return h
 
@@ -200,7 +219,15 @@ def t_sf(t: float, df: float) -> float:
 
 
 def t_quantile(p: float, df: float) -> float:
-    """The t value with P(T <= t) = p, p in (0, 1): Newton's method from the normal quantile, kept in a bracket."""
+    """The t value with P(T <= t) = p, p in (0, 1): Newton's method from the normal quantile, kept in a bracket.
+
+    Cached: a record's intervals ask for the same few (p, df) dozens of times.
+    """
+    return _t_quantile(float(p), float(df))
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_quantile(p: float, df: float) -> float:
     z = NormalDist().inv_cdf(p)
     if math.isinf(df):
         return z
@@ -217,7 +244,7 @@ def t_quantile(p: float, df: float) -> float:
         pdf = math.exp(log_norm - (df + 1) / 2 * math.log1p(x * x / df))
         step = x - f / pdf if pdf > 0 else (lo + hi) / 2
         x = step if lo < step < hi else (lo + hi) / 2
-    return x
+    return float(x)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
