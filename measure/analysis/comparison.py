@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from measure.analysis.profile import metric_samples
-from measure.analysis.stats import Estimate, holm, summarize, t_quantile, t_sf
+from measure.analysis.stats import Estimate, holm, summarize
+from measure.analysis.tdist import t_quantile, t_sf
 from measure.errors import MeasureError
 from measure.policy import Policy, tolerance_of
 from measure.record.model import Record
