@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from measure.analysis.profile import metric_samples
-from measure.analysis.stats import Estimate, holm, summarize
+from measure.analysis.stats import Estimate, holm, mean_var, summarize
 from measure.analysis.tdist import t_quantile, t_sf
 from measure.errors import MeasureError
 from measure.policy import Policy, tolerance_of
@@ -144,12 +144,13 @@ class Comparison:
 
 def _welch(x: np.ndarray, y: np.ndarray, drift: Drift | None) -> tuple[float, float, float]:
     """(d, se, df) of mean(y) - mean(x), with drift's variance added once per run."""
-    vx, vy = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    (mx, vx), (my, vy) = mean_var(x), mean_var(y)
+    vx, vy = vx / x.size, vy / y.size
     vd = 2 * drift.sd**2 if drift is not None else 0.0
     se2 = vx + vy + vd
     parts = vx**2 / (x.size - 1) + vy**2 / (y.size - 1) + (vd**2 / drift.df if drift is not None and vd else 0.0)
     df = se2**2 / parts if parts > 0 else math.inf
-    return float(y.mean() - x.mean()), math.sqrt(se2), df
+    return my - mx, math.sqrt(se2), df
 
 
 def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:

@@ -155,6 +155,43 @@ def median(values: Sequence[float] | np.ndarray) -> float:
     return float(np.median(x)) if not s else _median_of_sorted(s)
 
 
+PAIRWISE_BLOCK = 128
+"""numpy sums up to this many float64 values in one block of its pairwise summation; :func:`mean_var` copies it."""
+
+
+def _numpy_sum(v: list[float]) -> float:
+    """np.add.reduce of a contiguous float64 array of at most :data:`PAIRWISE_BLOCK` values, bit for bit:
+    a running sum below 8 values, else eight running sums combined pairwise, then the rest; started from 0.0."""
+    n = len(v)
+    if n < 8:
+        res = -0.0
+        for a in v:
+            res += a
+        return 0.0 + res
+    r0, r1, r2, r3, r4, r5, r6, r7 = v[:8]
+    stop = n - n % 8
+    for i in range(8, stop, 8):
+        r0, r1, r2, r3 = r0 + v[i], r1 + v[i + 1], r2 + v[i + 2], r3 + v[i + 3]
+        r4, r5, r6, r7 = r4 + v[i + 4], r5 + v[i + 5], r6 + v[i + 6], r7 + v[i + 7]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for a in v[stop:]:
+        res += a
+    return 0.0 + res
+
+
+def mean_var(values: np.ndarray) -> tuple[float, float]:
+    """``(values.mean(), values.var(ddof=1))`` of a short 1-D float64 array, bit for bit, in plain Python.
+
+    A comparison takes these of a few repeats per case; numpy's per-call overhead is most of their cost.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or not 2 <= x.size <= PAIRWISE_BLOCK:
+        return float(x.mean()), float(x.var(ddof=1))
+    v = x.tolist()
+    m = _numpy_sum(v) / len(v)
+    return m, _numpy_sum([(a - m) * (a - m) for a in v]) / (len(v) - 1)
+
+
 def column_medians(mat: np.ndarray) -> np.ndarray:
     """np.median(mat, axis=0), bit for bit: one sort of the columns (np.median partitions each one)."""
     x = np.asarray(mat, dtype=float)

@@ -11,22 +11,46 @@ import functools
 import math
 from statistics import NormalDist
 
+TERMS = 299
+"""The most continued-fraction terms evaluated (each one an even and an odd step)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _terms(a: float, b: float) -> list[tuple[float, float, float, float]]:
+    """The continued fraction's coefficients at (a, b), less their factor x, filled in as far as one was needed.
+
+    A quantile's Newton steps and a comparison's tests evaluate one (a, b) at several x: the coefficients are
+    the same floats each time, computed once.
+    """
+    return []
+
+
+def _more_terms(terms: list[tuple[float, float, float, float]], a: float, b: float) -> None:
+    qab, qap, qam = a + b, a + 1, a - 1
+    for m in range(len(terms) + 1, min(len(terms) + 16, TERMS) + 1):
+        m2 = 2 * m
+        terms.append((m * (b - m), (qam + m2) * (a + m2), -(a + m) * (qab + m), (a + m2) * (qap + m2)))
+
 
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the incomplete beta function (modified Lentz).
 
-    Written out step by step (no tuple per term, no ``abs`` call) because the comparisons of a long history
-    spend most of their time here; every float operation is the textbook one, in the same order.
+    Written out step by step (no tuple per term, no ``abs`` call, the coefficients from :func:`_terms`)
+    because the comparisons of a long history spend most of their time here; every float operation is the
+    textbook one, in the same order.
     """
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
-    c, d = 1.0, 1 - qab * x / qap
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
     if not (d > tiny or d < -tiny):
         d = tiny
     d = 1 / d
     h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+    terms = _terms(a, b)
+    for m in range(TERMS):
+        if m == len(terms):
+            _more_terms(terms, a, b)
+        num_even, den_even, num_odd, den_odd = terms[m]
+        aa = num_even * x / den_even
         d = 1 + aa * d
         if not (d > tiny or d < -tiny):
             d = tiny
@@ -35,7 +59,7 @@ def _betacf(a: float, b: float, x: float) -> float:
         if not (c > tiny or c < -tiny):
             c = tiny
         h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        aa = num_odd * x / den_odd
         d = 1 + aa * d
         if not (d > tiny or d < -tiny):
             d = tiny
