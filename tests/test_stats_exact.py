@@ -140,3 +140,14 @@ def test_mean_var_follows_numpys_summation_order():
     for n in range(2, stats.PAIRWISE_BLOCK + 3):
         for x in (rng.lognormal(0, 3, n), rng.normal(0, 1, n) * 10.0 ** rng.integers(-8, 8, n)):
             assert mean_var(x) == (float(x.mean()), float(x.var(ddof=1)))
+
+
+def test_paired_ratio_uses_numpys_std():
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 7, 12):
+        a, b = rng.lognormal(0, 0.3, n), rng.lognormal(0, 0.3, n)
+        d = np.log(a) - np.log(b)
+        half = t_quantile(0.975, n - 1) * float(d.std(ddof=1)) / math.sqrt(n)
+        mean = float(d.mean())
+        e = stats.paired_ratio(a, b)
+        assert (e.value, e.lo, e.hi) == (math.exp(mean), math.exp(mean - half), math.exp(mean + half))

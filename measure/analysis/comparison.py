@@ -156,7 +156,8 @@ def _welch(x: np.ndarray, y: np.ndarray, drift: Drift | None) -> tuple[float, fl
 def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """(d, se, df) of the mean per-repeat difference: one job, repeat i of BASE and of NEW measured together."""
     diff = y - x
-    return float(diff.mean()), float(diff.std(ddof=1)) / math.sqrt(diff.size), float(diff.size - 1)
+    mean, var = mean_var(diff)
+    return mean, math.sqrt(var) / math.sqrt(diff.size), float(diff.size - 1)
 
 
 def _tests(d: float, se: float, df: float, tol: float) -> tuple[float, float]:

@@ -275,10 +275,11 @@ def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = L
     if a.size != b.size or a.size == 0:
         raise ValueError("paired samples must have the same non-zero length")
     d = np.log(a) - np.log(b)
-    mean = float(d.mean())
     if d.size == 1:
+        mean = float(d.mean())
         return Estimate(math.exp(mean), math.exp(mean), math.exp(mean), level=0.0)
-    half = t_quantile(1 - (1 - level) / 2, d.size - 1) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    mean, var = mean_var(d)  # numpy's std is the rounded sqrt of its var, as math.sqrt's is
+    half = t_quantile(1 - (1 - level) / 2, d.size - 1) * math.sqrt(var) / math.sqrt(d.size)
     return Estimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), level=level)
 
 
