@@ -50,7 +50,8 @@ def _row_medians(mat: np.ndarray) -> np.ndarray:
 
 
 KEPT_DRAWS = 1 << 20
-"""Index matrices up to this many entries in all (8 MiB) are kept for reuse; larger ones are drawn each time."""
+"""Index matrices up to this many entries in all (8 MiB) are kept for reuse, 16 sets at most; larger ones are
+drawn each time. The exponent fit keeps at most 16 length sides of that size too."""
 
 
 def _draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
@@ -65,7 +66,7 @@ def _draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, 
     return tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _kept_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(seed)
     out = tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)
@@ -334,7 +335,7 @@ def fit_exponent(
     return Estimate(slope, lo, hi)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _exponent_x(x: bytes, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The length side of :func:`fit_exponent`'s resampled fits: (draws, centred x, var > 0, var where > 0).
 
