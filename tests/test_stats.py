@@ -14,9 +14,8 @@ from measure.analysis.stats import (
     predicted_speedup,
     ratio_of_medians,
     summarize,
-    t_quantile,
-    t_sf,
 )
+from measure.analysis.tdist import t_quantile, t_sf
 
 
 def test_summary_is_reproducible_and_brackets_the_median():

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from measure.analysis.comparison import Comparison, Drift, compare
+from measure.analysis.comparison import Comparison, Drift, compare_many
 from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary, summarize_record
 from measure.errors import MeasureError
@@ -116,16 +116,34 @@ class SummaryCache:
         self, base: Summary, new: Summary, tolerance: float | None, drift: Drift | None = None, metric: str = "wall"
     ) -> list[Comparison]:
         """``compare`` of two consecutive records in one metric, from the cache when the pair was judged before."""
-        key = comparison_key(base, new, tolerance, drift, metric)
+        return self.comparisons_many([(base, new)], tolerance, drift, metric)[0]
+
+    def comparisons_many(
+        self,
+        pairs: list[tuple[Summary, Summary]],
+        tolerance: float | None,
+        drift: Drift | None = None,
+        metric: str = "wall",
+    ) -> list[list[Comparison]]:
+        """:meth:`comparisons` of many (BASE, NEW) pairs; those the cache lacks are judged together
+        (:func:`~measure.analysis.comparison.compare_many`), several times quicker than one by one."""
+        keys = [comparison_key(base, new, tolerance, drift, metric) for base, new in pairs]
+        out = [self._cached_comparisons(key) for key in keys]
+        missing = [i for i, found in enumerate(out) if found is None]
+        jobs = [(pairs[i][0].samples_of(metric), pairs[i][1].samples_of(metric), pairs[i][1].policy) for i in missing]
+        for i, result in zip(missing, compare_many(jobs, tolerance, drift, metric=metric), strict=True):
+            self._write("comparisons", keys[i], [_comparison_to_list(c) for c in result])
+            out[i] = result
+        return [found or [] for found in out]
+
+    def _cached_comparisons(self, key: str) -> list[Comparison] | None:
         found = self._read("comparisons", key)
         if isinstance(found, list):
             try:
                 return [_comparison_from_list(x) for x in found]
             except (TypeError, ValueError):
                 pass
-        result = compare(base.samples_of(metric), new.samples_of(metric), new.policy, tolerance, drift, metric=metric)
-        self._write("comparisons", key, [_comparison_to_list(c) for c in result])
-        return result
+        return None
 
 
 @dataclass(frozen=True)

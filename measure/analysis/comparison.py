@@ -33,13 +33,14 @@ the same host at the same time).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from measure.analysis.profile import metric_samples
-from measure.analysis.stats import Estimate, holm, summarize, t_quantile, t_sf
+from measure.analysis.stats import Estimate, holm, mean_var, summarize
+from measure.analysis.tdist import t_quantile_many, t_sf_many
 from measure.errors import MeasureError
 from measure.policy import Policy, tolerance_of
 from measure.record.model import Record
@@ -143,28 +144,114 @@ class Comparison:
 
 def _welch(x: np.ndarray, y: np.ndarray, drift: Drift | None) -> tuple[float, float, float]:
     """(d, se, df) of mean(y) - mean(x), with drift's variance added once per run."""
-    vx, vy = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    (mx, vx), (my, vy) = mean_var(x), mean_var(y)
+    vx, vy = vx / x.size, vy / y.size
     vd = 2 * drift.sd**2 if drift is not None else 0.0
     se2 = vx + vy + vd
     parts = vx**2 / (x.size - 1) + vy**2 / (y.size - 1) + (vd**2 / drift.df if drift is not None and vd else 0.0)
     df = se2**2 / parts if parts > 0 else math.inf
-    return float(y.mean() - x.mean()), math.sqrt(se2), df
+    return my - mx, math.sqrt(se2), df
 
 
 def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """(d, se, df) of the mean per-repeat difference: one job, repeat i of BASE and of NEW measured together."""
     diff = y - x
-    return float(diff.mean()), float(diff.std(ddof=1)) / math.sqrt(diff.size), float(diff.size - 1)
+    mean, var = mean_var(diff)
+    return mean, math.sqrt(var) / math.sqrt(diff.size), float(diff.size - 1)
 
 
-def _tests(d: float, se: float, df: float, tol: float) -> tuple[float, float]:
-    """(two-sided p of d = 0, TOST p of 'ratio inside 1 +/- tol')."""
-    up, down = math.log1p(tol), math.log1p(-tol) if tol < 1 else -math.inf
-    if se == 0:
-        return (1.0 if d == 0 else 0.0), (0.0 if down < d < up else 1.0)
-    p_change = min(1.0, 2 * t_sf(abs(d) / se, df))
-    p_same = max(t_sf((d - down) / se, df), t_sf((up - d) / se, df))
-    return p_change, p_same
+@dataclass(frozen=True)
+class _Case:
+    """One case of one comparison up to its t quantities: the log-scale difference, its se and df."""
+
+    name: str
+    kind: str
+    base: Estimate
+    new: Estimate
+    d: float
+    se: float
+    df: float
+
+
+def _cases(
+    base: Mapping[str, CaseSamples], new: Mapping[str, CaseSamples], drift: Drift | None, paired: bool
+) -> list[_Case]:
+    out = []
+    for name, case in new.items():
+        old = base.get(name)
+        if old is None or len(case.ms_per_token) < 2 or len(old.ms_per_token) < 2:
+            continue
+        x, y = np.log(old.ms_per_token), np.log(case.ms_per_token)
+        if paired and x.size != y.size:
+            continue
+        d, se, df = _paired(x, y) if paired else _welch(x, y, drift)
+        out.append(_Case(name, case.kind, old.estimate, case.estimate, d, se, df))
+    return out
+
+
+def _band(tol: float) -> tuple[float, float]:
+    """The band 1 +/- tol on the log scale: (up, down)."""
+    return math.log1p(tol), math.log1p(-tol) if tol < 1 else -math.inf
+
+
+def _tests(cases: list[list[_Case]], bands: list[float]) -> list[list[tuple[float, float]]]:
+    """Per case, (two-sided p of d = 0, TOST p of 'ratio inside 1 +/- tol'): every t tail of every job at once."""
+    t: list[float] = []
+    df: list[float] = []
+    for job, tol in zip(cases, bands, strict=True):
+        up, down = _band(tol)
+        for c in job:
+            if c.se != 0:
+                t += [abs(c.d) / c.se, (c.d - down) / c.se, (up - c.d) / c.se]
+                df += [c.df] * 3
+    tails = iter(t_sf_many(t, df))
+    out = []
+    for job, tol in zip(cases, bands, strict=True):
+        up, down = _band(tol)
+        row = []
+        for c in job:
+            if c.se == 0:
+                row.append(((1.0 if c.d == 0 else 0.0), (0.0 if down < c.d < up else 1.0)))
+            else:
+                change, lower, upper = next(tails), next(tails), next(tails)
+                row.append((min(1.0, 2 * change), max(lower, upper)))
+        out.append(row)
+    return out
+
+
+def _quantiles(cases: list[list[_Case]], ps: list[float]) -> list[list[float]]:
+    """Per case, the t quantile at its job's p and its df: every job's at once, grouped by p."""
+    where: dict[float, list[tuple[int, int]]] = {}
+    for j, (job, p) in enumerate(zip(cases, ps, strict=True)):
+        where.setdefault(p, []).extend((j, k) for k in range(len(job)))
+    out = [[0.0] * len(job) for job in cases]
+    for p, at in where.items():
+        for (j, k), q in zip(at, t_quantile_many(p, [cases[j][k].df for j, k in at]), strict=True):
+            out[j][k] = q
+    return out
+
+
+def _decide(
+    cases: list[_Case], quantiles: list[float], tests: list[tuple[float, float]], tol: float, alpha: float
+) -> list[Comparison]:
+    """Each case's interval and outcome, the p-values of 'no change' Holm-adjusted over all of them."""
+    if not cases:
+        return []
+    adjusted = holm([p_change for p_change, _ in tests])
+    out = []
+    for c, q, (_, p_same), p in zip(cases, quantiles, tests, adjusted, strict=True):
+        half = q * c.se
+        r = Estimate(math.exp(c.d), math.exp(c.d - half), math.exp(c.d + half), level=1 - alpha)
+        if p < alpha and r.value > 1 + tol:
+            outcome = "slower"
+        elif p < alpha and r.value < 1 - tol:
+            outcome = "faster"
+        elif p_same < alpha / 2:
+            outcome = "same"
+        else:
+            outcome = "inconclusive"
+        out.append(Comparison(c.name, c.kind, outcome, r, c.base, c.new, float(p), float(p_same), tol, float(c.df)))
+    return out
 
 
 def compare(
@@ -184,35 +271,27 @@ def compare(
     both sides saw the same host), and a case with unequal repeat counts is skipped. ``metric``: whose band
     applies (:func:`measure.policy.tolerance_of`: the instruction count has its own).
     """
-    tol = max(tolerance_of(policy, metric), tolerance or 0.0)
-    alpha = policy.compare_alpha
-    measured = []
-    for name, case in new.items():
-        old = base.get(name)
-        if old is None or len(case.ms_per_token) < 2 or len(old.ms_per_token) < 2:
-            continue
-        x, y = np.log(old.ms_per_token), np.log(case.ms_per_token)
-        if paired and x.size != y.size:
-            continue
-        d, se, df = _paired(x, y) if paired else _welch(x, y, drift)
-        half = t_quantile(1 - alpha / 2, df) * se
-        r = Estimate(math.exp(d), math.exp(d - half), math.exp(d + half), level=1 - alpha)
-        measured.append((name, case.kind, r, old.estimate, case.estimate, *_tests(d, se, df, tol), df))
-    if not measured:
-        return []
-    adjusted = holm([m[5] for m in measured])
-    out = []
-    for (name, kind, r, b_est, n_est, _, p_same, df), p in zip(measured, adjusted, strict=True):
-        if p < alpha and r.value > 1 + tol:
-            outcome = "slower"
-        elif p < alpha and r.value < 1 - tol:
-            outcome = "faster"
-        elif p_same < alpha / 2:
-            outcome = "same"
-        else:
-            outcome = "inconclusive"
-        out.append(Comparison(name, kind, outcome, r, b_est, n_est, float(p), float(p_same), tol, float(df)))
-    return out
+    return compare_many([(base, new, policy)], tolerance, drift, paired, metric)[0]
+
+
+def compare_many(
+    jobs: Sequence[tuple[Mapping[str, CaseSamples], Mapping[str, CaseSamples], Policy]],
+    tolerance: float | None = None,
+    drift: Drift | None = None,
+    paired: bool = False,
+    metric: str = "wall",
+) -> list[list[Comparison]]:
+    """:func:`compare` of many (BASE, NEW, NEW's policy), the same lists, with the t quantities of all their
+    cases computed together (:func:`~measure.analysis.tdist.t_quantile_many`, ``t_sf_many``): what a history
+    of thousands of consecutive records asks for at once."""
+    cases = [_cases(base, new, drift, paired) for base, new, _ in jobs]
+    bands = [max(tolerance_of(policy, metric), tolerance or 0.0) for _, _, policy in jobs]
+    quantiles = _quantiles(cases, [1 - policy.compare_alpha / 2 for _, _, policy in jobs])
+    tests = _tests(cases, bands)
+    return [
+        _decide(c, q, t, tol, policy.compare_alpha)
+        for c, q, t, tol, (_, _, policy) in zip(cases, quantiles, tests, bands, jobs, strict=True)
+    ]
 
 
 def _samples(record: Record, metric: str) -> dict[str, CaseSamples]:

@@ -136,16 +136,15 @@ def machine_history(
                 series[case].append(Point(r, c.estimate))
         for case, c in sorted(r.instruction_samples.items()):
             counts[case].append(CountPoint(r, c.estimate))
-    breaks, changes, compared = [], [], 0
+    breaks, pairs = [], []
     for base, new in pairwise(runs):
         reason = comparable(base, new) or region_changed(base, new)
         if reason is not None:
             breaks.append(Break(base, new, reason))
-            continue
-        found = cache.comparisons(base, new, None, drift)
-        compared += 1
-        changes += [Change(base, new, c) for c in found if c.outcome in ("faster", "slower")]
-    counted, count_breaks, count_compared = [r for r in runs if r.instruction_samples], [], 0
+        else:
+            pairs.append((base, new))
+    changes = _changes(pairs, cache.comparisons_many(pairs, None, drift), "wall")
+    counted, count_breaks, count_pairs = [r for r in runs if r.instruction_samples], [], []
     count_drift = calibration.drift_of("instructions") if calibration is not None else None
     for base, new in pairwise(counted):
         reason = comparable(base, new)
@@ -153,23 +152,33 @@ def machine_history(
             reason = f"instructions counted otherwise ({base.instructions_key} -> {new.instructions_key})"
         if reason is not None:
             count_breaks.append(Break(base, new, reason))
-            continue
-        found = cache.comparisons(base, new, None, count_drift, "instructions")
-        count_compared += 1
-        changes += [Change(base, new, c, "instructions") for c in found if c.outcome in ("faster", "slower")]
+        else:
+            count_pairs.append((base, new))
+    found = cache.comparisons_many(count_pairs, None, count_drift, "instructions")
+    changes += _changes(count_pairs, found, "instructions")
     changes.sort(key=lambda c: (c.new.started_at, c.new.run_id))
     return MachineHistory(
         machine,
         tuple(runs),
         {case: tuple(points) for case, points in series.items()},
         tuple(breaks),
-        compared,
+        len(pairs),
         tuple(changes),
         band,
         {case: tuple(points) for case, points in counts.items()},
         tuple(count_breaks),
-        count_compared,
+        len(count_pairs),
     )
+
+
+def _changes(pairs: list[tuple[Summary, Summary]], found: list[list[Comparison]], metric: str) -> list[Change]:
+    """The faster and slower calls among consecutive pairs' comparisons, in pair order."""
+    return [
+        Change(base, new, c, metric)
+        for (base, new), comparisons in zip(pairs, found, strict=True)
+        for c in comparisons
+        if c.outcome in ("faster", "slower")
+    ]
 
 
 @dataclass(frozen=True)

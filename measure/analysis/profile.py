@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.stats import Estimate, percentile_interval, ratio_of_medians, summarize
+from measure.analysis.stats import Estimate, median, percentile_interval, ratio_of_medians, summarize
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.record.model import Case, Record
 
@@ -112,7 +112,7 @@ def _summary(values: np.ndarray | None, scale: float = 1.0) -> Estimate | None:
 
 
 def _ratio(num: np.ndarray | None, den: np.ndarray | None, b: Bootstrap) -> Estimate | None:
-    if num is None or den is None or num.size == 0 or den.size == 0 or np.median(den) <= 0:
+    if num is None or den is None or num.size == 0 or den.size == 0 or median(den) <= 0:
         return None
     return ratio_of_medians(np.ravel(num), np.ravel(den), resamples=b.resamples, seed=b.seed)
 
@@ -121,7 +121,7 @@ def _memory(record: Record, tier: str) -> np.ndarray | None:
     p = record.wallclock.profile if record.wallclock else None
     if p is None or tier not in p.tiers or p.tiers[tier].peak_rss_bytes.size == 0:
         return None
-    base = float(np.median(p.baseline_peak_rss_bytes)) if p.baseline_peak_rss_bytes.size else 0.0
+    base = median(p.baseline_peak_rss_bytes) if p.baseline_peak_rss_bytes.size else 0.0
     return p.tiers[tier].peak_rss_bytes - base
 
 

@@ -10,9 +10,10 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
+
+from measure.analysis.tdist import t_quantile
 
 LEVEL = 0.95
 
@@ -48,18 +49,156 @@ def _row_medians(mat: np.ndarray) -> np.ndarray:
     return srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])
 
 
+KEPT_DRAWS = 1 << 20
+"""Index matrices up to this many entries in all (8 MiB) are kept for reuse, 16 sets at most; larger ones are
+drawn each time. The exponent fit keeps at most 16 length sides of that size too."""
+
+
+def _draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
+    """The index matrices ``default_rng(seed)`` draws for bootstraps of these (resamples, n) shapes, in order.
+
+    Every bootstrap of a record uses the record's one seed, so its dozens of calls draw the same few matrices:
+    drawn once (read-only), they are the very matrices each call would have drawn.
+    """
+    if sum(r * n for r, n in shapes) <= KEPT_DRAWS:
+        return _kept_draws(seed, shapes)
+    rng = np.random.default_rng(seed)
+    return tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    out = tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)
+    for idx in out:
+        idx.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _median_ranks(seed: int, shapes: tuple[tuple[int, int], ...], which: int, order: tuple[int, ...]) -> np.ndarray:
+    """Per resample of draw ``which``, the ranks of its middle order statistics (two rows; equal for odd n).
+
+    A resample's median depends on the values only through their order, and few samples have few orders
+    (3 have 6), so the sort of every resample is done once per order instead of once per call.
+    """
+    idx = _draws(seed, shapes)[which]
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[list(order)] = np.arange(len(order))
+    srt = np.sort(rank[idx], axis=1)
+    n = srt.shape[1]
+    out = np.stack([srt[:, (n - 1) // 2], srt[:, n // 2]])
+    out.flags.writeable = False
+    return out
+
+
+SMALL = 8
+"""Samples up to this many are resampled through :func:`_median_ranks` (their orders repeat)."""
+
+
+def _resampled_medians(v: np.ndarray, seed: int, shapes: tuple[tuple[int, int], ...], which: int) -> np.ndarray:
+    """Median of each resample of ``v`` by draw ``which``: what :func:`_row_medians` of ``v[idx]`` gives."""
+    if v.size > SMALL or not np.isfinite(v).all():
+        return _row_medians(v[_draws(seed, shapes)[which]])
+    order = np.argsort(v, kind="stable")
+    lo, hi = _median_ranks(seed, shapes, which, tuple(order.tolist()))
+    srt = v[order]
+    return srt[lo] if v.size % 2 else 0.5 * (srt[lo] + srt[hi])
+
+
 def percentile_interval(boot: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
-    """Percentile interval, linearly interpolated as np.quantile does, from one sort."""
-    srt = np.sort(boot)
+    """Percentile interval, linearly interpolated as np.quantile does, from one partial sort."""
     tail = (1 - level) / 2
+    last = boot.size - 1
+    pos = [q * last for q in (tail, 1 - tail)]
+    ij = [(int(x), min(int(x) + 1, last)) for x in pos]
+    srt = np.partition(boot, sorted({k for pair in ij for k in pair})) if boot.size > 1 else np.sort(boot)
 
-    def at(q: float) -> float:
-        pos = q * (srt.size - 1)
-        i = int(pos)
-        j = min(i + 1, srt.size - 1)
-        return float(srt[i] + (srt[j] - srt[i]) * (pos - i))
+    def at(x: float, i: int, j: int) -> float:
+        return float(srt[i] + (srt[j] - srt[i]) * (x - i))
 
-    return at(tail), at(1 - tail)
+    return at(pos[0], *ij[0]), at(pos[1], *ij[1])
+
+
+def _sorted_finite(values: np.ndarray) -> list[float] | None:
+    """The values sorted as Python floats, or None when any is not finite (numpy then decides what NaN gives)."""
+    if values.ndim != 1:
+        return None
+    x = values.tolist()
+    return sorted(x) if all(map(math.isfinite, x)) else None
+
+
+def _median_of_sorted(s: list[float]) -> float:
+    """np.median's float: the middle value, or the mean of the middle two as (a + b) / 2."""
+    h = len(s) // 2
+    return s[h] if len(s) % 2 else (s[h - 1] + s[h]) / 2
+
+
+def _quantile_of_sorted(s: list[float], q: float) -> float:
+    """np.quantile's float (method "linear", its two-sided interpolation) from sorted finite samples."""
+    last = len(s) - 1
+    v = last * q
+    if v >= last:
+        return s[-1]
+    if v < 0:
+        return s[0]
+    i = math.floor(v)
+    g = v - i
+    a, b = s[i], s[i + 1]
+    diff = b - a
+    return b - diff * (1 - g) if g >= 0.5 else a + diff * g
+
+
+def median(values: Sequence[float] | np.ndarray) -> float:
+    """np.median of few samples, bit for bit, without numpy's per-call overhead (a sort of a Python list)."""
+    x = np.asarray(values, dtype=float)
+    s = _sorted_finite(x)
+    return float(np.median(x)) if not s else _median_of_sorted(s)
+
+
+PAIRWISE_BLOCK = 128
+"""numpy sums up to this many float64 values in one block of its pairwise summation; :func:`mean_var` copies it."""
+
+
+def _numpy_sum(v: list[float]) -> float:
+    """np.add.reduce of a contiguous float64 array of at most :data:`PAIRWISE_BLOCK` values, bit for bit:
+    a running sum below 8 values, else eight running sums combined pairwise, then the rest; started from 0.0."""
+    n = len(v)
+    if n < 8:
+        res = -0.0
+        for a in v:
+            res += a
+        return 0.0 + res
+    r0, r1, r2, r3, r4, r5, r6, r7 = v[:8]
+    stop = n - n % 8
+    for i in range(8, stop, 8):
+        r0, r1, r2, r3 = r0 + v[i], r1 + v[i + 1], r2 + v[i + 2], r3 + v[i + 3]
+        r4, r5, r6, r7 = r4 + v[i + 4], r5 + v[i + 5], r6 + v[i + 6], r7 + v[i + 7]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for a in v[stop:]:
+        res += a
+    return 0.0 + res
+
+
+def mean_var(values: np.ndarray) -> tuple[float, float]:
+    """``(values.mean(), values.var(ddof=1))`` of a short 1-D float64 array, bit for bit, in plain Python.
+
+    A comparison takes these of a few repeats per case; numpy's per-call overhead is most of their cost.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or not 2 <= x.size <= PAIRWISE_BLOCK:
+        return float(x.mean()), float(x.var(ddof=1))
+    v = x.tolist()
+    m = _numpy_sum(v) / len(v)
+    return m, _numpy_sum([(a - m) * (a - m) for a in v]) / (len(v) - 1)
+
+
+def column_medians(mat: np.ndarray) -> np.ndarray:
+    """np.median(mat, axis=0), bit for bit: one sort of the columns (np.median partitions each one)."""
+    x = np.asarray(mat, dtype=float)
+    if x.ndim != 2 or x.shape[0] == 0 or not np.isfinite(x).all():
+        return np.median(x, axis=0)
+    return _row_medians(x.T)
 
 
 @functools.lru_cache(maxsize=512)
@@ -119,8 +258,11 @@ def summarize(values: Sequence[float], *, level: float = LEVEL) -> Estimate:
     if x.size == 0:
         raise ValueError("no samples to summarize")
     lo, hi, achieved = median_interval(x, level)
-    q1, q3 = np.quantile(x, [0.25, 0.75])
-    return Estimate(float(np.median(x)), lo, hi, float(q1), float(q3), achieved)
+    s = _sorted_finite(x)
+    if s is None:
+        q1, q3 = np.quantile(x, [0.25, 0.75])
+        return Estimate(float(np.median(x)), lo, hi, float(q1), float(q3), achieved)
+    return Estimate(_median_of_sorted(s), lo, hi, _quantile_of_sorted(s, 0.25), _quantile_of_sorted(s, 0.75), achieved)
 
 
 def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = LEVEL) -> Estimate:
@@ -134,10 +276,11 @@ def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = L
     if a.size != b.size or a.size == 0:
         raise ValueError("paired samples must have the same non-zero length")
     d = np.log(a) - np.log(b)
-    mean = float(d.mean())
     if d.size == 1:
+        mean = float(d.mean())
         return Estimate(math.exp(mean), math.exp(mean), math.exp(mean), level=0.0)
-    half = t_quantile(1 - (1 - level) / 2, d.size - 1) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    mean, var = mean_var(d)  # numpy's std is the rounded sqrt of its var, as math.sqrt's is
+    half = t_quantile(1 - (1 - level) / 2, d.size - 1) * math.sqrt(var) / math.sqrt(d.size)
     return Estimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), level=level)
 
 
@@ -146,10 +289,8 @@ def ratio_bootstrap(num: Sequence[float], den: Sequence[float], *, resamples: in
     a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if a.size == 0 or b.size == 0:
         raise ValueError("a ratio needs samples on both sides")
-    rng = np.random.default_rng(seed)
-    boot_a = _row_medians(a[rng.integers(0, a.size, size=(resamples, a.size))])
-    boot_b = _row_medians(b[rng.integers(0, b.size, size=(resamples, b.size))])
-    return boot_a / boot_b
+    shapes = ((resamples, a.size), (resamples, b.size))
+    return _resampled_medians(a, seed, shapes, 0) / _resampled_medians(b, seed, shapes, 1)
 
 
 def ratio_of_medians(
@@ -157,67 +298,7 @@ def ratio_of_medians(
 ) -> Estimate:
     """median(num) / median(den) for two independent runs: each side resampled on its own."""
     lo, hi = percentile_interval(ratio_bootstrap(num, den, resamples=resamples, seed=seed), level)
-    return Estimate(float(np.median(num) / np.median(den)), lo, hi)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
-    c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1 - front * _betacf(b, a, 1 - x) / b
-
-
-def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with ``df`` (real) degrees of freedom; df = inf is the normal."""
-    if math.isinf(df):
-        return 0.5 * math.erfc(t / math.sqrt(2))
-    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
-    return tail if t >= 0 else 1 - tail
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The t value with P(T <= t) = p, p in (0, 1): Newton's method from the normal quantile, kept in a bracket."""
-    z = NormalDist().inv_cdf(p)
-    if math.isinf(df):
-        return z
-    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    lo, hi, x = -1e6, 1e6, z
-    for _ in range(100):
-        f = (1 - t_sf(x, df)) - p
-        if f > 0:
-            hi = x
-        else:
-            lo = x
-        if abs(f) < 1e-13:
-            break
-        pdf = math.exp(log_norm - (df + 1) / 2 * math.log1p(x * x / df))
-        step = x - f / pdf if pdf > 0 else (lo + hi) / 2
-        x = step if lo < step < hi else (lo + hi) / 2
-    return x
+    return Estimate(median(num) / median(den), lo, hi)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -244,15 +325,33 @@ def fit_exponent(
     if x.size < 3 or np.ptp(x) == 0:
         raise ValueError("an exponent needs at least three rows of different lengths")
     slope = float(np.polyfit(x, y, 1)[0])
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, x.size, size=(resamples, x.size))
-    bx, by = x[idx], y[idx]  # least-squares slope of every resample at once
+    side = _exponent_x if x.size * resamples <= KEPT_DRAWS else _exponent_x.__wrapped__
+    idx, dx, ok, var_ok = side(x.tobytes(), resamples, seed)
+    by = y[idx]  # least-squares slope of every resample at once
+    by -= by.mean(axis=1, keepdims=True)
+    by *= dx
+    boot = by.sum(axis=1)[ok] / var_ok
+    lo, hi = percentile_interval(boot, level)
+    return Estimate(slope, lo, hi)
+
+
+@functools.lru_cache(maxsize=16)
+def _exponent_x(x: bytes, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The length side of :func:`fit_exponent`'s resampled fits: (draws, centred x, var > 0, var where > 0).
+
+    A record's tiers decode the same golden rows, and a history's records the same again, so the lengths
+    repeat and half of every fit is done once.
+    """
+    lengths = np.frombuffer(x)
+    (idx,) = _draws(seed, ((resamples, lengths.size),))
+    bx = lengths[idx]
     dx = bx - bx.mean(axis=1, keepdims=True)
     var = (dx * dx).sum(axis=1)
     ok = var > 0
-    boot = (dx * (by - by.mean(axis=1, keepdims=True))).sum(axis=1)[ok] / var[ok]
-    lo, hi = percentile_interval(boot, level)
-    return Estimate(slope, lo, hi)
+    out = (idx, dx, ok, var[ok])
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def predicted_speedup(acceptance: float, k: int, cost_ratio: float) -> float:

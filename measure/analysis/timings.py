@@ -11,7 +11,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.stats import LEVEL, Estimate, fit_exponent, paired_ratio, predicted_speedup, summarize
+from measure.analysis.stats import (
+    LEVEL,
+    Estimate,
+    column_medians,
+    fit_exponent,
+    median,
+    paired_ratio,
+    predicted_speedup,
+    summarize,
+)
 from measure.record.model import Case, Record
 
 
@@ -70,7 +79,7 @@ def bootstrap_of(record: Record) -> Bootstrap:
 
 def _exponent(case: Case, b: Bootstrap) -> Estimate | None:
     lengths = [t + 1 for t in case.tokens]
-    per_row = np.median(case.wall_s, axis=0)
+    per_row = column_medians(case.wall_s)
     try:
         return fit_exponent(lengths, per_row, resamples=min(b.resamples, 1000), seed=b.seed)
     except ValueError:
@@ -78,7 +87,7 @@ def _exponent(case: Case, b: Bootstrap) -> Estimate | None:
 
 
 def _point(values: np.ndarray) -> Estimate:
-    v = float(np.median(values))
+    v = median(values)
     return Estimate(v, v, v)
 
 
