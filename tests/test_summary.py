@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 
 from measure.analysis.cache import ANALYSIS_VERSION, SummaryCache, load_results
@@ -95,3 +96,17 @@ def test_a_warm_build_takes_unchanged_files_hashes_from_the_index(tmp_path):
     store = SummaryCache(cache)
     loaded = load_results(results, store)
     assert (store.hits, store.misses) == (2, 0) and "0" * 64 not in loaded.paths
+
+
+def test_a_fresh_clone_with_the_committed_index_summarizes_nothing(tmp_path):
+    """A fresh clone has new file stamps and no stamp index: each record is hashed once, its summary taken
+    from the committed index, and none is analysed again."""
+    results, cache = _tree(tmp_path / "results", 3), tmp_path / "cache"
+    cold = render_results(results, cache=cache)
+    clone = tmp_path / "clone"
+    shutil.copytree(results, clone / "results")  # new stamps, as a checkout writes
+    shutil.copytree(cache, clone / "cache", ignore=shutil.ignore_patterns("index"))  # the stamps stay behind
+    store = SummaryCache(clone / "cache")
+    assert len(load_results(clone / "results", store).summaries) == 3
+    assert (store.hits, store.misses) == (3, 0)
+    assert render_results(clone / "results", cache=clone / "cache")[0] == cold[0]

@@ -10,6 +10,7 @@ policy. The cache folder is disposable: deleting it costs one cold build.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 from dataclasses import dataclass
@@ -62,6 +63,8 @@ class SummaryCache:
     """
 
     def __init__(self, folder: Path | None) -> None:
+        self.root = folder
+        """The folder as given (its entries live under ``v<ANALYSIS_VERSION>/``): what a worker opens it by."""
         self.folder = None if folder is None else folder / f"v{ANALYSIS_VERSION}"
         self._memory: dict[str, Any] = {}
         self.hits = 0
@@ -87,7 +90,7 @@ class SummaryCache:
         if path is None:
             return
         with contextlib.suppress(OSError, MeasureError):  # an unwritable cache only costs the next build time
-            write_bytes(path, orjson.dumps(value), root=self.folder)
+            write_bytes(path, orjson.dumps(value), root=self.folder, durable=False)
 
     def hashes(self) -> dict[str, list[Any]]:
         """The index of record files already hashed: path -> [size, mtime_ns, sha256] (empty when unreadable)."""
@@ -171,13 +174,36 @@ class Loaded:
         return read_bytes(self.paths[summary.sha256]).decode("utf-8")
 
 
-def _summarize_file(path: Path, sha256: str) -> Summary:
-    """A cache miss: load, validate and summarize one record (run in worker processes on a cold build)."""
-    return summarize_record(load(path, read_bytes(path)), sha256)
+@dataclass(frozen=True)
+class Read:
+    """What reading one record file not hashed before gave: its sha256, and its summary or why it has none."""
+
+    sha256: str
+    summary: Summary | None
+    cached: bool
+    """The summary came from the cache (a committed index on a fresh clone), not from the record."""
+    error: MeasureError | None = None
+
+
+def _summarize_file(path: Path, folder: Path | None) -> Read:
+    """Hash one record file and summarize it, or take its summary from ``folder``'s cache when that holds it.
+
+    Runs in worker processes on a cold build, so each file is read once, by one process. A bad record comes
+    back as its error: a second file with a good record's bytes is skipped as a duplicate, never judged.
+    """
+    data = read_bytes(path)
+    sha = file_sha256(data)
+    cached = SummaryCache(folder).summary(sha) if folder is not None else None
+    if cached is not None:
+        return Read(sha, cached, True)
+    try:
+        return Read(sha, summarize_record(load(path, data), sha), False)
+    except MeasureError as exc:
+        return Read(sha, None, False, exc)
 
 
 PARALLEL_MIN = 16
-"""Cache misses from which a build summarizes in worker processes (fewer are quicker in-process)."""
+"""Unhashed records from which a build reads them in worker processes (fewer are quicker in-process)."""
 
 
 def summary_workers() -> int:
@@ -188,22 +214,23 @@ def summary_workers() -> int:
     return min(os.cpu_count() or 1, 8)
 
 
-def _summarize_all(missing: list[tuple[Path, str]]) -> list[Summary]:
+def _summarize_all(paths: list[Path], folder: Path | None) -> list[Read]:
     workers = summary_workers()
-    if len(missing) < PARALLEL_MIN or workers < 2:
-        return [_summarize_file(path, sha) for path, sha in missing]
+    if len(paths) < PARALLEL_MIN or workers < 2:
+        return [_summarize_file(path, folder) for path in paths]
     from concurrent.futures import ProcessPoolExecutor
 
-    paths, hashes = zip(*missing, strict=True)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_summarize_file, paths, hashes, chunksize=max(1, len(missing) // (4 * workers))))
+    chunk = max(1, min(64, len(paths) // (4 * workers)))
+    # gc.disable: a worker's objects die by reference count; the collector would only walk them (see site.render)
+    with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
+        return list(pool.map(_summarize_file, paths, [folder] * len(paths), chunksize=chunk))
 
 
-def _sha_of(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]]) -> str:
-    """The file's sha256, from the cache's index when its size and modification time (ns) are unchanged.
+def _known_sha(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]]) -> str | None:
+    """The file's sha256 from the cache's index when its size and modification time (ns) are unchanged.
 
     As git's index does: a file rewritten keeps neither its mtime_ns nor, in practice, both; such a file is
-    hashed again. A warm build of a long history then reads no record it has read before.
+    hashed again (None here). A warm build of a long history then reads no record it has read before.
     """
     try:
         st = path.stat()
@@ -211,36 +238,60 @@ def _sha_of(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]])
         raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
     key, stamp = str(path), [st.st_size, st.st_mtime_ns]
     entry = known.get(key)
+    seen[key] = stamp
     if isinstance(entry, list) and len(entry) == 3 and entry[:2] == stamp and isinstance(entry[2], str):
-        sha = entry[2]
+        seen[key] = entry
+        return entry[2]
+    return None
+
+
+def _summary(path: Path, sha: str, read: Read | None, cache: SummaryCache) -> Summary:
+    """The summary of the first file with these bytes: as a worker read it (``read``), or from the cache by its
+    indexed sha256, or read again when the index outlived its summary (a cache folder emptied by hand)."""
+    if read is None:
+        summary = cache.summary(sha)  # counts its own hit or miss
+        if summary is not None:
+            return summary
+        read = _summarize_file(path, None)
+    elif read.cached:
+        cache.hits += 1
     else:
-        sha = file_sha256(read_bytes(path))
-    seen[key] = [*stamp, sha]
-    return sha
+        cache.misses += 1
+    if read.error is not None:
+        raise read.error
+    if read.summary is None:  # a read has a summary or an error
+        raise MeasureError(f"{path}: not summarized")
+    if not read.cached:
+        cache.put_summary(read.summary)
+    return read.summary
 
 
 def load_results(results: Path, cache: SummaryCache) -> Loaded:
     """Summaries of every record under ``results``; a bad record is a one-line error naming it.
 
     The same content under two file names is one record (it would otherwise pair with itself).
-    Records the cache does not hold are summarized in worker processes when there are many.
+    Records not hashed before are read once each, in worker processes when there are many: hashed there,
+    and summarized unless the cache holds their summary (a committed index on a fresh clone).
     """
-    found: dict[str, Summary | None] = {}
-    paths: dict[str, Path] = {}
-    missing = []
     known = cache.hashes()
     seen: dict[str, list[Any]] = {}
-    for path in record_paths(results):
-        sha = _sha_of(path, known, seen)
+    order = record_paths(results)
+    indexed = {path: _known_sha(path, known, seen) for path in order}
+    shas = {path: sha for path, sha in indexed.items() if sha is not None}
+    unhashed = [p for p in order if p not in shas]
+    fresh: dict[Path, Read] = {}
+    for path, read in zip(unhashed, _summarize_all(unhashed, cache.root), strict=True):
+        shas[path], fresh[path] = read.sha256, read
+    found: dict[str, Summary] = {}
+    paths: dict[str, Path] = {}
+    for path in order:
+        sha = shas[path]
         if sha in paths:
             continue
         paths[sha] = path
-        found[sha] = cache.summary(sha)
-        if found[sha] is None:
-            missing.append((path, sha))
-    for summary in _summarize_all(missing):
-        cache.put_summary(summary)
-        found[summary.sha256] = summary
+        found[sha] = _summary(path, sha, fresh.get(path), cache)
+    for path, read in fresh.items():
+        seen[str(path)] = [*seen[str(path)], read.sha256]
     if seen != known:
         cache.put_hashes(seen)
-    return Loaded(results, [s for s in found.values() if s is not None], paths)
+    return Loaded(results, list(found.values()), paths)
