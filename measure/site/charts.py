@@ -340,7 +340,7 @@ def over_time(
                 "line": {"color": color},
                 "marker": {"color": color, "size": 5},
                 "x": [p.when for p in points],
-                "y": [p.value for p in points],
+                "y": [None if p.value is None else round(p.value, 6) for p in points],
                 "error_y": _error(
                     [None if p.value is None else round(p.hi - p.value, 6) for p in points],
                     [None if p.value is None else round(p.value - p.lo, 6) for p in points],

@@ -20,9 +20,9 @@ from measure.site.escape import slug
 
 CHART_RUNS = 150
 """Newest records per machine drawn individually; older ones are drawn as monthly medians."""
-CHART_POINTS = 2000
-"""Records drawn individually, summed over the chart's cases: a machine measuring 20 cases draws its newest 100
-records one by one, so a page stays near 250 kB however many tiers and pairs it measures."""
+CHART_POINTS = 1200
+"""Records drawn individually, summed over the chart's lines: a machine measuring 9 tiers draws its newest 133
+records one by one, so a page stays near 250 kB however many tiers it measures."""
 
 
 def chart_runs(cases: int) -> int:
