@@ -89,8 +89,7 @@ class Summary:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Summary:
         """Raises KeyError/TypeError/ValueError on anything unexpected: the caller rebuilds the entry."""
-        names = {f.name for f in fields(cls)}
-        if set(d) != names:
+        if d.keys() != _FIELDS:
             raise KeyError("summary fields")
         resamples, seed = d["bootstrap"]
         return cls(
@@ -116,6 +115,9 @@ class Summary:
         )
 
 
+_FIELDS = frozenset(f.name for f in fields(Summary))
+
+
 def _samples_to_list(c: CaseSamples) -> list[Any]:
     e = c.estimate
     return [c.kind, list(c.ms_per_token), [e.value, e.lo, e.hi, e.q1, e.q3, e.level]]
@@ -123,7 +125,7 @@ def _samples_to_list(c: CaseSamples) -> list[Any]:
 
 def _samples_from_list(x: list[Any]) -> CaseSamples:
     kind, values, est = x
-    return CaseSamples(str(kind), tuple(float(y) for y in values), Estimate(*est))
+    return CaseSamples(str(kind), tuple(map(float, values)), Estimate(*est))
 
 
 def summarize_record(record: Record, sha256: str) -> Summary:
