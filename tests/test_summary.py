@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from measure.analysis.cache import ANALYSIS_VERSION, SummaryCache, load_results
 from measure.analysis.summary import summarize_record
@@ -110,3 +113,39 @@ def test_a_fresh_clone_with_the_committed_index_summarizes_nothing(tmp_path):
     assert len(load_results(clone / "results", store).summaries) == 3
     assert (store.hits, store.misses) == (3, 0)
     assert render_results(clone / "results", cache=clone / "cache")[0] == cold[0]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_fresh_checkout_of_the_results_branch_reads_no_record_to_find_its_summary(tmp_path):
+    """As the publish job: the records and the summary index committed, checked out afresh (every file stamp new);
+    git names each record's bytes, the index their sha256 and summary, and no record is read for it."""
+    repo = tmp_path / "repo"
+    results, index = _tree(repo / "results", 3), repo / "results" / ".measure-cache"
+    cold = render_results(results, cache=index)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "results", ":(exclude)results/.measure-cache/*/index/*")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "history")
+    _git(tmp_path, "clone", "-q", str(repo), "clone")  # hashed once more here: git learnt the blob ids at the add
+    store = SummaryCache(tmp_path / "clone" / "results" / ".measure-cache")
+    load_results(tmp_path / "clone" / "results", store)
+    assert store.hashed == 3 and (store.hits, store.misses) == (3, 0)
+    _git(tmp_path / "clone", "add", "results", ":(exclude)results/.measure-cache/*/index/*")
+    _git(tmp_path / "clone", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "blob ids")
+    _git(tmp_path, "clone", "-q", str(tmp_path / "clone"), "again")
+    again = tmp_path / "again" / "results"
+    store = SummaryCache(again / ".measure-cache")
+    assert len(load_results(again, store).summaries) == 3
+    assert store.hashed == 0 and (store.hits, store.misses) == (3, 0)
+    assert render_results(again, cache=again / ".measure-cache")[0] == cold[0]
+    # a record edited in the checkout is one git no longer vouches for: it is read and judged again
+    edited = sorted(again.glob("*/*.json"))[0]
+    doc = json.loads(edited.read_text(encoding="utf-8"))
+    doc["wallclock"]["cases"] = {n: c for n, c in list(doc["wallclock"]["cases"].items())[:1]}
+    write_atomic(edited, doc)
+    store = SummaryCache(again / ".measure-cache")
+    load_results(again, store)
+    assert store.hashed == 1 and store.misses == 1

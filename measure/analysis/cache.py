@@ -23,10 +23,13 @@ from measure.analysis.comparison import Comparison, Drift, compare_many
 from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary, summarize_record
 from measure.errors import MeasureError
+from measure.record.blobs import git_blobs
 from measure.record.io import load, load_record, read_bytes
 from measure.record.model import Record, from_document
 from measure.record.tree import record_paths
 from measure.writing import write_bytes
+
+HEX = frozenset("0123456789abcdef")
 
 ANALYSIS_VERSION = 7
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
@@ -69,6 +72,8 @@ class SummaryCache:
         self._memory: dict[str, Any] = {}
         self.hits = 0
         self.misses = 0
+        self.hashed = 0
+        """Record files read to find their sha256 (neither the stamp index nor git knew it)."""
 
     def _path(self, kind: str, key: str) -> Path | None:
         return None if self.folder is None else self.folder / kind / key[:2] / f"{key}.json"
@@ -99,6 +104,15 @@ class SummaryCache:
 
     def put_hashes(self, index: dict[str, list[Any]]) -> None:
         self._write("index", "files", index)
+
+    def blob_sha(self, blob: str) -> str | None:
+        """The sha256 of the record bytes git names ``blob`` (see :mod:`measure.record.blobs`), if hashed before."""
+        found = self._read("blobs", blob)
+        sha = found.get("sha256") if isinstance(found, dict) else None
+        return sha if isinstance(sha, str) and len(sha) == 64 and all(c in HEX for c in sha) else None
+
+    def put_blob_sha(self, blob: str, sha256: str) -> None:
+        self._write("blobs", blob, {"sha256": sha256})
 
     def summary(self, sha256: str) -> Summary | None:
         found = self._read("summaries", sha256)
@@ -278,10 +292,20 @@ def load_results(results: Path, cache: SummaryCache) -> Loaded:
     order = record_paths(results)
     indexed = {path: _known_sha(path, known, seen) for path in order}
     shas = {path: sha for path, sha in indexed.items() if sha is not None}
+    blobs = git_blobs(results) if len(shas) < len(order) else {}
+    for path in order:
+        blob = blobs.get(str(path))
+        sha = None if path in shas or blob is None else cache.blob_sha(blob)
+        if sha is not None:  # a fresh checkout: git names the bytes, the committed index their sha256
+            shas[path] = sha
+            seen[str(path)] = [*seen[str(path)], sha]
     unhashed = [p for p in order if p not in shas]
+    cache.hashed += len(unhashed)
     fresh: dict[Path, Read] = {}
     for path, read in zip(unhashed, _summarize_all(unhashed, cache.root), strict=True):
         shas[path], fresh[path] = read.sha256, read
+        if str(path) in blobs:
+            cache.put_blob_sha(blobs[str(path)], read.sha256)
     found: dict[str, Summary] = {}
     paths: dict[str, Path] = {}
     for path in order:

@@ -29,6 +29,13 @@ class Methods:
     """Whether the record holds an onnxruntime-genai leg: then the page says how it runs and what it times."""
 
 
+def _resolution(seconds: float) -> str:
+    """A wall-clock sample's resolution in words: what the record says its samples were rounded to."""
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:g} µs (each sample rounded to it)"
+    return f"{seconds * 1e9:g} ns (each sample rounded to it)"
+
+
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
     if a is None:
         return Methods(None, (), ())
@@ -39,6 +46,7 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
         ("warm-up passes", wc.warmup),
         ("timed repeats (interleaved)", wc.repeats),
         ("timed region", TIMED.get(r.wallclock.timed if r.wallclock else "text", "")),
+        *((("sample resolution", _resolution(r.wallclock.resolution_s)),) if r.wallclock else ()),
         ("speculative k swept", ", ".join(map(str, wc.k))),
         ("bootstrap", f"{wc.bootstrap} resamples, seed {wc.seed}: the exponent's interval"),
         ("framing blocks", ", ".join(map(str, fr.k)) + (", whole prefix" if fr.whole_prefix else "")),
