@@ -146,3 +146,4 @@ def test_a_chart_of_many_cases_draws_fewer_records_one_by_one():
     assert chart_runs(1) == CHART_RUNS
     assert chart_runs(9) == CHART_POINTS // 9 < CHART_RUNS  # the demo's 9 tiers: a page near 250 kB
     assert chart_runs(10_000) == 20  # never fewer than 20 records one by one
+    assert chart_runs(9, 96) == CHART_POINTS // 9 - 96  # eight years of months count against the points too

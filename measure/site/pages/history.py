@@ -21,13 +21,15 @@ from measure.site.escape import slug
 CHART_RUNS = 150
 """Newest records per machine drawn individually; older ones are drawn as monthly medians."""
 CHART_POINTS = 1200
-"""Records drawn individually, summed over the chart's lines: a machine measuring 9 tiers draws its newest 133
-records one by one, so a page stays near 250 kB however many tiers it measures."""
+"""Points of a chart, summed over its lines (records drawn one by one, and one per older month): a machine
+measuring 9 tiers over 4 months draws its newest 129 records one by one, over 8 years its newest 37, so a page
+stays near 250 kB however many tiers and years it holds."""
 
 
-def chart_runs(cases: int) -> int:
-    """How many newest records a chart of ``cases`` lines draws one by one (at least 20)."""
-    return max(20, min(CHART_RUNS, CHART_POINTS // max(1, cases)))
+def chart_runs(cases: int, months: int = 0) -> int:
+    """How many newest records a chart of ``cases`` lines draws one by one (at least 20), when the records span
+    ``months`` months, each drawn as one more point per line."""
+    return max(20, min(CHART_RUNS, CHART_POINTS // max(1, cases) - months))
 
 
 CHANGES = 40
@@ -182,7 +184,8 @@ def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: 
         if counted
         else {case: [(p.run, p.ms_per_token) for p in points] for case, points in h.series.items()}
     )
-    recent = {r.run_id for r in runs[-chart_runs(len(source)) :]}
+    months = len({r.started_at[:7] for r in runs})
+    recent = {r.run_id for r in runs[-chart_runs(len(source), months) :]}
     for case, points in source.items():
         out: list[charts.TimePoint] = []
         months: dict[str, list[float]] = defaultdict(list)
