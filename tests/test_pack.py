@@ -21,7 +21,7 @@ from tests_support import later
 
 from measure.cli import main
 from measure.errors import MeasureError
-from measure.record.io import load_record, migrate, read_bytes, write_record
+from measure.record.io import load, load_record, migrate, read_bytes, write_record
 from measure.record.pack import compress, pack, unpack
 
 DATA = Path(__file__).parent / "data"
@@ -288,3 +288,13 @@ def test_a_gzip_record_that_unpacks_past_the_limit_is_refused_before_it_fills_me
     monkeypatch.setattr(pack_module, "MAX_JSON_BYTES", 4096)  # a bomb, scaled down: the real limit is 512 MiB
     with pytest.raises(MeasureError, match=r"\.json\.gz: gzip record unpacks to over 4,096 bytes"):
         load_record(gz)
+
+
+def test_a_packed_record_that_is_invalid_elsewhere_names_that_field_to_every_reader(both_suites, tmp_path):
+    """The site reads packed samples as arrays: a fault elsewhere in the record is still the one named."""
+    doc = json.loads(json.dumps(both_suites[0]))
+    doc["golden"]["rows"] = "many"
+    path = _place(tmp_path, doc, json.dumps(pack(doc)).encode("utf-8"))
+    for read in (load_record, load):
+        with pytest.raises(MeasureError, match=r"field golden/rows: 'many' is not of type 'integer'"):
+            read(path)

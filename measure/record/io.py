@@ -149,6 +149,16 @@ def _fast_validator(version: int) -> Any:
     return jsonschema_rs.validator_for(schema(version))
 
 
+def _as_json(value: Any) -> Any:
+    """The document with packed fields kept as arrays (``load_record(arrays=True)``) made lists again: what the
+    explaining validator walks, so it names the real fault, never an array it does not know as JSON."""
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    return value.tolist() if hasattr(value, "tolist") and hasattr(value, "ndim") else value
+
+
 @contextmanager
 def _standing_in(spans: list[Unpacked]) -> Iterator[None]:
     """Each unpacked seconds field replaced by its stand-in while the schema reads the document, then put back."""
@@ -184,7 +194,7 @@ def validate(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = No
         valid = _fast_validator(version).is_valid(doc)
     if not valid:
         validator = jsonschema.Draft202012Validator(schema(version))
-        error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(_as_json(doc)))
         if error is not None:
             while error.context:  # anyOf/oneOf: descend to the most specific cause
                 error = jsonschema.exceptions.best_match(error.context)
