@@ -129,7 +129,7 @@ def test_a_packed_record_gives_the_same_pages_as_its_plain_twin(both_suites, tmp
     write_record(tmp_path / "packed" / doc["machine_id"] / f"{doc['run_id']}.json.gz", doc)
     a, b = _pages(tmp_path / "plain", tmp_path / "a"), _pages(tmp_path / "packed", tmp_path / "b")
     _same_tree(a, b)
-    assert "| sample resolution | 1 µs (each sample rounded to it) |" in (a / "methods.md").read_text("utf-8")
+    assert "| sample resolution | 1 µs, every sample rounded to it |" in (a / "methods.md").read_text("utf-8")
 
 
 def test_a_v2_record_and_its_migration_show_and_render_the_same(tmp_path, capsys):
@@ -142,7 +142,7 @@ def test_a_v2_record_and_its_migration_show_and_render_the_same(tmp_path, capsys
     assert shown[0][0] == 0 and shown[0][1] == shown[1][1]
     assert _cli(capsys, "validate", str(old))[0] == 0
     _same_tree(_pages(tmp_path / "old", tmp_path / "a"), _pages(tmp_path / "new", tmp_path / "b"))
-    assert "| sample resolution | 1 ns (each sample rounded to it) |" in (tmp_path / "a" / "methods.md").read_text(
+    assert "| sample resolution | 1 ns, every sample rounded to it |" in (tmp_path / "a" / "methods.md").read_text(
         "utf-8"
     )
 

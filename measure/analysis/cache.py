@@ -197,6 +197,8 @@ class Read:
     cached: bool
     """The summary came from the cache (a committed index on a fresh clone), not from the record."""
     error: MeasureError | None = None
+    stored: bool = False
+    """The worker wrote the new summary into the cache folder itself (the main process need not)."""
 
 
 def _summarize_file(path: Path, folder: Path | None) -> Read:
@@ -207,13 +209,17 @@ def _summarize_file(path: Path, folder: Path | None) -> Read:
     """
     data = read_bytes(path)
     sha = file_sha256(data)
-    cached = SummaryCache(folder).summary(sha) if folder is not None else None
+    store = SummaryCache(folder) if folder is not None else None
+    cached = store.summary(sha) if store is not None else None
     if cached is not None:
         return Read(sha, cached, True)
     try:
-        return Read(sha, summarize_record(load(path, data), sha), False)
+        summary = summarize_record(load(path, data), sha)
     except MeasureError as exc:
         return Read(sha, None, False, exc)
+    if store is not None:  # written here, in parallel, rather than one by one in the main process
+        store.put_summary(summary)
+    return Read(sha, summary, False, stored=store is not None)
 
 
 PARALLEL_MIN = 16
@@ -275,7 +281,7 @@ def _summary(path: Path, sha: str, read: Read | None, cache: SummaryCache) -> Su
         raise read.error
     if read.summary is None:  # a read has a summary or an error
         raise MeasureError(f"{path}: not summarized")
-    if not read.cached:
+    if not read.cached and not (read.stored and cache.root is not None):
         cache.put_summary(read.summary)
     return read.summary
 

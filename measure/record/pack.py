@@ -301,18 +301,27 @@ def _repeat(value: Any, n: int) -> list[Any]:
     return [orjson.loads(data) for _ in range(n)]
 
 
+_WALKED = (dict, list)
+
+
 def _unpack_columns(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_unpack_columns(v) for v in node] if _nested(node) else node
-    if not isinstance(node, dict):
+    if type(node) is list:
+        return [_unpack_columns(v) if type(v) in _WALKED else v for v in node] if _nested(node) else node
+    if type(node) is not dict:
         return node
-    if set(node) == {ROWS, COLUMNS} and isinstance(node[COLUMNS], dict) and isinstance(node[ROWS], int):
+    if len(node) == 2 and ROWS in node and COLUMNS in node:
         n, columns = node[ROWS], node[COLUMNS]
-        cols = {k: _repeat(v[SAME], n) if isinstance(v, dict) and list(v) == [SAME] else v for k, v in columns.items()}
-        if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
-            raise ValueError("a packed list's columns differ in length from its rows")
-        return [{k: _unpack_columns(v[i]) for k, v in cols.items()} for i in range(n)]
-    return {k: _unpack_columns(v) for k, v in node.items()}
+        if isinstance(columns, dict) and type(n) is int:
+            cols = {k: _repeat(v[SAME], n) if type(v) is dict and list(v) == [SAME] else v for k, v in columns.items()}
+            if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
+                raise ValueError("a packed list's columns differ in length from its rows")
+            walk = [k for k, v in cols.items() if any(type(x) in _WALKED for x in v)]  # the rest are scalars
+            rows = [{k: v[i] for k, v in cols.items()} for i in range(n)]
+            for row in rows:
+                for k in walk:
+                    row[k] = _unpack_columns(row[k])
+            return rows
+    return {k: _unpack_columns(v) if type(v) in _WALKED else v for k, v in node.items()}
 
 
 def pack(doc: dict[str, Any]) -> dict[str, Any]:

@@ -32,8 +32,8 @@ class Methods:
 def _resolution(seconds: float) -> str:
     """A wall-clock sample's resolution in words: what the record says its samples were rounded to."""
     if seconds >= 1e-6:
-        return f"{seconds * 1e6:g} µs (each sample rounded to it)"
-    return f"{seconds * 1e9:g} ns (each sample rounded to it)"
+        return f"{seconds * 1e6:g} µs, every sample rounded to it"
+    return f"{seconds * 1e9:g} ns, every sample rounded to it"
 
 
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
