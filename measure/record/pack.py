@@ -120,7 +120,8 @@ def _text(ints: np.ndarray) -> str:
 
 
 LARGEST = 10**15
-"""Larger stored integers are refused: 31 years in microseconds, and no sum of a few of them overflows."""
+"""Larger values are refused: 31 years in microseconds (no sum of the few stored numbers that make one overflows,
+and numpy saturates a longer number it reads at 9.2e18)."""
 
 
 def _read_text(key: str, text: Any, shape: Any) -> np.ndarray:
@@ -139,8 +140,6 @@ def _read_text(key: str, text: Any, shape: Any) -> np.ndarray:
         raise ValueError(f"field {key}: packed seconds are not integers one space apart") from exc
     if ints.size != math.prod(shape):
         raise ValueError(f"field {key}: {ints.size} packed seconds do not fill the shape {shape}")
-    if ints.size and np.abs(ints).max() >= LARGEST:
-        raise ValueError(f"field {key}: a packed value is {LARGEST:,} units or more; not a duration")
     return ints.reshape(shape)
 
 
@@ -214,10 +213,18 @@ class _Reading:
 
 
 def _note(reading: _Reading, out: dict[str, Any], key: str, ints: np.ndarray, per_second: float) -> Any:
-    """The field's floats (see :func:`unpack` for ``arrays``), noted in ``spans`` with what its stand-in needs."""
+    """The field's floats (see :func:`unpack` for ``arrays``), noted in ``spans`` with what its stand-in needs.
+
+    The least and greatest value are found on the integers: dividing by a positive unit keeps their order
+    and rounds each quotient alone, so they are the least and greatest of the floats too.
+    """
+    if ints.size:
+        lo, hi = int(ints.min()), int(ints.max())
+        if max(-lo, hi) >= LARGEST:
+            raise ValueError(f"field {key}: a packed value is {LARGEST:,} units or more; not a duration")
+        if reading.spans is not None:
+            reading.spans.append(Unpacked(out, key, lo / per_second, hi / per_second, ints.ndim))
     seconds = ints / per_second
-    if reading.spans is not None and seconds.size:
-        reading.spans.append(Unpacked(out, key, float(seconds.min()), float(seconds.max()), seconds.ndim))
     if reading.arrays:
         seconds.flags.writeable = False
         return seconds
