@@ -56,18 +56,19 @@ JSON format history (``schema_version``, kept apart from the tool version):
   the schema are unchanged by it): a file holds the record packed, and may be
   gzipped as ``<run-id>.json.gz``. Under ``wallclock``, every ``*_s`` field that
   is a rectangular nesting of lists of seconds is stored as integers of the
-  coarsest unit that holds it exactly (``{"unit": "us", "diffs": ...}``: repeats
-  after the first as differences from the one before, ``run_s`` and ``cpu_s``
-  against ``wall_s``); the first packed form, ``{"ns": <integers>}``, still
-  reads. Under ``framing``, a list of two or more objects with the same keys is
+  coarsest unit that holds it exactly, one line of text with its shape
+  (``{"unit": "us", "shape": [7, 64], "diffs": "2710 2362 ..."}``: repeats after
+  the first as differences from the one before, ``run_s`` and ``cpu_s`` against
+  ``wall_s``); the first packed form, ``{"ns": <integers>}``, still reads.
+  Under ``framing``, a list of two or more objects with the same keys is
   ``{"~rows": n, "~columns": {key: values or {"~same": value}}}``. Unpacking
   gives back the document bit for bit (a value that would not is stored as it
   is); a plain file still reads, so every version-3 file written before packing
   does.
   Also ``wallclock.resolution_s``: what every wall-clock sample is recorded to,
   a microsecond (1e-6) since 2026-12; absent, a nanosecond (the suites rounded
-  there before). The finer digits were timer jitter and two thirds of a
-  record's size.
+  there before). The finer digits were timer jitter, which no compression
+  shrinks.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -92,7 +93,8 @@ from typing import Any
 from measure.errors import MeasureError
 from measure.record.checks import check
 from measure.record.model import Record, from_document
-from measure.record.pack import Unpacked, compress, decompress, is_gzip, pack, stand_in, unpack
+from measure.record.pack import compress, decompress, is_gzip, pack, unpack
+from measure.record.seconds import Unpacked, stand_in
 from measure.writing import json_text, reason, write_bytes, write_json
 
 SCHEMA_VERSION = 3

@@ -22,7 +22,7 @@ Loader = Callable[[], "tuple[dict[str, Tier], dict[str, SpeculativePair]]"]
 
 RESOLUTION_S = 1e-6
 """What every wall-clock sample is recorded to (``wallclock.resolution_s``): a microsecond. A row's decode jitters by
-tens of microseconds from repeat to repeat, so finer digits are noise; they would triple what a record stores."""
+tens of microseconds from repeat to repeat, so finer digits are noise; they nearly doubled the samples' gzipped size."""
 
 
 def us(seconds: float) -> float:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from measure.record.pack import Seconds
+from measure.record.seconds import Seconds
 
 
 def floats(values: Any) -> np.ndarray:
