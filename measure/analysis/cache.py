@@ -281,7 +281,7 @@ def _summary(path: Path, sha: str, read: Read | None, cache: SummaryCache) -> Su
         raise read.error
     if read.summary is None:  # a read has a summary or an error
         raise MeasureError(f"{path}: not summarized")
-    if not read.cached and not (read.stored and cache.root is not None):
+    if not read.cached and not read.stored:
         cache.put_summary(read.summary)
     return read.summary
 

@@ -169,20 +169,6 @@ def stand_in(span: Unpacked) -> list[Any]:
     return value
 
 
-class Seconds(list):  # type: ignore[type-arg]
-    """A seconds field made from packed integers: the JSON lists every reader sees, and the read-only array they
-    were made from (``array``), so the record model does not convert ten thousand floats a second time."""
-
-    array: np.ndarray
-
-    @classmethod
-    def of(cls, seconds: np.ndarray) -> Seconds:
-        out = cls(seconds.tolist())
-        seconds.flags.writeable = False
-        out.array = seconds
-        return out
-
-
 @dataclass(frozen=True)
 class _Reading:
     spans: list[Unpacked] | None
@@ -205,7 +191,7 @@ def _note(reading: _Reading, out: dict[str, Any], key: str, ints: np.ndarray, pe
     if reading.arrays:
         seconds.flags.writeable = False
         return seconds
-    return Seconds.of(seconds)
+    return seconds.tolist()
 
 
 def _unpack_fields(node: dict[str, Any], reading: _Reading) -> dict[str, Any]:

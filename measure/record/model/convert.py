@@ -6,12 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from measure.record.seconds import Seconds
-
 
 def floats(values: Any) -> np.ndarray:
-    """``values`` as a float array: the one a packed field was made from (read-only, shared), or a new one."""
-    return values.array if isinstance(values, Seconds) else np.asarray(values, dtype=float)
+    """``values`` as a float array: a packed field read as one already (read-only, shared), or a new one."""
+    return np.asarray(values, dtype=float)
 
 
 def present(values: Any) -> bool:
