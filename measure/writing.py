@@ -48,14 +48,28 @@ def make_dirs(folder: Path) -> None:
         raise MeasureError(f"{folder}: cannot create this folder ({reason(exc)})") from exc
 
 
-def write_bytes(path: Path, data: bytes, root: Path | None = None, mode: int = 0o644, durable: bool = True) -> Path:
+def write_bytes(
+    path: Path,
+    data: bytes,
+    root: Path | None = None,
+    mode: int = 0o644,
+    durable: bool = True,
+    checked: set[Path] | None = None,
+) -> Path:
     """Write ``data`` beside ``path`` and rename it over it; the target stays whole whatever fails.
 
     ``durable``: flush to the disk before the rename (a record, a page); a disposable cache entry skips it,
     since a cold build writes thousands and a lost one only costs the next build its recomputation.
+    ``checked``: folders this writer has already resolved inside ``root`` and made; a cache writing ten thousand
+    entries into 256 folders resolves each folder once, not each file twice (the rename replaces a symlinked
+    target itself, never what it points to, so the folder is what must stay inside).
     """
-    path = contained(Path(path), root)
-    make_dirs(path.parent)
+    path = Path(path)
+    if checked is None or path.parent not in checked:
+        contained(path, root)
+        make_dirs(path.parent)
+        if checked is not None:
+            checked.add(path.parent)
     if path.is_dir():
         raise MeasureError(f"{path}: is a folder; expected a file path to write")
     try:
@@ -69,7 +83,8 @@ def write_bytes(path: Path, data: bytes, root: Path | None = None, mode: int = 0
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        contained(path, root)  # checked again just before the rename: nothing swapped in meanwhile
+        if checked is None:
+            contained(path, root)  # checked again just before the rename: nothing swapped in meanwhile
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from measure.analysis import cache as cache_module
 from measure.analysis.cache import ANALYSIS_VERSION, SummaryCache, load_results
-from measure.analysis.summary import summarize_record
+from measure.analysis.history import machine_history
+from measure.analysis.summary import Summary, summarize_record
+from measure.analysis.verdict import text_fields as verdict_fields
 from measure.record.io import load, load_record, write_atomic
 from measure.site.render import render_results
 
@@ -149,3 +152,92 @@ def test_a_fresh_checkout_of_the_results_branch_reads_no_record_to_find_its_summ
     store = SummaryCache(again / ".measure-cache")
     load_results(again, store)
     assert store.hashed == 1 and store.misses == 1
+
+
+def _table_entry(tmp_path: Path) -> tuple[Path, Path, Path, dict]:
+    results, cache = _tree(tmp_path / "results", 1), tmp_path / "cache"
+    render_results(results, cache=cache)
+    (entry,) = sorted((cache / f"v{ANALYSIS_VERSION}" / "summaries").rglob("*.json"))
+    return results, cache, entry, json.loads(entry.read_text(encoding="utf-8"))
+
+
+def test_verdicts_are_cached_as_rows_over_a_text_table_and_come_back_equal(tmp_path):
+    results, _, _, found = _table_entry(tmp_path)
+    table = found["verdicts"]
+    assert set(table) == {"texts", "rows"} and len(table["texts"]) == len(set(table["texts"]))
+    assert len(table["texts"]) < 8 * len(table["rows"])  # questions and rules repeat: each stored once
+    direct = summarize_record(load(sorted(results.glob("*/*.json"))[0]), found["sha256"])
+    assert Summary.from_dict(found) == direct
+    assert verdict_fields() == ("topic", "question", "subject", "key", "outcome", "answer", "rule", "measured")
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda t: t["rows"][0].__setitem__(0, -1),  # would read the table from its end
+        lambda t: t["rows"][0].__setitem__(1, len(t["texts"])),  # past the table
+        lambda t: t["rows"][0].__setitem__(4, "success"),  # a text where an index belongs
+        lambda t: t["rows"][0].pop(),  # a field short
+        lambda t: t["texts"].__setitem__(0, 7),  # a text that is not one
+        lambda t: t.pop("texts"),
+    ],
+)
+def test_a_spoiled_verdict_table_is_rebuilt_from_the_record(tmp_path, spoil):
+    results, cache, entry, found = _table_entry(tmp_path)
+    expected = render_results(results, cache=None)
+    spoil(found["verdicts"])
+    entry.write_text(json.dumps(found), encoding="utf-8")
+    store = SummaryCache(cache)
+    load_results(results, store)
+    assert (store.hits, store.misses) == (0, 1)
+    assert render_results(results, cache=cache) == expected
+
+
+def test_history_builds_only_changed_comparisons_but_a_spoiled_entry_is_judged_again(tmp_path):
+    results, cache = _tree(tmp_path / "results"), tmp_path / "cache"
+    expected = render_results(results, cache=cache)
+    entries = sorted((cache / f"v{ANALYSIS_VERSION}" / "comparisons").rglob("*.json"))
+    rows = [json.loads(e.read_text(encoding="utf-8")) for e in entries]
+    outcomes = {r[2] for found in rows for r in found}
+    assert "slower" in outcomes and outcomes - {"faster", "slower"}  # the third record is 1.5x slower
+    for entry, found in zip(entries, rows, strict=True):
+        spoilt = next(r for r in found if r[2] not in ("faster", "slower"))
+        spoilt.pop()  # a row History would not even build: the entry is broken all the same
+        entry.write_text(json.dumps(found), encoding="utf-8")
+    store = SummaryCache(cache)
+    summaries = sorted(load_results(results, store).summaries, key=lambda s: s.started_at)
+    history = machine_history(summaries[0].machine_id, summaries, None, store)
+    assert {c.comparison.outcome for c in history.changes} == {"slower", "faster"}  # 1.5x slower, then back
+    assert all(len(r) == 10 for e in entries for r in json.loads(e.read_text(encoding="utf-8")))  # rewritten whole
+    assert render_results(results, cache=cache) == expected
+
+
+def test_comparisons_judged_in_worker_processes_render_what_one_process_renders(tmp_path, monkeypatch):
+    results = _tree(tmp_path / "results", 6)
+    one = render_results(results, cache=tmp_path / "one")
+    monkeypatch.setattr(cache_module, "PARALLEL_PAIRS", 2)
+    monkeypatch.setenv("MEASURE_WORKERS", "2")
+    jobs = []
+    real = cache_module.compare_many
+    monkeypatch.setattr(cache_module, "compare_many", lambda j, *a, **k: jobs.append(len(j)) or real(j, *a, **k))
+    assert render_results(results, cache=tmp_path / "two") == one
+    assert sum(jobs) == 0  # every pair was judged in a worker (a forked worker's calls are not counted here)
+    monkeypatch.setenv("MEASURE_WORKERS", "1")
+    assert render_results(results, cache=tmp_path / "three") == one
+    assert sum(jobs) == 5  # the spy does see the judging when it happens in this process
+    found = {p.name: p.read_bytes() for p in (tmp_path / "one").rglob("comparisons/*/*.json")}
+    assert found and found == {p.name: p.read_bytes() for p in (tmp_path / "two").rglob("comparisons/*/*.json")}
+
+
+def test_a_build_leaves_the_collector_on_and_rebuilds_do_not_pile_up_frozen_objects(tmp_path):
+    """As ``mkdocs serve`` rebuilds: what one build froze is given back and collected by the next."""
+    import gc
+
+    results = _tree(tmp_path / "results", 3)
+    counts = []
+    for _ in range(6):
+        render_results(results, cache=tmp_path / "cache")
+        assert gc.isenabled()
+        counts.append(gc.get_freeze_count())
+    assert counts[0] > 0 and counts[5] <= counts[2]  # kept frozen, each build would add its cycles (~100 here)
+    gc.unfreeze()

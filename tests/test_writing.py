@@ -8,7 +8,7 @@ import math
 import pytest
 
 from measure.errors import MeasureError
-from measure.writing import finite, write_json, write_text
+from measure.writing import finite, write_bytes, write_json, write_text
 
 
 def test_a_write_lands_whole_and_readable(tmp_path):
@@ -31,6 +31,26 @@ def test_a_symlinked_folder_cannot_carry_a_write_outside(tmp_path):
     with pytest.raises(MeasureError, match="outside"):
         write_text(tmp_path / "tree" / "m" / "f.txt", "x", root=tmp_path / "tree")
     assert not list((tmp_path / "outside").iterdir())
+
+
+def test_a_writer_that_checks_each_folder_once_still_refuses_a_symlinked_one(tmp_path):
+    """As the summary cache writes: each entry folder resolved once; a committed index with a symlinked folder
+    carries no write outside, however many entries go there, and a symlinked entry is replaced, not followed."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "kept.json").write_text("kept", encoding="utf-8")
+    (tmp_path / "tree" / "ok").mkdir(parents=True)
+    (tmp_path / "tree" / "ab").symlink_to(tmp_path / "outside", target_is_directory=True)
+    checked: set = set()
+    for name in ("a.json", "b.json"):
+        with pytest.raises(MeasureError, match="outside"):
+            write_bytes(tmp_path / "tree" / "ab" / name, b"x", root=tmp_path / "tree", checked=checked)
+        write_bytes(tmp_path / "tree" / "ok" / name, b"x", root=tmp_path / "tree", checked=checked)
+    assert checked == {tmp_path / "tree" / "ok"}
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["kept.json"]
+    (tmp_path / "tree" / "ok" / "c.json").symlink_to(tmp_path / "outside" / "kept.json")
+    write_bytes(tmp_path / "tree" / "ok" / "c.json", b"new", root=tmp_path / "tree", checked=checked)
+    assert (tmp_path / "outside" / "kept.json").read_text(encoding="utf-8") == "kept"
+    assert not (tmp_path / "tree" / "ok" / "c.json").is_symlink()
 
 
 def test_a_dangling_symlink_target_is_refused(tmp_path):

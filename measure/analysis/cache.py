@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
-from measure.analysis.comparison import Comparison, Drift, compare_many
+from measure.analysis.comparison import CaseSamples, Comparison, Drift, compare_many
 from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary, summarize_record
 from measure.errors import MeasureError
+from measure.policy import Policy
 from measure.record.blobs import git_blobs
 from measure.record.io import load, load_record, read_bytes
 from measure.record.model import Record, from_document
@@ -31,7 +32,7 @@ from measure.writing import write_bytes
 
 HEX = frozenset("0123456789abcdef")
 
-ANALYSIS_VERSION = 7
+ANALYSIS_VERSION = 8
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 
@@ -70,6 +71,8 @@ class SummaryCache:
         """The folder as given (its entries live under ``v<ANALYSIS_VERSION>/``): what a worker opens it by."""
         self.folder = None if folder is None else folder / f"v{ANALYSIS_VERSION}"
         self._memory: dict[str, Any] = {}
+        self._checked: set[Path] = set()
+        """Entry folders already resolved inside the cache and made (see :func:`~measure.writing.write_bytes`)."""
         self.hits = 0
         self.misses = 0
         self.hashed = 0
@@ -95,7 +98,7 @@ class SummaryCache:
         if path is None:
             return
         with contextlib.suppress(OSError, MeasureError):  # an unwritable cache only costs the next build time
-            write_bytes(path, orjson.dumps(value), root=self.folder, durable=False)
+            write_bytes(path, orjson.dumps(value), root=self.folder, durable=False, checked=self._checked)
 
     def hashes(self) -> dict[str, list[Any]]:
         """The index of record files already hashed: path -> [size, mtime_ns, sha256] (empty when unreadable)."""
@@ -118,7 +121,7 @@ class SummaryCache:
         found = self._read("summaries", sha256)
         try:
             summary = Summary.from_dict(found) if isinstance(found, dict) else None
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, IndexError):
             summary = None
         if summary is None or summary.sha256 != sha256:
             self.misses += 1
@@ -141,26 +144,60 @@ class SummaryCache:
         tolerance: float | None,
         drift: Drift | None = None,
         metric: str = "wall",
+        outcomes: frozenset[str] | None = None,
     ) -> list[list[Comparison]]:
         """:meth:`comparisons` of many (BASE, NEW) pairs; those the cache lacks are judged together
-        (:func:`~measure.analysis.comparison.compare_many`), several times quicker than one by one."""
+        (:func:`~measure.analysis.comparison.compare_many`), several times quicker than one by one.
+
+        ``outcomes``: only the comparisons with one of these outcomes (History reads the faster and slower
+        calls of a year of pairs: the others are never made into objects); None: all of them.
+        """
         keys = [comparison_key(base, new, tolerance, drift, metric) for base, new in pairs]
-        out = [self._cached_comparisons(key) for key in keys]
+        out = [self._cached_comparisons(key, outcomes) for key in keys]
         missing = [i for i, found in enumerate(out) if found is None]
         jobs = [(pairs[i][0].samples_of(metric), pairs[i][1].samples_of(metric), pairs[i][1].policy) for i in missing]
-        for i, result in zip(missing, compare_many(jobs, tolerance, drift, metric=metric), strict=True):
-            self._write("comparisons", keys[i], [_comparison_to_list(c) for c in result])
-            out[i] = result
+        for i, rows in zip(missing, _compare_all(jobs, tolerance, drift, metric), strict=True):
+            self._write("comparisons", keys[i], rows)
+            out[i] = [_comparison_from_list(x) for x in rows if outcomes is None or x[2] in outcomes]
         return [found or [] for found in out]
 
-    def _cached_comparisons(self, key: str) -> list[Comparison] | None:
+    def _cached_comparisons(self, key: str, outcomes: frozenset[str] | None = None) -> list[Comparison] | None:
         found = self._read("comparisons", key)
         if isinstance(found, list):
             try:
-                return [_comparison_from_list(x) for x in found]
+                if not all(isinstance(x, list) and len(x) == 10 for x in found):  # filtered out or not, broken
+                    return None
+                return [_comparison_from_list(x) for x in found if outcomes is None or x[2] in outcomes]
             except (TypeError, ValueError):
                 pass
         return None
+
+
+Job = tuple[dict[str, CaseSamples], dict[str, CaseSamples], Policy]
+
+PARALLEL_PAIRS = 1024
+"""Pairs to judge from which a build judges them in worker processes (a cold build of a long history)."""
+
+
+def _compare_rows(jobs: list[Job], tolerance: float | None, drift: Drift | None, metric: str) -> list[list[Any]]:
+    """:func:`compare_many` as cache rows: what a worker sends back (a few numbers a case, not objects)."""
+    return [[_comparison_to_list(c) for c in result] for result in compare_many(jobs, tolerance, drift, metric=metric)]
+
+
+def _compare_all(jobs: list[Job], tolerance: float | None, drift: Drift | None, metric: str) -> list[list[Any]]:
+    """:func:`_compare_rows` of every job, split over the summary workers when there are many: each part is
+    judged exactly as the whole would be (every job's numbers are its own; batching only shares the work)."""
+    workers = summary_workers()
+    if len(jobs) < PARALLEL_PAIRS or workers < 2:
+        return _compare_rows(jobs, tolerance, drift, metric)
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = -(-len(jobs) // workers)
+    parts = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    n = len(parts)
+    with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
+        done = pool.map(_compare_rows, parts, [tolerance] * n, [drift] * n, [metric] * n)
+        return [rows for part in done for rows in part]
 
 
 @dataclass(frozen=True)

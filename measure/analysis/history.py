@@ -143,7 +143,7 @@ def machine_history(
             breaks.append(Break(base, new, reason))
         else:
             pairs.append((base, new))
-    changes = _changes(pairs, cache.comparisons_many(pairs, None, drift), "wall")
+    changes = _changes(pairs, cache.comparisons_many(pairs, None, drift, outcomes=CHANGED), "wall")
     counted, count_breaks, count_pairs = [r for r in runs if r.instruction_samples], [], []
     count_drift = calibration.drift_of("instructions") if calibration is not None else None
     for base, new in pairwise(counted):
@@ -154,7 +154,7 @@ def machine_history(
             count_breaks.append(Break(base, new, reason))
         else:
             count_pairs.append((base, new))
-    found = cache.comparisons_many(count_pairs, None, count_drift, "instructions")
+    found = cache.comparisons_many(count_pairs, None, count_drift, "instructions", CHANGED)
     changes += _changes(count_pairs, found, "instructions")
     changes.sort(key=lambda c: (c.new.started_at, c.new.run_id))
     return MachineHistory(
@@ -171,13 +171,17 @@ def machine_history(
     )
 
 
+CHANGED = frozenset(("faster", "slower"))
+"""The comparisons History shows: a year of pairs holds a few hundred thousand, nearly all "same"."""
+
+
 def _changes(pairs: list[tuple[Summary, Summary]], found: list[list[Comparison]], metric: str) -> list[Change]:
     """The faster and slower calls among consecutive pairs' comparisons, in pair order."""
     return [
         Change(base, new, c, metric)
         for (base, new), comparisons in zip(pairs, found, strict=True)
         for c in comparisons
-        if c.outcome in ("faster", "slower")
+        if c.outcome in CHANGED
     ]
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.stats import Estimate, median, percentile_interval, ratio_of_medians, summarize
+from measure.analysis.stats import Estimate, median, percentile_interval, ratio_of_medians, resample_indices, summarize
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.record.model import Case, Record
 
@@ -93,8 +93,8 @@ def percentiles(values: np.ndarray, b: Bootstrap) -> Percentiles | None:
     x = x[np.isfinite(x)]
     if x.size == 0:
         return None
-    rng = np.random.default_rng(b.seed)
-    boot = np.sort(x[rng.integers(0, x.size, size=(min(b.resamples, PERCENTILE_RESAMPLES), x.size))], axis=1)
+    idx = resample_indices(b.seed, min(b.resamples, PERCENTILE_RESAMPLES), x.size)  # default_rng(seed)'s one draw
+    boot = np.sort(x[idx], axis=1)
     pos = np.asarray(QUANTILES) * (x.size - 1)
     lo_i, hi_i = np.floor(pos).astype(int), np.minimum(np.floor(pos).astype(int) + 1, x.size - 1)
     at = boot[:, lo_i] + (boot[:, hi_i] - boot[:, lo_i]) * (pos - lo_i)

@@ -62,8 +62,13 @@ def _draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, 
     """
     if sum(r * n for r, n in shapes) <= KEPT_DRAWS:
         return _kept_draws(seed, shapes)
-    rng = np.random.default_rng(seed)
-    return tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)
+    return _large_draws(seed, shapes)
+
+
+def resample_indices(seed: int, resamples: int, n: int) -> np.ndarray:
+    """``default_rng(seed).integers(0, n, size=(resamples, n))``, read-only, drawn once for the calls that ask
+    again (a record's percentiles draw it for every tier)."""
+    return _draws(seed, ((resamples, n),))[0]
 
 
 @functools.lru_cache(maxsize=16)
@@ -73,6 +78,14 @@ def _kept_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndar
     for idx in out:
         idx.flags.writeable = False
     return out
+
+
+@functools.lru_cache(maxsize=2)
+def _large_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
+    """Draws over :data:`KEPT_DRAWS`, the last two sets only: a record's first-token ratios (every tier's 448
+    samples against plain's) draw one such set a dozen times in a row; two sets are at most a few hundred MiB
+    only for bootstraps that large, and they go as soon as other shapes come."""
+    return _kept_draws.__wrapped__(seed, shapes)
 
 
 @functools.lru_cache(maxsize=256)
@@ -99,11 +112,21 @@ SMALL = 8
 def _resampled_medians(v: np.ndarray, seed: int, shapes: tuple[tuple[int, int], ...], which: int) -> np.ndarray:
     """Median of each resample of ``v`` by draw ``which``: what :func:`_row_medians` of ``v[idx]`` gives."""
     if v.size > SMALL or not np.isfinite(v).all():
-        return _row_medians(v[_draws(seed, shapes)[which]])
+        return _large_medians(v.tobytes(), v.dtype.str, seed, shapes, which)
     order = np.argsort(v, kind="stable")
     lo, hi = _median_ranks(seed, shapes, which, tuple(order.tolist()))
     srt = v[order]
     return srt[lo] if v.size % 2 else 0.5 * (srt[lo] + srt[hi])
+
+
+@functools.lru_cache(maxsize=8)
+def _large_medians(data: bytes, dtype: str, seed: int, shapes: tuple[tuple[int, int], ...], which: int) -> np.ndarray:
+    """:func:`_row_medians` of a sample's resamples, kept for the few samples asked again: plain's first token is
+    the denominator of every tier's ratio, and its 2,000 resamples of 448 need sorting once, not once a tier."""
+    v = np.frombuffer(data, dtype=dtype)
+    out = _row_medians(v[_draws(seed, shapes)[which]])
+    out.flags.writeable = False
+    return out
 
 
 def percentile_interval(boot: np.ndarray, level: float = LEVEL) -> tuple[float, float]:

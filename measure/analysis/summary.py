@@ -15,7 +15,7 @@ from measure.analysis.calibration import build_key
 from measure.analysis.comparison import CaseSamples, instruction_samples_of, samples_of
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import Bootstrap, bootstrap_of
-from measure.analysis.verdict import Verdict
+from measure.analysis.verdict import Verdict, from_table, to_table
 from measure.analysis.verdicts import verdicts
 from measure.policy import Policy, policy_from
 from measure.record.model import Git, Record
@@ -79,7 +79,7 @@ class Summary:
             "bootstrap": [self.bootstrap.resamples, self.bootstrap.seed],
             "samples": {n: _samples_to_list(c) for n, c in self.samples.items()},
             "cpu_samples": {n: _samples_to_list(c) for n, c in self.cpu_samples.items()},
-            "verdicts": [v.to_dict() for v in self.verdicts],
+            "verdicts": to_table(self.verdicts),
             "instruction_samples": {n: _samples_to_list(c) for n, c in self.instruction_samples.items()},
             "instructions_key": self.instructions_key,
             "timed": self.timed,
@@ -88,7 +88,7 @@ class Summary:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Summary:
-        """Raises KeyError/TypeError/ValueError on anything unexpected: the caller rebuilds the entry."""
+        """Raises KeyError/TypeError/ValueError/IndexError on anything unexpected: the caller rebuilds the entry."""
         if d.keys() != _FIELDS:
             raise KeyError("summary fields")
         resamples, seed = d["bootstrap"]
@@ -107,7 +107,7 @@ class Summary:
             bootstrap=Bootstrap(int(resamples), int(seed)),
             samples={n: _samples_from_list(x) for n, x in d["samples"].items()},
             cpu_samples={n: _samples_from_list(x) for n, x in d["cpu_samples"].items()},
-            verdicts=tuple(Verdict.from_dict(v) for v in d["verdicts"]),
+            verdicts=from_table(d["verdicts"]),
             instruction_samples={n: _samples_from_list(x) for n, x in d["instruction_samples"].items()},
             instructions_key=d["instructions_key"],
             timed=str(d["timed"]),

@@ -51,6 +51,59 @@ class Verdict:
 _FIELDS = frozenset(f.name for f in fields(Verdict))
 """A year of summaries holds a million verdicts: their field names are looked up once, not per verdict."""
 
+_NAMES = tuple(f.name for f in fields(Verdict))
+_TEXTS = 8
+"""The leading fields that are text (topic .. measured): a table stores each distinct one once.
+:func:`from_table` names them one by one (a test keeps it in step with the dataclass)."""
+
+
+def text_fields() -> tuple[str, ...]:
+    """The fields :func:`from_table` looks up in the text table, in row order."""
+    return _NAMES[:_TEXTS]
+
+
+def to_table(found: tuple[Verdict, ...] | list[Verdict]) -> dict[str, list[Any]]:
+    """Verdicts as a cache stores them: ``texts`` (each distinct string once) and one row per verdict, its text
+    fields as indices into ``texts``, then value, lo, hi and gate. A record's hundred verdicts ask a dozen
+    questions under a dozen rules: as rows they take a third of the bytes of keyed objects, and parse as quickly."""
+    texts: dict[str, int] = {}
+    rows = []
+    for v in found:
+        d = vars(v)
+        rows.append([texts.setdefault(d[n], len(texts)) for n in _NAMES[:_TEXTS]] + [d[n] for n in _NAMES[_TEXTS:]])
+    return {"texts": list(texts), "rows": rows}
+
+
+def from_table(table: dict[str, Any]) -> tuple[Verdict, ...]:
+    """The verdicts :func:`to_table` stored; raises KeyError/TypeError/ValueError/IndexError on anything else."""
+    if table.keys() != {"texts", "rows"}:
+        raise KeyError("verdict table fields")
+    texts = table["texts"]
+    if not all(isinstance(t, str) for t in texts):
+        raise TypeError("verdict texts")
+    out = []
+    new = object.__new__
+    for t0, t1, t2, t3, t4, t5, t6, t7, value, lo, hi, gate in table["rows"]:  # another length: ValueError
+        if t0 | t1 | t2 | t3 | t4 | t5 | t6 | t7 < 0:  # a negative index would read from the end; a str raises
+            raise ValueError("verdict row")
+        verdict = new(Verdict)  # as from_dict: the fields set at once, a frozen dataclass's __init__ bypassed
+        verdict.__dict__.update(
+            topic=texts[t0],
+            question=texts[t1],
+            subject=texts[t2],
+            key=texts[t3],
+            outcome=texts[t4],
+            answer=texts[t5],
+            rule=texts[t6],
+            measured=texts[t7],
+            value=value,
+            lo=lo,
+            hi=hi,
+            gate=gate,
+        )
+        out.append(verdict)
+    return tuple(out)
+
 
 def against(e: Estimate, threshold: float, want_above: bool) -> tuple[str, str]:
     """An interval against a threshold: wholly on the wanted side, wholly on the other, or straddling it."""

@@ -107,20 +107,27 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while a long history is read and judged, then one collection.
+    """Python's cycle collector off while a long history is read and judged; what it made is then frozen.
 
     A year of records is millions of small objects (summaries, verdicts, samples) that live for the whole build
     and hold no cycles; the collector would walk them all again every few thousand allocations, which made the
-    build's cost grow faster than the history. Reference counting still frees everything as it goes.
+    build's cost grow faster than the history. Reference counting still frees everything as it goes. At the end
+    they are moved out of the collector's sight (``gc.freeze``) rather than walked once more while still alive
+    (1.6 s at 10,000 records); the next build, once the last one's objects are gone, gives the collector back what
+    was frozen and collects first, so the few thousand objects in cycles a build leaves (imports, template
+    caches) do not pile up over a long ``mkdocs serve``.
     """
     was = gc.isenabled()
+    if was:
+        gc.unfreeze()
+        gc.collect()  # cheap here: the last build's history was freed with it; only its cycles remain
     gc.disable()
     try:
         yield
     finally:
         if was:
+            gc.freeze()
             gc.enable()
-            gc.collect()
 
 
 def render_results(
