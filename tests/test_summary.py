@@ -180,6 +180,7 @@ def test_verdicts_are_cached_as_rows_over_a_text_table_and_come_back_equal(tmp_p
         lambda t: t["rows"][0].pop(),  # a field short
         lambda t: t["texts"].__setitem__(0, 7),  # a text that is not one
         lambda t: t.pop("texts"),
+        lambda t: t.__setitem__("texts", "".join(t["texts"])),  # a string indexes too, one character at a time
     ],
 )
 def test_a_spoiled_verdict_table_is_rebuilt_from_the_record(tmp_path, spoil):

@@ -50,8 +50,8 @@ def _row_medians(mat: np.ndarray) -> np.ndarray:
 
 
 KEPT_DRAWS = 1 << 20
-"""Index matrices up to this many entries in all (8 MiB) are kept for reuse, 16 sets at most; larger ones are
-drawn each time. The exponent fit keeps at most 16 length sides of that size too."""
+"""Index matrices up to this many entries in all (8 MiB) are kept for reuse, 16 sets at most (larger ones: see
+:data:`LARGE_DRAWS`). The exponent fit keeps at most 16 length sides of that size too."""
 
 
 def _draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
@@ -60,9 +60,13 @@ def _draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, 
     Every bootstrap of a record uses the record's one seed, so its dozens of calls draw the same few matrices:
     drawn once (read-only), they are the very matrices each call would have drawn.
     """
-    if sum(r * n for r, n in shapes) <= KEPT_DRAWS:
+    size = sum(r * n for r, n in shapes)
+    if size <= KEPT_DRAWS:
         return _kept_draws(seed, shapes)
-    return _large_draws(seed, shapes)
+    if size <= LARGE_DRAWS:
+        return _large_draws(seed, shapes)
+    rng = np.random.default_rng(seed)
+    return tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)
 
 
 def resample_indices(seed: int, resamples: int, n: int) -> np.ndarray:
@@ -80,11 +84,15 @@ def _kept_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndar
     return out
 
 
+LARGE_DRAWS = 1 << 23
+"""Index matrices over :data:`KEPT_DRAWS` and up to this many entries (64 MiB) are kept too, the last two sets
+only; larger ones are drawn each time."""
+
+
 @functools.lru_cache(maxsize=2)
 def _large_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
-    """Draws over :data:`KEPT_DRAWS`, the last two sets only: a record's first-token ratios (every tier's 448
-    samples against plain's) draw one such set a dozen times in a row; two sets are at most a few hundred MiB
-    only for bootstraps that large, and they go as soon as other shapes come."""
+    """Draws over :data:`KEPT_DRAWS`: a record's first-token ratios (each tier's 7 x 64 samples against plain's,
+    2,000 resamples) draw one such set a dozen times in a row; two are kept, and go when other shapes come."""
     return _kept_draws.__wrapped__(seed, shapes)
 
 

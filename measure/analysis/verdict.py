@@ -78,12 +78,12 @@ def from_table(table: dict[str, Any]) -> tuple[Verdict, ...]:
     """The verdicts :func:`to_table` stored; raises KeyError/TypeError/ValueError/IndexError on anything else."""
     if table.keys() != {"texts", "rows"}:
         raise KeyError("verdict table fields")
-    texts = table["texts"]
-    if not all(isinstance(t, str) for t in texts):
-        raise TypeError("verdict texts")
+    texts, rows = table["texts"], table["rows"]
+    if type(texts) is not list or type(rows) is not list or not all(type(t) is str for t in texts):
+        raise TypeError("verdict texts and rows")
     out = []
     new = object.__new__
-    for t0, t1, t2, t3, t4, t5, t6, t7, value, lo, hi, gate in table["rows"]:  # another length: ValueError
+    for t0, t1, t2, t3, t4, t5, t6, t7, value, lo, hi, gate in rows:  # another length: ValueError
         if t0 | t1 | t2 | t3 | t4 | t5 | t6 | t7 < 0:  # a negative index would read from the end; a str raises
             raise ValueError("verdict row")
         verdict = new(Verdict)  # as from_dict: the fields set at once, a frozen dataclass's __init__ bypassed
