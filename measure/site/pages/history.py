@@ -184,8 +184,8 @@ def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: 
         if counted
         else {case: [(p.run, p.ms_per_token) for p in points] for case, points in h.series.items()}
     )
-    months = len({r.started_at[:7] for r in runs})
-    recent = {r.run_id for r in runs[-chart_runs(len(source), months) :]}
+    spanned = len({r.started_at[:7] for r in runs})
+    recent = {r.run_id for r in runs[-chart_runs(len(source), spanned) :]}
     for case, points in source.items():
         out: list[charts.TimePoint] = []
         months: dict[str, list[float]] = defaultdict(list)
