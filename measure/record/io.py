@@ -198,8 +198,9 @@ def validate(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = No
         validator = jsonschema.Draft202012Validator(schema(version))
         error = jsonschema.exceptions.best_match(validator.iter_errors(_as_json(doc)))
         if error is not None:
-            while error.context:  # anyOf/oneOf: descend to the most specific cause
-                error = jsonschema.exceptions.best_match(error.context)
+            while error.context:  # anyOf/oneOf: descend to the most specific cause, the deepest in the document
+                deepest = max(len(e.absolute_path) for e in error.context)  # not "is not null" of a nullable part
+                error = jsonschema.exceptions.best_match(e for e in error.context if len(e.absolute_path) == deepest)
             where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
             message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
             raise MeasureError(f"{source}: field {where}: {message}")
