@@ -13,6 +13,7 @@ from measure.analysis.stats import (
     paired_ratio,
     predicted_speedup,
     ratio_of_medians,
+    sorted_resamples,
     summarize,
 )
 from measure.analysis.tdist import t_quantile, t_sf
@@ -102,3 +103,17 @@ def test_paired_ratio_interval_covers_what_it_states():
         r = paired_ratio(a, b)
         hits += r.lo <= 1.5 <= r.hi
     assert 0.93 <= hits / 2000 <= 0.97
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 448, 32768, 32769])
+def test_sorted_resamples_are_the_float_sort_bit_for_bit(n):
+    """Order statistics by sorted ranks equal numpy's sort of the resampled floats, ties and NaN included, on
+    both sides of the int16 ranks' limit."""
+    rng = np.random.default_rng(n)
+    v = np.round(rng.lognormal(0, 1, n), 2)  # rounded: many ties
+    if n > 2:
+        v[1] = np.nan
+        v[2] = -0.0
+    idx = rng.integers(0, n, size=(5 if n > 1000 else 300, n))
+    columns = [0, n // 2, n - 1, n // 2]
+    assert np.array_equal(sorted_resamples(v, idx, columns), np.sort(v[idx], axis=1)[:, columns], equal_nan=True)

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.stats import Estimate, median, percentile_interval, ratio_of_medians, resample_indices, summarize
+from measure.analysis.stats import (
+    Estimate,
+    median,
+    percentile_interval,
+    ratio_of_medians,
+    resample_indices,
+    sorted_resamples,
+    summarize,
+)
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.record.model import Case, Record
 
@@ -94,10 +102,11 @@ def percentiles(values: np.ndarray, b: Bootstrap) -> Percentiles | None:
     if x.size == 0:
         return None
     idx = resample_indices(b.seed, min(b.resamples, PERCENTILE_RESAMPLES), x.size)  # default_rng(seed)'s one draw
-    boot = np.sort(x[idx], axis=1)
     pos = np.asarray(QUANTILES) * (x.size - 1)
     lo_i, hi_i = np.floor(pos).astype(int), np.minimum(np.floor(pos).astype(int) + 1, x.size - 1)
-    at = boot[:, lo_i] + (boot[:, hi_i] - boot[:, lo_i]) * (pos - lo_i)
+    both = sorted_resamples(x, idx, [*lo_i.tolist(), *hi_i.tolist()])  # np.sort(x[idx], axis=1)[:, lo_i + hi_i]
+    lo, hi = both[:, : len(QUANTILES)], both[:, len(QUANTILES) :]
+    at = lo + (hi - lo) * (pos - lo_i)
     point = np.quantile(x, QUANTILES)
     est = [Estimate(float(point[j]), *percentile_interval(at[:, j])) for j in range(len(QUANTILES))]
     return Percentiles(est[0], est[1], est[2], int(x.size))

@@ -42,6 +42,21 @@ class Estimate:
         return {"value": self.value, "lo": self.lo, "hi": self.hi, "q1": self.q1, "q3": self.q3}
 
 
+def sorted_resamples(v: np.ndarray, idx: np.ndarray, columns: Sequence[int]) -> np.ndarray:
+    """Columns ``columns`` of ``np.sort(v[idx], axis=1)``, bit for bit, from a sort of each resample's ranks.
+
+    A resample's order statistics are values of ``v`` picked by rank; ranks of a few hundred samples are small
+    integers, which numpy sorts about ten times faster than floats (a record's percentiles and first-token
+    medians were most of its analysis). NaN sorts last either way.
+    """
+    n = v.size
+    order = np.argsort(v, kind="stable")
+    dtype = np.int16 if n <= np.iinfo(np.int16).max + 1 else np.int32 if n <= np.iinfo(np.int32).max + 1 else np.intp
+    rank = np.empty(n, dtype=dtype)
+    rank[order] = np.arange(n, dtype=dtype)
+    return v[order][np.sort(rank[idx], axis=1)[:, list(columns)]]
+
+
 def _row_medians(mat: np.ndarray) -> np.ndarray:
     """Median of each row; sorting short rows beats np.median's partition by several times."""
     srt = np.sort(mat, axis=1)
@@ -132,7 +147,9 @@ def _large_medians(data: bytes, dtype: str, seed: int, shapes: tuple[tuple[int, 
     """:func:`_row_medians` of a sample's resamples, kept for the few samples asked again: plain's first token is
     the denominator of every tier's ratio, and its 2,000 resamples of 448 need sorting once, not once a tier."""
     v = np.frombuffer(data, dtype=dtype)
-    out = _row_medians(v[_draws(seed, shapes)[which]])
+    n = v.size
+    middle = sorted_resamples(v, _draws(seed, shapes)[which], ((n - 1) // 2, n // 2))  # as _row_medians picks
+    out = middle[:, 1] if n % 2 else 0.5 * (middle[:, 0] + middle[:, 1])
     out.flags.writeable = False
     return out
 
