@@ -147,3 +147,28 @@ def test_a_chart_of_many_cases_draws_fewer_records_one_by_one():
     assert chart_runs(9) == CHART_POINTS // 9 < CHART_RUNS  # the demo's 9 tiers: a page near 250 kB
     assert chart_runs(10_000) == 20  # never fewer than 20 records one by one
     assert chart_runs(9, 96) == CHART_POINTS // 9 - 96  # eight years of months count against the points too
+
+
+def test_a_month_page_links_each_run_with_a_page_and_names_the_rest(tmp_path, monkeypatch):
+    """Runs past the newest PAGES_PER_MACHINE have no page: the index links them to their month's list, and that
+    list names them without a link (to itself, or to part 1 from a later part)."""
+    import measure.site.pages.runs as runs_module
+    from measure.site.render import render_results
+
+    monkeypatch.setattr(runs_module, "PAGES_PER_MACHINE", 2)
+    monkeypatch.setattr(runs_module, "MONTH_ROWS", 2)
+    base = load_record(DATA / "record-v1.json")
+    for i in range(5):
+        d = _record(base, i, "a")
+        write_atomic(tmp_path / d["machine_id"] / f"{d['run_id']}.json", d)
+    pages, _, _ = render_results(tmp_path)
+    month = "\n".join(pages[f"results/runs/{name}.md"] for name in ("2026-12", "2026-12-part-2", "2026-12-part-3"))
+    paged = ["20261214T100000Z-000004", "20261213T100000Z-000003"]
+    for run_id in (f"202612{10 + i:02d}T100000Z-00000{i}" for i in range(5)):
+        row = next(line for line in month.splitlines() if run_id in line)
+        if run_id in paged:
+            assert f"[{run_id}](" in row and "--" + run_id + ".md)" in row
+        else:
+            assert row.startswith(f"| {run_id} |"), row
+    index = pages["results/runs/index.md"]
+    assert "[20261210T100000Z-000000](2026-12.md)" in index  # the index still leads to the month list

@@ -209,20 +209,21 @@ class Loaded:
     paths: dict[str, Path]
     """sha256 -> the record's file."""
 
-    def record(self, summary: Summary, suites: bool = True) -> Record:
+    def record(self, summary: Summary, suites: bool = True, data: bytes | None = None) -> Record:
         """The full record a summary came from; ``suites=False`` leaves out the wall-clock and framing parts
-        (a run page needs the environment, tiers and config only). Bytes that still hash to the summary's
-        sha256 were validated when it was made; anything else is validated again."""
+        (a run page needs the environment, tiers and config only); ``data``: its :meth:`data`, when the caller
+        has read them. Bytes that still hash to the summary's sha256 were validated when it was made; anything
+        else is validated again."""
         path = self.paths[summary.sha256]
-        data = read_bytes(path)
+        data = read_bytes(path) if data is None else data
         without = () if suites else ("wallclock", "framing")
         doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without, arrays=True)
         return from_document(doc, str(path))
 
-    def text(self, summary: Summary) -> str:
-        """The record file's JSON as it is stored (a ``.json.gz`` gunzipped): what a run page offers for download,
-        a record any measure verb reads."""
-        return read_bytes(self.paths[summary.sha256]).decode("utf-8")
+    def data(self, summary: Summary) -> bytes:
+        """The record file's JSON bytes as it is stored (a ``.json.gz`` gunzipped): what a run page offers for
+        download, a record any measure verb reads."""
+        return read_bytes(self.paths[summary.sha256])
 
 
 @dataclass(frozen=True)

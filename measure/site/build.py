@@ -85,7 +85,8 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
     history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
-    files = {f"runs/{run_slug(s)}.json": loaded.text(s) for s in pages}
+    stored = {s.sha256: loaded.data(s) for s in pages}  # read once: the download and the run page
+    files = {f"runs/{run_slug(s)}.json": stored[s.sha256].decode("utf-8") for s in pages}
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
@@ -97,7 +98,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
         history_pages=history_pages,
         machines=machines_page(machines, links),
         methods=methods_page(current, links, state),
-        runs=[(run_slug(s), run_page(loaded.record(s, suites=False), s, links)) for s in pages],
+        runs=[(run_slug(s), run_page(loaded.record(s, False, stored[s.sha256]), s, links)) for s in pages],
         runs_index=index,
         months=months,
         metrics=metrics(analysed, states, reference.machine if reference else None),

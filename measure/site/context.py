@@ -78,6 +78,8 @@ class RunRef:
     """Relative link from the referring page to the run's own page, or to its month's list."""
     state: Md
     """"complete" or "incomplete"."""
+    own_page: bool = True
+    """False where ``link`` goes to the month list (a month page then names the run without linking to itself)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class RunLinks:
             md(run.started_at),
             trusted(f"{prefix}{target}.md"),
             md("complete" if run.complete else "incomplete"),
+            name in self.paged,
         )
 
 
