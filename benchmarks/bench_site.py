@@ -41,9 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def copies(doc: dict, numbers: range, out: Path, gzipped: bool = False) -> None:
-    """Records number ``numbers``, 7 hours apart over five machines, each case's timings scaled by a seeded drift
-    of a few % (rounded to the record's ``resolution_s``, as the suites record them), stored as ``measure run``
-    (``--gzip``: as the publish job's ``measure merge --gzip``) stores them."""
+    """Records number ``numbers``, 7 hours apart over five machines, each case's timings (every sample field: a
+    slower run is slower in every part of its decodes, so the fields keep the relations a real run's have) scaled by
+    a seeded drift of a few % (rounded to the record's ``resolution_s``, as the suites record them), stored as
+    ``measure run`` (``--gzip``: as the publish job's ``measure merge --gzip``) stores them."""
     start = datetime(2026, 1, 1)
     rng = random.Random(20261203 + numbers.start)
     digits = round(-math.log10((doc.get("wallclock") or {}).get("resolution_s", 1e-9)))
@@ -51,8 +52,9 @@ def copies(doc: dict, numbers: range, out: Path, gzipped: bool = False) -> None:
         d = copy.deepcopy(doc)
         for case in (d.get("wallclock") or {}).get("cases", {}).values():
             drift = rng.lognormvariate(0, 0.05)
-            for key in ("wall_s", "run_s"):
-                case[key] = [[round(x * drift, digits) for x in rep] for rep in case[key]]
+            for key, value in case.items():
+                if key.endswith("_s") and value and isinstance(value[0], list):
+                    case[key] = [[round(x * drift, digits) for x in rep] for rep in value]
         when = start + timedelta(hours=7 * i)
         d["started_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
         d["finished_at"] = (when + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
