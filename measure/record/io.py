@@ -81,6 +81,7 @@ interrupted run leaves a valid record marked incomplete, never a truncated file.
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 from collections.abc import Callable, Iterator
@@ -174,6 +175,18 @@ def _standing_in(spans: list[Unpacked]) -> Iterator[None]:
             span.parent[span.key] = value
 
 
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The JSON path of the first inf or NaN in a document made in memory (no JSON text holds one), or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{path}/{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 def validate(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = None) -> None:
     """Schema check, then the relations it cannot say (:mod:`measure.record.checks`); the error names the
     file and the JSON path of the first problem.
@@ -204,6 +217,9 @@ def validate(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = No
             where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
             message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
             raise MeasureError(f"{source}: field {where}: {message}")
+        where = _non_finite(doc)
+        if where is not None:  # jsonschema-rs refuses inf and NaN as numbers; Python's jsonschema takes them
+            raise MeasureError(f"{source}: field {where or '(top level)'}: not a finite number (expected one)")
         raise MeasureError(f"{source}: does not match record schema v{version}")
     check(doc, source)
 
