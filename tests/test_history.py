@@ -170,5 +170,6 @@ def test_a_month_page_links_each_run_with_a_page_and_names_the_rest(tmp_path, mo
             assert f"[{run_id}](" in row and "--" + run_id + ".md)" in row
         else:
             assert row.startswith(f"| {run_id} |"), row
+    assert "The newest 2 runs of each machine have a page of their own" in month
     index = pages["results/runs/index.md"]
     assert "[20261210T100000Z-000000](2026-12.md)" in index  # the index still leads to the month list

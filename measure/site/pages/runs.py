@@ -87,6 +87,8 @@ class RunsIndex:
 class RunsMonth:
     title: Md
     runs: tuple[RunRow, ...]
+    per_machine: int = PAGES_PER_MACHINE
+    """How many of each machine's newest runs have a page of their own (the rows that link to one)."""
 
 
 def paged_runs(summaries: list[Summary]) -> list[Summary]:
@@ -184,7 +186,7 @@ def runs_pages(summaries: list[Summary], links: RunLinks) -> tuple[RunsIndex, di
             chunk = runs[start : start + MONTH_ROWS]
             name = month if part == 0 else f"{month}-part-{part + 1}"
             title = month if len(runs) <= MONTH_ROWS else f"{month} (part {part + 1})"
-            pages[name] = RunsMonth(md(title), tuple(_row(s, links, "") for s in chunk))
+            pages[name] = RunsMonth(md(title), tuple(_row(s, links, "") for s in chunk), PAGES_PER_MACHINE)
             months.append(MonthRef(md(title), md(f"{name}.md"), len(chunk)))
     index = RunsIndex(tuple(_row(s, links, "") for s in ordered[:INDEX_RUNS]), len(ordered), tuple(months))
     return index, pages
