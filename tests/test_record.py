@@ -91,7 +91,8 @@ def test_measured_numbers_must_be_finite():
     two thirds of a record's validation): it refuses inf and NaN itself, and the error still names the field."""
     doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
     where = "framing/legs/0/tiers/0/blocks/0/layers/0/key_max_abs_diff"
-    for value, message in ((float("inf"), "not a finite number"), (float("nan"), "not a finite number"), (-1.0, "")):
+    finite = "inf or NaN; expected a finite number"
+    for value, message in ((float("inf"), finite), (float("nan"), finite), (-1.0, "less than the minimum")):
         bad = copy.deepcopy(doc)
         bad["framing"]["legs"][0]["tiers"][0]["blocks"][0]["layers"][0]["key_max_abs_diff"] = value
         with pytest.raises(MeasureError, match=f"r\\.json: field {where}: .*{message}"):

@@ -47,7 +47,8 @@ def sorted_resamples(v: np.ndarray, idx: np.ndarray, columns: Sequence[int]) -> 
 
     A resample's order statistics are values of ``v`` picked by rank; ranks of a few hundred samples are small
     integers, which numpy sorts about ten times faster than floats (a record's percentiles and first-token
-    medians were most of its analysis). NaN sorts last either way.
+    medians were most of its analysis). NaN sorts last either way; 0.0 and -0.0, equal, may trade places, as in
+    numpy's own sort.
     """
     n = v.size
     order = np.argsort(v, kind="stable")

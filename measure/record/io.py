@@ -219,7 +219,7 @@ def validate(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = No
             raise MeasureError(f"{source}: field {where}: {message}")
         where = _non_finite(doc)
         if where is not None:  # jsonschema-rs refuses inf and NaN as numbers; Python's jsonschema takes them
-            raise MeasureError(f"{source}: field {where or '(top level)'}: not a finite number (expected one)")
+            raise MeasureError(f"{source}: field {where or '(top level)'}: inf or NaN; expected a finite number")
         raise MeasureError(f"{source}: does not match record schema v{version}")
     check(doc, source)
 
