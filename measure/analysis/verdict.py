@@ -38,18 +38,6 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))  # every field a scalar: asdict's deep copy cost a cold build seconds
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Verdict:
-        """A cached verdict; a missing or unknown key raises (the cache entry is then rebuilt)."""
-        if d.keys() != _FIELDS:
-            raise KeyError("verdict fields")
-        verdict = object.__new__(cls)  # a frozen dataclass's __init__ sets each field through object.__setattr__:
-        verdict.__dict__.update(d)  # for a million cached verdicts, filling the dict at once is 5x quicker
-        return verdict
-
-
-_FIELDS = frozenset(f.name for f in fields(Verdict))
-"""A year of summaries holds a million verdicts: their field names are looked up once, not per verdict."""
 
 _NAMES = tuple(f.name for f in fields(Verdict))
 _TEXTS = 8
@@ -86,7 +74,7 @@ def from_table(table: dict[str, Any]) -> tuple[Verdict, ...]:
     for t0, t1, t2, t3, t4, t5, t6, t7, value, lo, hi, gate in rows:  # another length: ValueError
         if t0 | t1 | t2 | t3 | t4 | t5 | t6 | t7 < 0:  # a negative index would read from the end; a str raises
             raise ValueError("verdict row")
-        verdict = new(Verdict)  # as from_dict: the fields set at once, a frozen dataclass's __init__ bypassed
+        verdict = new(Verdict)  # fields set at once, bypassing the frozen __init__'s object.__setattr__: 5x quicker
         verdict.__dict__.update(
             topic=texts[t0],
             question=texts[t1],
