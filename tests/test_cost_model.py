@@ -160,7 +160,7 @@ def test_a_record_without_the_fields_has_no_cost_model_and_its_page_renders(tmp_
     place = tmp_path / "results" / doc["machine_id"]
     place.mkdir(parents=True)
     shutil.copy(DATA / "record-v2.json", place / f"{doc['run_id']}.json")
-    pages, _, _ = render_results(tmp_path / "results")
+    pages = render_results(tmp_path / "results").pages
     page = pages["results/wallclock.md"]
     assert "## Speculative pairs" in page and "Cost model" not in page and "Decoder layouts" not in page
 

@@ -161,7 +161,7 @@ def test_a_month_page_links_each_run_with_a_page_and_names_the_rest(tmp_path, mo
     for i in range(5):
         d = _record(base, i, "a")
         write_atomic(tmp_path / d["machine_id"] / f"{d['run_id']}.json", d)
-    pages, _, _ = render_results(tmp_path)
+    pages = render_results(tmp_path).pages
     month = "\n".join(pages[f"results/runs/{name}.md"] for name in ("2026-12", "2026-12-part-2", "2026-12-part-3"))
     paged = ["20261214T100000Z-000004", "20261213T100000Z-000003"]
     for run_id in (f"202612{10 + i:02d}T100000Z-00000{i}" for i in range(5)):

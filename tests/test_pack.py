@@ -6,7 +6,6 @@ The pages are compared byte for byte (``measure render`` into two folders), so
 
 from __future__ import annotations
 
-import filecmp
 import gzip
 import json
 import shutil
@@ -35,15 +34,30 @@ def _pages(results: Path, out: Path, cache: Path | None = None) -> Path:
 
 def _same_tree(a: Path, b: Path) -> None:
     """Every page of two folders byte for byte; a run's record download (the record file as stored, packed or
-    not) as the same document, and the render manifest, which hashes those downloads, left out."""
-    names = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
-    assert names == sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
-    records = [n for n in names if n.startswith("runs/") and n.endswith(".json")]
-    pages = [n for n in names if n not in records and n != ".measure-manifest.json"]
-    _, mismatch, errors = filecmp.cmpfiles(a, b, pages, shallow=False)
-    assert not mismatch and not errors, mismatch + errors
-    for name in records:
-        assert load_record(a / name) == load_record(b / name)
+    not, gzipped or not) as the same document, and the render manifest, which hashes those downloads, left out.
+
+    A run page names its record's file as the results tree stores it, ``.json`` or ``.json.gz``: in a run page,
+    and nowhere else, the two names count as the same."""
+
+    def downloads(root: Path) -> dict[str, str]:
+        found = (str(p.relative_to(root)) for p in root.glob("runs/*.json*"))
+        return {n.removesuffix(".gz"): n for n in found}
+
+    def pages(root: Path) -> list[str]:
+        names = (str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+        return sorted(n for n in names if not (n.startswith("runs/") and ".json" in n))
+
+    assert pages(a) == pages(b)
+    assert downloads(a).keys() == downloads(b).keys()
+    for name in pages(a):
+        if name == ".measure-manifest.json":
+            continue
+        x, y = (a / name).read_bytes(), (b / name).read_bytes()
+        if x != y and name.startswith("runs/") and "--" in name:
+            x, y = x.replace(b".json.gz", b".json"), y.replace(b".json.gz", b".json")
+        assert x == y, name
+    for name in downloads(a):
+        assert load_record(a / downloads(a)[name]) == load_record(b / downloads(b)[name])
 
 
 def _place(results: Path, doc: dict[str, Any], data: bytes, gz: bool = False) -> Path:
@@ -160,6 +174,10 @@ def test_a_gzipped_record_and_its_plain_twin_are_the_same_record_to_every_verb(b
         assert got[0][0] == got[1][0] == 0, got
         assert got[0][1].replace(str(plain), "FILE") == got[1][1].replace(str(gz), "FILE")
     _same_tree(_pages(tmp_path / "plain", tmp_path / "a"), _pages(tmp_path / "gz", tmp_path / "b"))
+    slug = f"{doc['machine_id']}--{doc['run_id']}"
+    assert (tmp_path / "b" / "runs" / f"{slug}.json.gz").read_bytes() == gz.read_bytes()  # published as stored
+    assert (tmp_path / "a" / "runs" / f"{slug}.json").read_bytes() == plain.read_bytes()
+    assert f"[{doc['run_id']}.json.gz]({slug}.json.gz)" in (tmp_path / "b" / "runs" / f"{slug}.md").read_text("utf-8")
     # merged together they are one record; merged --gzip a plain record lands gzipped, its JSON bytes unchanged
     code, out, _ = _cli(capsys, "merge", str(tmp_path / "plain"), str(tmp_path / "gz"), "--into", str(tmp_path / "m"))
     assert code == 0 and "1 added, 1 duplicate(s)" in out

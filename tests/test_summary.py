@@ -118,6 +118,10 @@ def test_a_fresh_clone_with_the_committed_index_summarizes_nothing(tmp_path):
     assert render_results(clone / "results", cache=clone / "cache")[0] == cold[0]
 
 
+KEEP = (":(exclude)results/.measure-cache/*/index/*", ":(exclude)results/.measure-cache/*/runs/*")
+"""What the publish workflow leaves out of the results branch (see .github/workflows/reusable.yml)."""
+
+
 def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
@@ -130,13 +134,16 @@ def test_a_fresh_checkout_of_the_results_branch_reads_no_record_to_find_its_summ
     results, index = _tree(repo / "results", 3), repo / "results" / ".measure-cache"
     cold = render_results(results, cache=index)
     _git(repo, "init", "-q")
-    _git(repo, "add", "results", ":(exclude)results/.measure-cache/*/index/*")
+    assert any((index / f"v{ANALYSIS_VERSION}" / "runs").rglob("*.json"))  # the paged runs' facts, kept locally
+    _git(repo, "add", "results", *KEEP)
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "history")
+    committed = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert "/summaries/" in committed and "/index/" not in committed and "/runs/" not in committed
     _git(tmp_path, "clone", "-q", str(repo), "clone")  # hashed once more here: git learnt the blob ids at the add
     store = SummaryCache(tmp_path / "clone" / "results" / ".measure-cache")
     load_results(tmp_path / "clone" / "results", store)
     assert store.hashed == 3 and (store.hits, store.misses) == (3, 0)
-    _git(tmp_path / "clone", "add", "results", ":(exclude)results/.measure-cache/*/index/*")
+    _git(tmp_path / "clone", "add", "results", *KEEP)
     _git(tmp_path / "clone", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "blob ids")
     _git(tmp_path, "clone", "-q", str(tmp_path / "clone"), "again")
     again = tmp_path / "again" / "results"

@@ -117,6 +117,14 @@ class SummaryCache:
     def put_blob_sha(self, blob: str, sha256: str) -> None:
         self._write("blobs", blob, {"sha256": sha256})
 
+    def entry(self, kind: str, key: str) -> Any:
+        """Another layer's JSON entry (the site keeps each paged run's facts here): None when absent or unreadable;
+        whoever stored it checks what it reads."""
+        return self._read(kind, key)
+
+    def put_entry(self, kind: str, key: str, value: Any) -> None:
+        self._write(kind, key, value)
+
     def summary(self, sha256: str) -> Summary | None:
         found = self._read("summaries", sha256)
         try:
@@ -211,19 +219,14 @@ class Loaded:
 
     def record(self, summary: Summary, suites: bool = True, data: bytes | None = None) -> Record:
         """The full record a summary came from; ``suites=False`` leaves out the wall-clock and framing parts
-        (a run page needs the environment, tiers and config only); ``data``: its :meth:`data`, when the caller
-        has read them. Bytes that still hash to the summary's sha256 were validated when it was made; anything
-        else is validated again."""
+        (a run page needs the environment, tiers and config only); ``data``: the file's bytes (gunzipped), when
+        the caller has read them. Bytes that still hash to the summary's sha256 were validated when it was made;
+        anything else is validated again."""
         path = self.paths[summary.sha256]
         data = read_bytes(path) if data is None else data
         without = () if suites else ("wallclock", "framing")
         doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without, arrays=True)
         return from_document(doc, str(path))
-
-    def data(self, summary: Summary) -> bytes:
-        """The record file's JSON bytes as it is stored (a ``.json.gz`` gunzipped): what a run page offers for
-        download, a record any measure verb reads."""
-        return read_bytes(self.paths[summary.sha256])
 
 
 @dataclass(frozen=True)

@@ -3,22 +3,25 @@
 Every record is hashed; a summary cached for that hash is used as is, any
 other record is loaded, validated and summarized once. Only the records a
 machine's current state takes a part from (the newest complete wall-clock,
-cost profile, framing and instruction counts) and the runs that get a page of
-their own are loaded in full, so a warm build of a long history reads one
-small cache entry per record.
+cost profile, framing and instruction counts) are loaded in full; a run that
+gets a page of its own is read once, and what its page shows is cached beside
+its summary, so a warm build of a long history reads one small cache entry per
+record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from measure.analysis.analyse import analyse
-from measure.analysis.cache import Loaded, SummaryCache
+from measure.analysis.cache import Loaded, SummaryCache, file_sha256
 from measure.analysis.calibration import load_calibration
 from measure.analysis.current import compose
 from measure.analysis.history import machine_history, verdict_series
 from measure.analysis.summary import Summary
+from measure.record.io import read_bytes
 from measure.record.model import Record
 from measure.record.tree import by_machine, current_parts
 from measure.record.tree import reference_machine as pick_reference
@@ -32,7 +35,18 @@ from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
 from measure.site.pages.overview import Overview, overview_page, summary_csv
-from measure.site.pages.runs import RunPage, RunsIndex, RunsMonth, paged_runs, run_page, runs_pages
+from measure.site.pages.runs import (
+    RunFacts,
+    RunPage,
+    RunsIndex,
+    RunsMonth,
+    facts_entry,
+    facts_from_entry,
+    paged_runs,
+    run_facts,
+    run_page,
+    runs_pages,
+)
 from measure.site.pages.wallclock import WallclockPage, wallclock_page
 
 
@@ -51,10 +65,34 @@ class Site:
     months: dict[str, RunsMonth] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    """Data to take away, path under the prefix -> content: the summary table as CSV."""
     history_pages: dict[str, HistoryMachine] = field(default_factory=dict)
     """One page per machine under history/ (slug -> page)."""
     home: Home | None = None
-    """Data to take away, path under the prefix -> content: the summary table as CSV, each paged run's record."""
+    downloads: dict[str, Path] = field(default_factory=dict)
+    """Each paged run's record file, path under the prefix -> the file in the results tree (published as is)."""
+
+
+FACTS = "runs"
+"""The cache's kind for the paged runs' facts: a local speed-up the publish workflow does not commit (an entry per
+run ever paged would grow the results branch by some 5 kB a record)."""
+
+
+def _facts(loaded: Loaded, cache: SummaryCache, s: Summary) -> RunFacts:
+    """A paged run's facts: cached for its record's sha256, else read from the record and cached, unless the file
+    no longer holds the bytes its summary was made of (then read, and cached under nobody's hash)."""
+    found = facts_from_entry(cache.entry(FACTS, s.sha256), s.sha256)
+    if found is None:
+        data = read_bytes(loaded.paths[s.sha256])
+        found = run_facts(loaded.record(s, False, data))
+        if file_sha256(data) == s.sha256:
+            cache.put_entry(FACTS, s.sha256, facts_entry(found, s.sha256))
+    return found
+
+
+def download_name(path: Path) -> str:
+    """The suffix a paged run's record is published under: the file as the results tree stores it."""
+    return ".json.gz" if path.name.endswith(".json.gz") else ".json"
 
 
 def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | None = None) -> Site:
@@ -85,8 +123,11 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
     history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
-    stored = {s.sha256: loaded.data(s) for s in pages}  # read once: the download and the run page
-    files = {f"runs/{run_slug(s)}.json": stored[s.sha256].decode("utf-8") for s in pages}
+    # each paged run's record is published as the file it is stored in (copied, never read: gzipped as the results
+    # branch keeps it); its page names that file
+    stored = {s.sha256: download_name(loaded.paths[s.sha256]) for s in pages}
+    downloads = {f"runs/{run_slug(s)}{stored[s.sha256]}": loaded.paths[s.sha256] for s in pages}
+    files: dict[str, str] = {}
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
@@ -98,10 +139,11 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
         history_pages=history_pages,
         machines=machines_page(machines, links),
         methods=methods_page(current, links, state),
-        runs=[(run_slug(s), run_page(loaded.record(s, False, stored[s.sha256]), s, links)) for s in pages],
+        runs=[(run_slug(s), run_page(_facts(loaded, cache, s), s, links, stored[s.sha256])) for s in pages],
         runs_index=index,
         months=months,
         metrics=metrics(analysed, states, reference.machine if reference else None),
         files=files,
+        downloads=downloads,
         home=home_summary(summaries, current),
     )

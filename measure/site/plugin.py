@@ -25,7 +25,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel, file_sort_key
 from mkdocs.utils import nest_paths
 
 from measure.errors import MeasureError, SettingError
-from measure.site.render import PAGES, PREFIX, TEMPLATES
+from measure.site.render import PAGES, PREFIX, TEMPLATES, bytecode_cache
 from measure.site.source import site_source
 
 MARKER = "<!-- measure:summary -->"
@@ -177,6 +177,12 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
             return nav
         entries = [{p.title: self._uri(p.path)} for p in PAGES]
         return [*nav, {self.config.section: entries}] if self.config.section else [*nav, *entries]
+
+    def on_env(self, env, config, files):
+        """The theme's templates compiled once, not on every build (see :func:`render.bytecode_cache`)."""
+        if env.bytecode_cache is None:
+            env.bytecode_cache = bytecode_cache()
+        return env
 
     def on_serve(self, server, config, builder):
         results, templates = self._dirs(config)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 from markupsafe import Markup
@@ -51,8 +51,28 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=bytecode_cache(),
     )
     return env
+
+
+class _Compiled(jinja2.FileSystemBytecodeCache):
+    """Jinja's per-user folder of compiled templates; a write that fails costs the next build a compile, no more."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between builds, as ``__pycache__`` keeps modules: jinja's own folder for this user
+    in the temp directory (made 0700 and checked to be theirs), keyed by each template's source. Otherwise every
+    build compiles measure's templates and the theme's fifty again, about a tenth of a warm build of 1,000 runs.
+    None where jinja finds no safe folder."""
+    try:
+        return _Compiled()
+    except (OSError, RuntimeError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -130,6 +150,17 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+class Rendered(NamedTuple):
+    pages: dict[str, str]
+    """Path (under the prefix) -> text: the pages, and the data they offer (summary.csv)."""
+    metrics: str
+    """The metrics.json text."""
+    home: str
+    """The Home summary (Markdown, links under ``results/``)."""
+    downloads: dict[str, Path]
+    """Path (under the prefix) -> each paged run's record file, published as it is stored."""
+
+
 def render_results(
     results: Path,
     templates: Path = TEMPLATES,
@@ -137,8 +168,8 @@ def render_results(
     cache: Path | SummaryCache | None = None,
     missing_ok: bool = False,
     reference_machine: str | None = None,
-) -> tuple[dict[str, str], str, str]:
-    """Pages, the metrics.json text and the Home summary (Markdown, links under ``results/``) of a results tree.
+) -> Rendered:
+    """Pages, the metrics.json text, the Home summary and the paged runs' record files of a results tree.
 
     ``cache``: the summary cache folder (None: summaries live for this build only), or a cache
     kept between renders. A missing results folder is an error unless ``missing_ok`` (the default
@@ -155,4 +186,5 @@ def render_results(
         home = env.get_template("home.md.j2").render(page=site.home)
     except jinja2.TemplateError as exc:
         raise MeasureError(f"template error: {exc}") from exc
-    return render_site(site, env, prefix), metrics, home
+    downloads = {f"{prefix}/{path}" if prefix else path: source for path, source in site.downloads.items()}
+    return Rendered(render_site(site, env, prefix), metrics, home, downloads)

@@ -25,9 +25,9 @@ class SiteSource:
     """Paths relative to the folder of pages (``results/`` in a site), each with what goes there."""
 
     texts: dict[str, str]
-    """Markdown pages (each with its asset block), metrics.json, summary.csv and the paged runs' records."""
+    """Markdown pages (each with its asset block), metrics.json and summary.csv."""
     copies: dict[str, Path]
-    """Files copied as they are: measure.js, measure.css and plotly.min.js."""
+    """Files copied as they are: measure.js, measure.css, plotly.min.js and each paged run's record file."""
     home: str
     """The summary a site's own page shows for ``<!-- measure:summary -->`` (links under ``results/``)."""
 
@@ -54,9 +54,9 @@ def site_source(
     reference_machine: str | None = None,
 ) -> SiteSource:
     """The whole site source of a results tree (see :func:`measure.site.render.render_results` for the arguments)."""
-    rendered, metrics, home = render_results(
+    rendered, metrics, home, downloads = render_results(
         results, templates, prefix="", cache=cache, missing_ok=missing_ok, reference_machine=reference_machine
     )
     texts = {path: with_assets(path, text) if path.endswith(".md") else text for path, text in rendered.items()}
     texts[METRICS] = metrics
-    return SiteSource(texts=texts, copies=asset_sources(), home=home)
+    return SiteSource(texts=texts, copies={**asset_sources(), **downloads}, home=home)

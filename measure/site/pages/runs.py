@@ -16,7 +16,7 @@ from typing import Any
 from measure.analysis.summary import Summary
 from measure.analysis.verdict import Verdict
 from measure.record.model import Record
-from measure.site.context import KIND, Md, RunLinks, RunRef, Setting, md, month_slug, trusted
+from measure.site.context import KIND, Md, RunLinks, RunRef, Setting, md, megabytes, month_slug, trusted
 from measure.site.escape import pre
 
 PAGES_PER_MACHINE = 20
@@ -25,14 +25,6 @@ INDEX_RUNS = 50
 """Newest runs listed on the index itself."""
 MONTH_ROWS = 500
 """Rows per archive page; a longer month is split into parts."""
-
-
-@dataclass(frozen=True)
-class FileRow:
-    tier: Md
-    name: Md
-    bytes: int
-    sha256: Md
 
 
 @dataclass(frozen=True)
@@ -48,7 +40,9 @@ class RunPage:
     run: RunRef
     environment: tuple[Setting, ...]
     tiers: tuple[Setting, ...]
-    files: tuple[FileRow, ...]
+    files: Md
+    """The tiers' files as ``sha256sum`` lists them (``<sha256>  <tier>/<file>``), escaped for a <pre> block:
+    ``sha256sum -c`` checks a copy of the tiers against it."""
     golden: Md
     config: Md
     """The resolved config as escaped JSON for a <pre> block."""
@@ -57,7 +51,9 @@ class RunPage:
     verdicts: Md
     """How many verdicts this run gave, by outcome."""
     record: Md
-    """The record file, published beside the page."""
+    """The record file, published beside the page as the results tree stores it (``.json`` or ``.json.gz``)."""
+    record_name: Md
+    """That file's name: the run id and the suffix it is stored with."""
     kinds: tuple[TierKind, ...] = ()
     """One per tier of ``tiers`` where the record holds a decoder-only tier; empty for encoder-decoder ones only."""
 
@@ -127,45 +123,144 @@ def _portable(value: Any, config_path: str | None) -> Any:
     return value
 
 
-def run_page(record: Record, summary: Summary, links: RunLinks) -> RunPage:
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
+def _folder(path: str, name: str) -> str:
+    """The tier's folder as the measuring machine named it (its last part: where a copy would be checked)."""
+    return PurePosixPath(path.replace("\\", "/")).name or name
+
+
+def _sum_line(sha256: str, path: str) -> str:
+    """One line of a ``sha256sum`` listing; a name holding a backslash or a line break is escaped as
+    GNU coreutils does (the line then starts with a backslash), so every file stays one line."""
+    if "\\" in path or "\n" in path or "\r" in path:
+        return "\\" + sha256 + "  " + path.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    return f"{sha256}  {path}"
+
+
+RUN_FACTS_VERSION = 1
+"""Bump whenever :func:`run_facts` changes what it takes from a record: every cached entry is then made again."""
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a run page shows of its record, as the record's plain text (escaped only when the page is made).
+
+    Kept in the build's cache per record (:func:`facts_entry`): a warm build makes each paged run's page without
+    parsing its record, and an entry, being text, can never carry markup into a page."""
+
+    environment: tuple[tuple[str, str], ...]
+    tiers: tuple[tuple[str, str], ...]
+    kinds: tuple[tuple[str, str | None], ...]
+    """Per tier, its model kind and prompt template, where the record holds a decoder-only tier; else empty."""
+    files: str
+    golden: str
+    config: str
+    command: str
+    error: str | None
+
+
+def run_facts(record: Record) -> RunFacts:
     env = record.environment
     m, git = env.machine, env.git
-    environment = [
-        ("machine id", record.machine_id),
-        ("cpu", f"{m.cpu} ({m.arch}, {m.cores} cores)"),
-        ("memory", f"{(m.memory_bytes or 0) / 2**30:.1f} GiB"),
-        ("os", m.platform),
-        ("python", env.python),
-        ("onnxruntime", f"{env.onnxruntime} ({', '.join(env.providers)})"),
-        ("numpy / tokenizers", f"{env.numpy} / {env.tokenizers}"),
-        ("git", f"{git.commit or 'not a git checkout'}{' (dirty)' if git.dirty else ''}"),
-        ("measure", record.tool_version),
-        ("schema", record.schema_version),
-        ("started / finished", f"{record.started_at} / {record.finished_at or 'not finished'}"),
-    ]
-    tiers = [(n, f"{t.role}, {t.precision}, {t.layout} layout, {t.layers} layers") for n, t in record.tiers.items()]
-    files = tuple(FileRow(md(n), md(f.name), f.bytes, md(f.sha256)) for n, t in record.tiers.items() for f in t.files)
-    kinds = ()
-    if any(t.decoder_only for t in record.tiers.values()):
-        kinds = tuple(
-            TierKind(md(KIND[t.kind]), trusted(f"<code>{md(t.prompt)}</code>") if t.prompt is not None else md("-"))
-            for t in record.tiers.values()
+    environment = tuple(
+        (name, str(value))
+        for name, value in (
+            ("machine id", record.machine_id),
+            ("cpu", f"{m.cpu} ({m.arch}, {m.cores} cores)"),
+            ("memory", f"{(m.memory_bytes or 0) / 2**30:.1f} GiB"),
+            ("os", m.platform),
+            ("python", env.python),
+            ("onnxruntime", f"{env.onnxruntime} ({', '.join(env.providers)})"),
+            ("numpy / tokenizers", f"{env.numpy} / {env.tokenizers}"),
+            ("git", f"{git.commit or 'not a git checkout'}{' (dirty)' if git.dirty else ''}"),
+            ("measure", record.tool_version),
+            ("schema", record.schema_version),
+            ("started / finished", f"{record.started_at} / {record.finished_at or 'not finished'}"),
         )
+    )
+    tiers = tuple(
+        (
+            n,
+            f"{t.role}, {t.precision}, {t.layout} layout, {t.layers} layers; {_files(len(t.files))}, "
+            f"{megabytes(t.total_bytes)}",
+        )
+        for n, t in record.tiers.items()
+    )
+    # a listing in one <pre>, not a table of a row per file: 45 files were most of a run page's HTML tags, and
+    # mkdocs parses each page's HTML twice (a build of 1,000 runs renders 100 such pages)
+    files = "\n".join(
+        _sum_line(f.sha256, f"{_folder(t.path, n)}/{f.name}") for n, t in record.tiers.items() for f in t.files
+    )
+    kinds: tuple[tuple[str, str | None], ...] = ()
+    if any(t.decoder_only for t in record.tiers.values()):
+        kinds = tuple((KIND[t.kind], t.prompt) for t in record.tiers.values())
     command = ["measure", "run", *_config_argument(record.config.path)]
     for s in record.suites:
         command += ["--suite", s]
-    ref = links.ref(record, "")
+    return RunFacts(
+        environment,
+        tiers,
+        kinds,
+        files,
+        f"{record.golden.rows} rows, sha256 {record.golden.sha256}",
+        json.dumps(_portable(record.config.raw, record.config.path), indent=2, ensure_ascii=False),
+        " ".join(command),
+        record.error or None,
+    )
+
+
+def _pairs(value: Any, second: type | tuple[type, ...] = str) -> tuple[tuple[Any, Any], ...]:
+    if type(value) is not list or not all(
+        type(p) is list and len(p) == 2 and type(p[0]) is str and isinstance(p[1], second) for p in value
+    ):
+        raise TypeError("run facts: expected a list of [text, text] pairs")
+    return tuple((a, b) for a, b in value)
+
+
+def facts_from_entry(entry: Any, sha256: str) -> RunFacts | None:
+    """The facts an entry of :func:`facts_entry` holds for this record; None for anything else (then made again)."""
+    try:
+        if type(entry) is not dict or entry.get("version") != RUN_FACTS_VERSION or entry.get("sha256") != sha256:
+            return None
+        env, tiers, kinds, files, golden, config, command, error = entry["facts"]
+        if not all(type(t) is str for t in (files, golden, config, command)) or type(error) not in (str, type(None)):
+            return None
+        return RunFacts(
+            _pairs(env), _pairs(tiers), _pairs(kinds, (str, type(None))), files, golden, config, command, error
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def facts_entry(facts: RunFacts, sha256: str) -> dict[str, Any]:
+    f = facts
+    what = [f.environment, f.tiers, f.kinds, f.files, f.golden, f.config, f.command, f.error]
+    return {"version": RUN_FACTS_VERSION, "sha256": sha256, "facts": what}
+
+
+def run_page(facts: RunFacts, summary: Summary, links: RunLinks, suffix: str = ".json") -> RunPage:
+    """A paged run's page: its record's facts, escaped, and the verdict counts of its summary; ``suffix``: the
+    record file's (``.json`` or ``.json.gz``), as it is published beside the page."""
+    ref = links.ref(summary, "")
+    kinds = tuple(
+        TierKind(md(kind), trusted(f"<code>{md(prompt)}</code>") if prompt is not None else md("-"))
+        for kind, prompt in facts.kinds
+    )
     return RunPage(
         ref,
-        tuple(Setting(md(k), md(v)) for k, v in environment),
-        tuple(Setting(md(k), md(v)) for k, v in tiers),
-        files,
-        md(f"{record.golden.rows} rows, sha256 {record.golden.sha256}"),
-        pre(json.dumps(_portable(record.config.raw, record.config.path), indent=2, ensure_ascii=False)),
-        md(" ".join(command)),
-        md(record.error) if record.error else None,
+        tuple(Setting(md(k), md(v)) for k, v in facts.environment),
+        tuple(Setting(md(k), md(v)) for k, v in facts.tiers),
+        pre(facts.files),
+        md(facts.golden),
+        pre(facts.config),
+        md(facts.command),
+        md(facts.error) if facts.error else None,
         md(outcome_counts(summary.verdicts)),
-        trusted(str(ref.link).removesuffix(".md") + ".json"),
+        trusted(str(ref.link).removesuffix(".md") + suffix),
+        md(summary.run_id + suffix),
         kinds,
     )
 
