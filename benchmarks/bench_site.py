@@ -8,13 +8,15 @@ twice: *cold* (the first build, no summary cache, as on a fresh CI machine)
 and *warm* (one new record, then a second build with the cache the first one
 left in ``.cache/measure``, as the publish job finds the index committed beside
 the records and as ``mkdocs serve`` rebuilds when a record is added). *stored MB*
-is the results tree as written (``--gzip``: as the results branch keeps it).
+is the results tree as written (``--gzip``: as the results branch keeps it; ``--archive``: with each machine's
+past months then folded into month archives, as the publish job's ``measure archive`` does).
 ``--site`` picks the generator: ``mkdocs build --strict`` (the default) or
 ``properdocs build --strict`` with the plugin, or ``measure render`` into docs/results
 followed by ``zensical build --strict`` (both timed together; warm, the render finds its summary
 cache and rewrites no file that did not change).
 
-Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000 10000] [--site zensical] [--gzip]``
+Run: ``python benchmarks/bench_site.py [--record FILE] [--sizes 1 100 1000 10000] [--site zensical] [--gzip]
+[--archive]``
 (default record: the newest under ./results, made by ``measure run``).
 """
 
@@ -34,6 +36,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from measure.record.io import load_record, record_name, write_record
+from measure.record.months import archive_months
 from measure.record.tree import record_paths
 from measure.site.hosts import HOSTS, zensical_toml
 
@@ -79,6 +82,11 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 100, 1000, 10000])
     ap.add_argument("--site", choices=list(HOSTS), default="mkdocs")
     ap.add_argument("--gzip", action="store_true", help="store the copies as .json.gz, as a results branch does")
+    ap.add_argument(
+        "--archive",
+        action="store_true",
+        help="then fold past months into month archives (measure archive), as the publish job does",
+    )
     args = ap.parse_args()
     record = args.record or (record_paths(ROOT / "results") or [None])[-1]
     if record is None:
@@ -88,10 +96,17 @@ def main() -> None:
     bin_ = Path(sys.executable).parent
     head = f"{'records':>8}{'stored MB':>11}{'cold s':>9}{'warm s':>9}{'ms/record':>11}{'pages':>8}{'largest page':>16}"
     print(head + "  largest")
+    notes: list[str] = []
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             make_copies(doc, range(n), tmp / "results", args.gzip)
+            if args.archive:
+                started = time.perf_counter()
+                archived = archive_months(tmp / "results")
+                took = time.perf_counter() - started
+                folded = sum(a.added for a in archived)
+                notes.append(f"{n}: {folded} records folded into {len(archived)} month archives in {took:.1f} s")
             stored = sum(p.stat().st_size for p in (tmp / "results").rglob("*") if p.is_file())
             shutil.copytree(ROOT / "docs", tmp / "docs")
             if args.site == "zensical":
@@ -122,6 +137,9 @@ def main() -> None:
                 f"{len(pages):>8}"
                 f"{largest.stat().st_size:>14,} B  {largest.relative_to(tmp / 'site')}"
             )
+
+    for line in notes:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ VERBS = {
     "calibrate": "calibrate each machine's run-to-run drift from A/A pairs (same build measured twice)",
     "instructions": "count instructions per output token of tiers' decodes under callgrind (valgrind)",
     "merge": "merge records from many folders into one results tree (duplicates once, conflicts kept)",
+    "archive": "fold each machine's past months of records into one month archive apiece (shared parts once)",
     "render": "write the RESULTS site source (pages, data, assets) into a docs folder",
 }
 

@@ -351,6 +351,14 @@ def _machine_link_outside(tmp: Path) -> None:
     (tmp / "results" / V2["machine_id"]).symlink_to(tmp / "outside", target_is_directory=True)
 
 
+def _broken_archive(tmp: Path) -> list[str]:
+    """A month archive cut short beside a good record."""
+    path = put(tmp, doc())
+    whole = gzip.compress(b'{"measure_archive": 1, "members": {}}')
+    (path.parent / "2026-01.archive.json.gz").write_bytes(whole[: len(whole) // 2])
+    return [str(tmp / "results")]
+
+
 def _into_file(tmp: Path) -> list[str]:
     (tmp / "into.txt").write_text("x", encoding="utf-8")
     return [str(DATA / "record-v2.json"), "--into", str(tmp / "into.txt")]
@@ -686,6 +694,14 @@ CASES: dict[str, Case] = {
     ),
     "long tier names keep show's columns apart": Case(
         "show", record("show", _long_names), "inert", check=columns_apart
+    ),
+    # ---- archive
+    "archive a missing tree": Case("archive", lambda tmp: [str(tmp / "nope")], "error", ("nope", "no such folder")),
+    "archive keeping -1 runs": Case(
+        "archive", lambda tmp: [str(tmp), "--keep", "-1"], "error", ("--keep", "0 or more")
+    ),
+    "archive past a truncated archive": Case(
+        "archive", _broken_archive, "error", ("2026-01.archive.json.gz", "not a readable month archive", "truncated")
     ),
     # ---- containment: merge
     "merge into a file": Case("merge", _into_file, "error", ("into.txt", "not a folder")),

@@ -136,6 +136,8 @@ def test_the_reusable_workflow_measures_as_the_readme_does_then_publishes(tmp_pa
     assert "measure merge artifacts --into history/results --gzip" in runs and "mkdocs build --strict" in runs
     built = runs.index(".venv/bin/mkdocs build --strict", runs.index("measure merge"))
     assert runs.index("measure merge") < runs.index("measure calibrate history/results --write") < built
+    # past months folded into archives after the merge, before anything reads the tree
+    assert runs.index("measure merge") < runs.index("measure archive history/results") < runs.index("measure calibrate")
     assert "git push origin results" in runs
     build = _step(publish, "Build the site from the whole history")
     assert build["run"] == "${{ steps.site.outputs.build }}" and build["env"]["MEASURE_RESULTS"] == "history/results"

@@ -24,6 +24,7 @@ from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary, summarize_record
 from measure.errors import MeasureError
 from measure.policy import Policy
+from measure.record import archive
 from measure.record.blobs import git_blobs
 from measure.record.io import load, load_record, read_bytes
 from measure.record.model import Record, from_document
@@ -275,16 +276,33 @@ def summary_workers() -> int:
     return min(os.cpu_count() or 1, 8)
 
 
+def _summarize_group(paths: list[Path], folder: Path | None) -> list[Read]:
+    return [_summarize_file(path, folder) for path in paths]
+
+
 def _summarize_all(paths: list[Path], folder: Path | None) -> list[Read]:
+    """:func:`_summarize_file` of each path, in that order; a month archive's members are read by one process,
+    one after another, so each archive is opened once (:func:`measure.record.archive.read_archive`)."""
     workers = summary_workers()
     if len(paths) < PARALLEL_MIN or workers < 2:
-        return [_summarize_file(path, folder) for path in paths]
+        ordered = sorted(paths, key=lambda p: (str(archive.container(p) or ""), str(p)))
+        read = dict(zip(ordered, _summarize_group(ordered, folder), strict=True))
+        return [read[path] for path in paths]
     from concurrent.futures import ProcessPoolExecutor
 
-    chunk = max(1, min(64, len(paths) // (4 * workers)))
+    archives: dict[Path, list[Path]] = {}
+    loose = []
+    for path in paths:
+        box = archive.container(path)
+        (archives.setdefault(box, []) if box is not None else loose).append(path)
+    size = max(1, min(64, len(paths) // (4 * workers)))
+    groups = [loose[i : i + size] for i in range(0, len(loose), size)] + list(archives.values())
+    groups.sort(key=len, reverse=True)  # the largest first, so no worker is left with one at the end
     # gc.disable: a worker's objects die by reference count; the collector would only walk them (see site.render)
     with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
-        return list(pool.map(_summarize_file, paths, [folder] * len(paths), chunksize=chunk))
+        done = pool.map(_summarize_group, groups, [folder] * len(groups))
+        found = {p: r for group, reads in zip(groups, done, strict=True) for p, r in zip(group, reads, strict=True)}
+    return [found[path] for path in paths]
 
 
 def _known_sha(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any]]) -> str | None:
@@ -294,7 +312,7 @@ def _known_sha(path: Path, known: dict[str, list[Any]], seen: dict[str, list[Any
     hashed again (None here). A warm build of a long history then reads no record it has read before.
     """
     try:
-        st = path.stat()
+        st = archive.stamp(path)  # a month archive's member: the archive's
     except OSError as exc:
         raise MeasureError(f"{path}: cannot read record ({exc.strerror})") from exc
     key, stamp = str(path), [st.st_size, st.st_mtime_ns]
@@ -327,6 +345,16 @@ def _summary(path: Path, sha: str, read: Read | None, cache: SummaryCache) -> Su
     return read.summary
 
 
+def _blob_id(blobs: dict[str, str], path: Path) -> str | None:
+    """What git names a record's bytes by: its file's blob id, or for a month archive's member, the archive's
+    blob id and the member's name hashed together (the same archive file always holds the same bytes)."""
+    box = archive.container(path)
+    if box is None:
+        return blobs.get(str(path))
+    whole = blobs.get(str(box))
+    return None if whole is None else hashlib.sha256(f"{whole}/{path.name}".encode()).hexdigest()
+
+
 def load_results(results: Path, cache: SummaryCache) -> Loaded:
     """Summaries of every record under ``results``; a bad record is a one-line error naming it.
 
@@ -340,8 +368,9 @@ def load_results(results: Path, cache: SummaryCache) -> Loaded:
     indexed = {path: _known_sha(path, known, seen) for path in order}
     shas = {path: sha for path, sha in indexed.items() if sha is not None}
     blobs = git_blobs(results) if len(shas) < len(order) else {}
+    ids = {path: _blob_id(blobs, path) for path in order} if blobs else {}
     for path in order:
-        blob = blobs.get(str(path))
+        blob = ids.get(path)
         sha = None if path in shas or blob is None else cache.blob_sha(blob)
         if sha is not None:  # a fresh checkout: git names the bytes, the committed index their sha256
             shas[path] = sha
@@ -351,8 +380,8 @@ def load_results(results: Path, cache: SummaryCache) -> Loaded:
     fresh: dict[Path, Read] = {}
     for path, read in zip(unhashed, _summarize_all(unhashed, cache.root), strict=True):
         shas[path], fresh[path] = read.sha256, read
-        if str(path) in blobs:
-            cache.put_blob_sha(blobs[str(path)], read.sha256)
+        if ids.get(path) is not None:
+            cache.put_blob_sha(ids[path], read.sha256)
     found: dict[str, Summary] = {}
     paths: dict[str, Path] = {}
     for path in order:

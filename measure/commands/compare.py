@@ -107,8 +107,9 @@ def _newest(results: Path, machine: str | None, commit: str | None) -> Path | No
 def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | None, str]:
     """The A/A drift of ``metric`` recorded for NEW's machine in the results tree BASE's record lies in."""
     from measure.analysis.calibration import STRONG_PAIRS, load_calibration
+    from measure.record.archive import machine_folder
 
-    results = base_path.parent.parent  # <results>/<machine-id>/<run-id>.json
+    results = machine_folder(base_path).parent  # <results>/<machine-id>/<run-id>.json, or in its month archive
     cal = load_calibration(results, machine)
     drift = None if cal is None else cal.drift_of(metric)
     if drift is None:

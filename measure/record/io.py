@@ -92,6 +92,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
+from measure.record import archive
 from measure.record.checks import check
 from measure.record.model import Record, from_document
 from measure.record.pack import compress, decompress, is_gzip, pack, unpack
@@ -246,7 +247,16 @@ def migrate(doc: dict[str, Any], source: str, migrations: dict[int, Migration] |
 
 
 def read_bytes(path: Path) -> bytes:
-    """A record file's JSON bytes (a ``.json.gz`` gunzipped): what its sha256 and every reader see."""
+    """A record file's JSON bytes (a ``.json.gz`` gunzipped, a month archive's member as it was stored): what its
+    sha256 and every reader see."""
+    if archive.container(path) is not None:
+        return archive.read_member(path)
+    if archive.is_archive(path):
+        names = archive.member_names(path)
+        raise MeasureError(
+            f"{path}: a month archive of {len(names)} record(s), not one record; name one of them: "
+            f"{path / (names[0] if names else '<run-id>.json')}"
+        )
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -318,9 +328,10 @@ def check_place(doc: dict[str, Any], path: Path) -> None:
         return
     if stem != doc["run_id"]:
         raise MeasureError(f"{path}: field run_id: {doc['run_id']} differs from the file name; expected {stem}")
-    if path.parent.name != doc["machine_id"]:
+    folder = archive.machine_folder(path)
+    if folder.name != doc["machine_id"]:
         raise MeasureError(
-            f"{path}: field machine_id: {doc['machine_id']} differs from its folder {path.parent.name!r}; "
+            f"{path}: field machine_id: {doc['machine_id']} differs from its folder {folder.name!r}; "
             f"expected the record at <machine-id>/<run-id>.json"
         )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from measure.errors import MeasureError
+from measure.record import archive
 from measure.record.io import load_record, read_bytes, record_name
 from measure.record.pack import compress, is_gzip
 from measure.writing import write_bytes
@@ -82,6 +83,8 @@ def _files(sources: list[Path], into: Path) -> list[Path]:
     files = sorted(
         {p for src in sources for p in ([src] if src.is_file() else [*src.rglob("*.json"), *src.rglob("*.json.gz")])}
     )
+    # a month archive's records merge one by one, as the files they were
+    files = [m for p in files for m in ([p / n for n in archive.member_names(p)] if archive.is_archive(p) else [p])]
     return [p for p in files if p.name != "calibration.json" and ".conflict-" not in p.name]
 
 
@@ -90,10 +93,11 @@ def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport, 
     as a conflict."""
     folder = into / doc["machine_id"]
     names = [folder / record_name(doc["run_id"], z) for z in (gzipped, not gzipped)]
-    target = next((p for p in names if p.exists() or p.is_symlink()), names[0])
+    target = next((p for p in names if p.exists() or p.is_symlink()), None) or _archived(folder, doc["run_id"])
+    target = target or names[0]
     if target.resolve() == path.resolve():
         return
-    if not target.exists() and not target.is_symlink():
+    if not target.exists() and not target.is_symlink() and archive.container(target) is None:
         _copy(path, target, into)
         report.added.append(target)
         return
@@ -108,6 +112,13 @@ def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport, 
     else:
         _copy(path, kept, into)
         report.conflicts.append((path, kept))
+
+
+def _archived(folder: Path, run_id: str) -> Path | None:
+    """The run's record in its month's archive in ``folder`` (``measure archive``), if that holds it."""
+    box = folder / f"{run_id[:4]}-{run_id[4:6]}{archive.SUFFIX}"
+    name = record_name(run_id)
+    return box / name if box.is_file() and name in archive.member_names(box) else None
 
 
 def _copy(src: Path, dst: Path, into: Path) -> None:

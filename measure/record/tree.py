@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from measure.errors import MeasureError, SettingError
+from measure.record import archive
 from measure.record.io import RUN_ID, load, record_stem, write_atomic
 from measure.record.model import PARTS
 
@@ -54,9 +55,11 @@ def record_paths(results: Path) -> list[Path]:
         # a mistyped path in CI must not publish a site that says "no run"
         what = "is not a folder" if results.exists() else "no such folder"
         raise MeasureError(f"{results}: {what}; expected a results tree of <machine-id>/<run-id>.json")
-    found = (p for pattern in ("*/*.json", "*/*.json.gz") for p in results.glob(pattern))
+    found = [p for pattern in ("*/*.json", "*/*.json.gz") for p in results.glob(pattern)]
+    found += [a / name for a in results.glob(f"*/*{archive.SUFFIX}") for name in archive.member_names(a)]
     return sorted(
-        (p for p in found if RUN_ID.fullmatch(record_stem(p))), key=lambda p: (record_stem(p), p.parent.name, p.name)
+        (p for p in found if RUN_ID.fullmatch(record_stem(p))),
+        key=lambda p: (record_stem(p), archive.machine_folder(p).name, p.name, str(p)),
     )
 
 

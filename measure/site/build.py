@@ -21,6 +21,7 @@ from measure.analysis.calibration import load_calibration
 from measure.analysis.current import compose
 from measure.analysis.history import machine_history, verdict_series
 from measure.analysis.summary import Summary
+from measure.record.archive import container
 from measure.record.io import read_bytes
 from measure.record.model import Record
 from measure.record.tree import by_machine, current_parts
@@ -65,7 +66,8 @@ class Site:
     months: dict[str, RunsMonth] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
-    """Data to take away, path under the prefix -> content: the summary table as CSV."""
+    """Data to take away, path under the prefix -> content: the summary table as CSV, and the record of each paged
+    run that a month archive holds."""
     history_pages: dict[str, HistoryMachine] = field(default_factory=dict)
     """One page per machine under history/ (slug -> page)."""
     home: Home | None = None
@@ -91,7 +93,8 @@ def _facts(loaded: Loaded, cache: SummaryCache, s: Summary) -> RunFacts:
 
 
 def download_name(path: Path) -> str:
-    """The suffix a paged run's record is published under: the file as the results tree stores it."""
+    """The suffix a paged run's record is published under: the file as the results tree stores it (a month
+    archive's member as the JSON it holds)."""
     return ".json.gz" if path.name.endswith(".json.gz") else ".json"
 
 
@@ -127,7 +130,8 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     # branch keeps it); its page names that file
     stored = {s.sha256: download_name(loaded.paths[s.sha256]) for s in pages}
     downloads = {f"runs/{run_slug(s)}{stored[s.sha256]}": loaded.paths[s.sha256] for s in pages}
-    files: dict[str, str] = {}
+    files = {name: read_bytes(path).decode("utf-8") for name, path in downloads.items() if container(path)}
+    downloads = {name: path for name, path in downloads.items() if name not in files}
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
