@@ -1,11 +1,11 @@
 """Storage benchmark: what one machine's month of records takes, stored one ``.json.gz`` a record (as the results
-branch keeps them) or as one month pack that stores identical parts once. Prints figures only.
+branch keeps them) or as one month archive (``measure archive``: identical parts stored once). Prints figures only.
 
-A design measurement, not a format measure reads: the pack here is the stored JSON text of each record cut at
-its top-level keys, every distinct part kept once, the whole gzipped as measure gzips a record. A part repeats
-only when it is the same text (framing facts while the outputs do not change, the tiers' fingerprints, the
-config); the wall-clock part differs from run to run. It reports each form's size a record and what reading it
-back costs (gunzip, parse, join), and checks that every record's bytes come back exactly.
+The archive is measure's own (:mod:`measure.record.archive`): each record's stored text cut at its top-level
+keys, every distinct part kept once. A part repeats only when it is the same text (framing facts while the
+outputs do not change, the tiers' fingerprints, the config); the wall-clock part differs from run to run. It
+reports each form's size a record and what reading every record back costs, and checks that every record's bytes
+come back exactly.
 
 Two kinds of copies of one real record, since a cross-record store sees what they share:
 
@@ -25,17 +25,17 @@ from __future__ import annotations
 import argparse
 import copy
 import gzip
-import json
 import math
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
+from measure.record import archive
 from measure.record.io import load_record, stored_bytes
 from measure.record.pack import compress
 from measure.record.tree import record_paths
@@ -84,31 +84,13 @@ def copies(doc: dict[str, Any], n: int, independent: bool) -> list[bytes]:
     return out
 
 
-def _json(value: Any) -> str:
-    """As measure writes a record (``measure.writing.json_text``)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def parts(text: str) -> list[str]:
-    """A stored record's text cut at its top-level keys; the whole text as one part when re-serializing the
-    top-level values one by one does not give it back byte for byte."""
-    found = orjson.loads(text)
-    cut = [("{" if i == 0 else ",") + _json(k) + ":" + _json(v) for i, (k, v) in enumerate(found.items())] + ["}\n"]
-    return cut if "".join(cut) == text else [text]
-
-
-def month_pack(records: list[bytes]) -> tuple[bytes, int, int]:
-    """The records as one gzipped pack (every distinct part once, each record a list of part numbers), with the
-    number of distinct parts and of parts in all."""
-    known: dict[str, int] = {}
-    members = [[known.setdefault(p, len(known)) for p in parts(r.decode("utf-8"))] for r in records]
-    packed = compress(orjson.dumps({"parts": list(known), "members": members}))
-    return packed, len(known), sum(map(len, members))
-
-
-def unpack_month(packed: bytes) -> list[bytes]:
-    found = orjson.loads(gzip.decompress(packed))
-    return ["".join(found["parts"][i] for i in m).encode("utf-8") for m in found["members"]]
+def month_archive(records: list[bytes], folder: Path) -> tuple[Path, int, int]:
+    """The records as one month archive (:mod:`measure.record.archive`, what ``measure archive`` writes), with
+    the number of distinct parts it keeps and of parts in all."""
+    members = {f"20260901T{i // 60:04d}{i % 60:02d}Z-{i:06x}.json": r for i, r in enumerate(records)}
+    cut = [archive.parts(r.decode("utf-8")) for r in records]
+    path = archive.write_archive(folder / f"2026-09{archive.SUFFIX}", members)
+    return path, len({p for c in cut for p in c}), sum(map(len, cut))
 
 
 def main() -> None:
@@ -121,23 +103,25 @@ def main() -> None:
         sys.exit("no record: run `measure run` first or pass --record")
     doc = load_record(Path(record))
     print(f"record {record}; {args.records} copies as one machine's month")
-    print(f"{'copies':<12}{'.json.gz kB':>12}{'read ms':>9}{'pack kB':>9}{'read ms':>9}{'parts':>10}")
+    print(f"{'copies':<12}{'.json.gz kB':>12}{'read ms':>9}{'archive kB':>11}{'read ms':>9}{'parts':>10}")
     for independent in (False, True):
         records = copies(doc, args.records, independent)
         singles = [compress(r) for r in records]
         t = time.perf_counter()
         back = [gzip.decompress(s) for s in singles]
         single_ms = (time.perf_counter() - t) / len(records) * 1e3
-        packed, distinct, total = month_pack(records)
-        t = time.perf_counter()
-        unpacked = unpack_month(packed)
-        pack_ms = (time.perf_counter() - t) / len(records) * 1e3
+        with tempfile.TemporaryDirectory() as tmp:
+            path, distinct, total = month_archive(records, Path(tmp))
+            packed = path.read_bytes()
+            t = time.perf_counter()
+            unpacked = list(archive.read_archive(path).values())
+            pack_ms = (time.perf_counter() - t) / len(records) * 1e3
         if back != records or unpacked != records:
             sys.exit("a record did not come back byte for byte")
         per = sum(map(len, singles)) / len(records) / 1e3
         print(
             f"{'independent' if independent else 'drift':<12}{per:>12.1f}{single_ms:>9.2f}"
-            f"{len(packed) / len(records) / 1e3:>9.1f}{pack_ms:>9.2f}{f'{distinct}/{total}':>10}"
+            f"{len(packed) / len(records) / 1e3:>11.1f}{pack_ms:>9.2f}{f'{distinct}/{total}':>10}"
         )
 
 

@@ -3,7 +3,7 @@
 A year of CI writes some 10,000 records; gzipped one by one, each keeps its own copy of what consecutive runs of
 a machine share: the framing facts while the outputs do not change, the tiers' fingerprints, the config. An
 archive, ``<machine-id>/<YYYY-MM>.archive.json.gz``, cuts each record's stored text at its top-level keys and
-keeps every distinct part once (``benchmarks/bench_storage.py``: 90 kB a record against 110 kB gzipped one by
+keeps every distinct part once (``benchmarks/bench_storage.py``: 92 kB a record against 110 kB gzipped one by
 one). Its records read back byte for byte, so each keeps its sha256, its cached summary and its name: every verb
 reads ``<archive>/<run-id>.json`` as it reads a record file.
 
