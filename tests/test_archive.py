@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests_support import run_cli
 
 from measure.analysis.cache import SummaryCache, load_results
-from measure.cli import main
 from measure.errors import MeasureError
 from measure.record import archive
 from measure.record.io import read_bytes, write_record
@@ -35,13 +35,6 @@ def _tree(both_suites, results: Path, months: tuple[str, ...] = MONTHS) -> list[
     return paths
 
 
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_past_months_fold_into_archives_and_every_record_reads_back_the_same(both_suites, tmp_path, capsys):
     results = tmp_path / "results"
     files = _tree(both_suites, results)
@@ -49,7 +42,7 @@ def test_past_months_fold_into_archives_and_every_record_reads_back_the_same(bot
     before = render_results(results)
     shas = sorted(s.sha256 for s in load_results(results, SummaryCache(None)).summaries)
 
-    code, out, _ = _cli(capsys, "archive", str(results), "--keep", "1")
+    code, out, _ = run_cli(capsys, "archive", str(results), "--keep", "1")
     assert code == 0 and out.count("archived 2 record(s)") == 2, out
     machine = files[0].parent
     made = sorted(p.name for p in machine.iterdir())
@@ -77,23 +70,28 @@ def test_past_months_fold_into_archives_and_every_record_reads_back_the_same(bot
         assert (gzip.decompress(got) if name in offered and name.endswith(".gz") else got) == stored[
             f.name.removesuffix(".gz")
         ]
-    assert _cli(capsys, "archive", str(results), "--keep", "1")[1].endswith(
+    assert run_cli(capsys, "archive", str(results), "--keep", "1")[1].endswith(
         "nothing to archive (no past month with runs beyond each machine's newest)\n"
     )
 
 
-def test_every_verb_reads_an_archived_record_as_it_read_the_file(both_suites, tmp_path, capsys):
-    results = tmp_path / "results"
+def _archived(both_suites, tmp_path: Path) -> tuple[Path, list[Path], Path]:
+    """The records of :func:`_tree`, a copy of them as files in ``loose``, then the months past archived."""
+    results, loose = tmp_path / "results", tmp_path / "loose"
     files = _tree(both_suites, results)
-    loose = tmp_path / "loose"
     shutil.copytree(results, loose)
     archive_months(results, keep=1)
+    return results, files, loose
+
+
+def test_every_verb_reads_an_archived_record_as_it_read_the_file(both_suites, tmp_path, capsys):
+    _, files, loose = _archived(both_suites, tmp_path)
     first = files[1]
     member = first.parent / f"2026-01{archive.SUFFIX}" / first.name.removesuffix(".gz")
     twin = loose / first.parent.name / first.name
     newest = files[5]
     for argv in (["show"], ["validate"], ["compare", str(newest)]):
-        got = [_cli(capsys, *argv, str(p)) for p in (twin, member)]
+        got = [run_cli(capsys, *argv, str(p)) for p in (twin, member)]
         assert got[0][0] == got[1][0] == 0, got
         assert got[0][1].replace(str(twin), "FILE") == got[1][1].replace(str(member), "FILE")
 
@@ -103,14 +101,14 @@ def test_an_archive_named_whole_a_missing_member_or_a_truncated_archive_is_one_l
     files = _tree(both_suites, results)
     archive_months(results, keep=1)
     box = files[0].parent / f"2026-01{archive.SUFFIX}"
-    code, _, err = _cli(capsys, "show", str(box))
+    code, _, err = run_cli(capsys, "show", str(box))
     assert code == 2 and "a month archive of 2 record(s), not one record; name one of them" in err
-    code, _, err = _cli(capsys, "show", str(box / "20260101T080000Z-00ffff.json"))
+    code, _, err = run_cli(capsys, "show", str(box / "20260101T080000Z-00ffff.json"))
     assert code == 2 and f"no record 20260101T080000Z-00ffff.json in month archive {box}" in err
     box.write_bytes(box.read_bytes()[: box.stat().st_size // 2])
     member = box / files[0].name.removesuffix(".gz")
     for argv in (["render", "--results", str(results), "--out", str(tmp_path / "out")], ["show", str(member)]):
-        code, _, err = _cli(capsys, *argv)
+        code, _, err = run_cli(capsys, *argv)
         assert code == 2 and f"{box}: not a readable month archive" in err and err.count("\n") == 1, err
 
 
@@ -178,14 +176,10 @@ def test_a_cold_build_in_workers_reads_each_archive_as_one_process_would(both_su
 
 
 def test_merge_knows_archived_records_and_merges_an_archive_record_by_record(both_suites, tmp_path, capsys):
-    results = tmp_path / "results"
-    files = _tree(both_suites, results)
-    again = tmp_path / "again"
-    shutil.copytree(results, again)
-    archive_months(results, keep=1)
-    code, out, _ = _cli(capsys, "merge", str(again), "--into", str(results))
+    results, files, again = _archived(both_suites, tmp_path)
+    code, out, _ = run_cli(capsys, "merge", str(again), "--into", str(results))
     assert code == 0 and "0 added, 6 duplicate(s), 0 conflict(s)" in out  # the archived four are known
-    code, out, _ = _cli(capsys, "merge", str(results), "--into", str(tmp_path / "fresh"))
+    code, out, _ = run_cli(capsys, "merge", str(results), "--into", str(tmp_path / "fresh"))
     assert code == 0 and "6 added" in out
     for f in files:
         copied = tmp_path / "fresh" / f.parent.name / f.name.removesuffix(".gz")

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import later
+from tests_support import later, run_cli
 
 from measure.cli import main
 from measure.errors import MeasureError
@@ -65,13 +65,6 @@ def _place(results: Path, doc: dict[str, Any], data: bytes, gz: bool = False) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(compress(data) if gz else data)
     return path
-
-
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_packing_keeps_every_sample_and_stores_them_once(both_suites):
@@ -152,9 +145,9 @@ def test_a_v2_record_and_its_migration_show_and_render_the_same(tmp_path, capsys
     assert migrated["schema_version"] == 3 and v2["schema_version"] == 2
     old = _place(tmp_path / "old", v2, json.dumps(v2).encode("utf-8"))
     new = write_record(tmp_path / "new" / v2["machine_id"] / f"{v2['run_id']}.json", migrated)
-    shown = [_cli(capsys, "show", str(p)) for p in (old, new)]
+    shown = [run_cli(capsys, "show", str(p)) for p in (old, new)]
     assert shown[0][0] == 0 and shown[0][1] == shown[1][1]
-    assert _cli(capsys, "validate", str(old))[0] == 0
+    assert run_cli(capsys, "validate", str(old))[0] == 0
     _same_tree(_pages(tmp_path / "old", tmp_path / "a"), _pages(tmp_path / "new", tmp_path / "b"))
     assert "| sample resolution | 1 ns, every sample rounded to it |" in (tmp_path / "a" / "methods.md").read_text(
         "utf-8"
@@ -170,7 +163,7 @@ def test_a_gzipped_record_and_its_plain_twin_are_the_same_record_to_every_verb(b
     base = tmp_path / "base.json"
     base.write_bytes(data)
     for argv in (["show"], ["validate"], ["compare", str(base)]):
-        got = [_cli(capsys, *argv, str(p)) for p in (plain, gz)]
+        got = [run_cli(capsys, *argv, str(p)) for p in (plain, gz)]
         assert got[0][0] == got[1][0] == 0, got
         assert got[0][1].replace(str(plain), "FILE") == got[1][1].replace(str(gz), "FILE")
     _same_tree(_pages(tmp_path / "plain", tmp_path / "a"), _pages(tmp_path / "gz", tmp_path / "b"))
@@ -179,9 +172,11 @@ def test_a_gzipped_record_and_its_plain_twin_are_the_same_record_to_every_verb(b
     assert (tmp_path / "a" / "runs" / f"{slug}.json").read_bytes() == plain.read_bytes()
     assert f"[{doc['run_id']}.json.gz]({slug}.json.gz)" in (tmp_path / "b" / "runs" / f"{slug}.md").read_text("utf-8")
     # merged together they are one record; merged --gzip a plain record lands gzipped, its JSON bytes unchanged
-    code, out, _ = _cli(capsys, "merge", str(tmp_path / "plain"), str(tmp_path / "gz"), "--into", str(tmp_path / "m"))
+    code, out, _ = run_cli(
+        capsys, "merge", str(tmp_path / "plain"), str(tmp_path / "gz"), "--into", str(tmp_path / "m")
+    )
     assert code == 0 and "1 added, 1 duplicate(s)" in out
-    code, out, _ = _cli(capsys, "merge", str(plain), "--into", str(tmp_path / "z"), "--gzip")
+    code, out, _ = run_cli(capsys, "merge", str(plain), "--into", str(tmp_path / "z"), "--gzip")
     landed = tmp_path / "z" / doc["machine_id"] / f"{doc['run_id']}.json.gz"
     assert code == 0 and gzip.decompress(landed.read_bytes()) == data
 
@@ -265,7 +260,7 @@ def test_badly_packed_seconds_are_one_error_naming_the_file(both_suites, tmp_pat
         case["cpu_s"] = {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"run_s": 1}}
         case["wall_s"] = {"unit": "us", "shape": [1, 2], "values": "1 2", "offset": {"run_s": 1}}
     path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
-    code, _, err = _cli(capsys, "validate", str(path))
+    code, _, err = run_cli(capsys, "validate", str(path))
     assert code == 2 and len(err.splitlines()) == 1 and str(path) in err and "field" in err, err
 
 
@@ -282,7 +277,7 @@ def test_a_packed_sample_out_of_range_is_refused_at_its_place(both_suites, tmp_p
     ints[last * width + 2] += first - sum(ints[r * width + 2] for r in range(repeats))  # becomes `first` us
     case["tokenize_s"]["diffs"] = " ".join(map(str, ints))
     path = _place(tmp_path, doc, json.dumps(stored).encode("utf-8"))
-    code, _, err = _cli(capsys, "validate", str(path))
+    code, _, err = run_cli(capsys, "validate", str(path))
     where = f"field wallclock/cases/{name}/tokenize_s/{last}/2:"
     assert code == 2 and where in err and len(err.splitlines()) == 1, err
 

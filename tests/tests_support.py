@@ -149,3 +149,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 """Headless Debian Chromium as the site tests drive it: no sandbox in containers, nothing fetched behind our back."""
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """``measure ARGV`` in-process: its exit code, stdout and stderr (what an earlier call printed is dropped)."""
+    from measure.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

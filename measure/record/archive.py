@@ -14,18 +14,16 @@ JSON list of strings.
 
 from __future__ import annotations
 
-import json
 import os
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from measure.errors import MeasureError
 from measure.record.pack import MAX_JSON_BYTES, compress
-from measure.writing import reason, write_bytes
+from measure.writing import json_text, reason, write_bytes
 
 SUFFIX = ".archive.json.gz"
 VERSION = 1
@@ -113,18 +111,9 @@ def member_names(path: Path) -> list[str]:
     return list(_index(path, raw))
 
 
-def _open(path: Path) -> tuple[dict[str, list[int]], list[str]]:
-    """An archive's index and parts, checked; the last few opened are kept (a cold build reads each archive's
-    records one after another), by path and file stamp."""
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise MeasureError(f"{path}: cannot read month archive ({reason(exc)})") from exc
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key in _OPENED:
-        _OPENED.move_to_end(key)
-        return _OPENED[key]
-    raw, rest = _inflate(path, _read_file(path))
+def _decode(path: Path, data: bytes) -> tuple[dict[str, list[int]], list[str]]:
+    """An archive file's index and parts, checked."""
+    raw, rest = _inflate(path, data)
     members = _index(path, raw)
     text, after = _inflate(path, rest)
     if after:
@@ -137,6 +126,25 @@ def _open(path: Path) -> tuple[dict[str, list[int]], list[str]]:
         raise _bad(path, "parts: expected a list of strings")
     if any(i >= len(parts) for refs in members.values() for i in refs):
         raise _bad(path, "a member names a part the archive does not hold")
+    return members, parts
+
+
+def _join(parts: list[str], refs: list[int]) -> bytes:
+    return "".join(parts[i] for i in refs).encode("utf-8")
+
+
+def _open(path: Path) -> tuple[dict[str, list[int]], list[str]]:
+    """An archive's index and parts, checked; the last few opened are kept (a cold build reads each archive's
+    records one after another), by path and file stamp."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise MeasureError(f"{path}: cannot read month archive ({reason(exc)})") from exc
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key in _OPENED:
+        _OPENED.move_to_end(key)
+        return _OPENED[key]
+    members, parts = _decode(path, _read_file(path))
     _OPENED[key] = (members, parts)
     while len(_OPENED) > _KEEP_OPENED:
         _OPENED.popitem(last=False)
@@ -146,7 +154,7 @@ def _open(path: Path) -> tuple[dict[str, list[int]], list[str]]:
 def read_archive(path: Path) -> dict[str, bytes]:
     """Every record an archive holds: name -> its JSON bytes, exactly as stored before it was archived."""
     members, parts = _open(path)
-    return {name: "".join(parts[i] for i in refs).encode("utf-8") for name, refs in members.items()}
+    return {name: _join(parts, refs) for name, refs in members.items()}
 
 
 def read_member(path: Path) -> bytes:
@@ -156,12 +164,7 @@ def read_member(path: Path) -> bytes:
     members, parts = _open(archive)
     if path.name not in members:
         raise MeasureError(f"{path}: no record {path.name} in month archive {archive}")
-    return "".join(parts[i] for i in members[path.name]).encode("utf-8")
-
-
-def _json(value: Any) -> str:
-    """As :func:`measure.writing.json_text` writes a record."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _join(parts, members[path.name])
 
 
 def parts(text: str) -> list[str]:
@@ -173,9 +176,12 @@ def parts(text: str) -> list[str]:
         return [text]
     if not isinstance(found, dict) or not found:
         return [text]
-    try:
-        cut = [("{" if i == 0 else ",") + _json(k) + ":" + _json(v) for i, (k, v) in enumerate(found.items())]
-    except ValueError:
+    try:  # each part as measure writes a record (one line, no newline of its own)
+        cut = [
+            ("{" if i == 0 else ",") + json_text(k, "")[:-1] + ":" + json_text(v, "")[:-1]
+            for i, (k, v) in enumerate(found.items())
+        ]
+    except MeasureError:
         return [text]
     cut.append(text[len("".join(cut)) :] if text.startswith("".join(cut)) else "")
     return cut if "".join(cut) == text and cut[-1] in ("}", "}\n") else [text]
@@ -188,24 +194,15 @@ def archive_bytes(members: dict[str, bytes]) -> bytes:
         name: [known.setdefault(p, len(known)) for p in parts(data.decode("utf-8"))] for name, data in members.items()
     }
     head = orjson.dumps({"measure_archive": VERSION, "members": index})
-    return compress(head) + _deflate(orjson.dumps(list(known)))
-
-
-def _deflate(data: bytes) -> bytes:
-    """Gzip as :func:`measure.record.pack.compress` does, at level 6: on a month of parts level 9 takes twice as
-    long for 1% fewer bytes."""
-    deflate = zlib.compressobj(6, zlib.DEFLATED, 31, 8, zlib.Z_FILTERED)
-    return deflate.compress(data) + deflate.flush()
+    # the parts at level 6: on a month of them level 9 takes twice as long for 1% fewer bytes
+    return compress(head) + compress(orjson.dumps(list(known)), level=6)
 
 
 def write_archive(path: Path, members: dict[str, bytes], root: Path | None = None) -> Path:
     """Write an archive and read it back: every record must come back byte for byte before the caller may
     remove the files it came from."""
     data = archive_bytes(members)
-    raw, rest = _inflate(path, data)
-    index = _index(path, raw)
-    parts_ = orjson.loads(_inflate(path, rest)[0])
-    back = {name: "".join(parts_[i] for i in refs).encode("utf-8") for name, refs in index.items()}
-    if back != members:
+    index, parts_ = _decode(path, data)
+    if {name: _join(parts_, refs) for name, refs in index.items()} != members:
         raise MeasureError(f"{path}: the archive would not give its records back byte for byte; nothing written")
     return write_bytes(path, data, root)

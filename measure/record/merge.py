@@ -93,11 +93,11 @@ def _place(path: Path, doc: dict, digest: str, into: Path, report: MergeReport, 
     as a conflict."""
     folder = into / doc["machine_id"]
     names = [folder / record_name(doc["run_id"], z) for z in (gzipped, not gzipped)]
-    target = next((p for p in names if p.exists() or p.is_symlink()), None) or _archived(folder, doc["run_id"])
-    target = target or names[0]
+    found = next((p for p in names if p.exists() or p.is_symlink()), None) or _archived(folder, doc["run_id"])
+    target = found or names[0]
     if target.resolve() == path.resolve():
         return
-    if not target.exists() and not target.is_symlink() and archive.container(target) is None:
+    if found is None:
         _copy(path, target, into)
         report.added.append(target)
         return

@@ -65,7 +65,6 @@ def archive_months(results: Path, keep: int = KEEP) -> list[Archived]:
     for target, files in sorted(due(results, keep).items()):
         members = archive.read_archive(target) if target.exists() else {}
         before = target.stat().st_size if target.exists() else 0
-        members = dict(members)
         for path in files:
             data = read_bytes(path)  # as it is: an archive gives back the bytes it was given, valid or not
             name = f"{record_stem(path)}.json"

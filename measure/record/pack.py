@@ -160,11 +160,11 @@ def decompress(path: Path, data: bytes) -> bytes:
     return out
 
 
-def compress(data: bytes) -> bytes:
+def compress(data: bytes, level: int = 9) -> bytes:
     """Gzip with no timestamp or name, so the same record always gives the same bytes (and git stores it once).
 
     Deflate's filtered strategy: a packed record is mostly short runs of digits that repeat little, which
     Huffman codes better than string matches do (3% smaller than the default strategy; read as any gzip).
     """
-    deflate = zlib.compressobj(9, zlib.DEFLATED, 31, 8, zlib.Z_FILTERED)  # wbits 31: one gzip member
+    deflate = zlib.compressobj(level, zlib.DEFLATED, 31, 8, zlib.Z_FILTERED)  # wbits 31: one gzip member
     return deflate.compress(data) + deflate.flush()
