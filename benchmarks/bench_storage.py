@@ -16,6 +16,13 @@ Two kinds of copies of one real record, since a cross-record store sees what the
   all of the case's sample fields together, and to each tier's call costs), so no copy's sample sequence is
   another's. Each value is still one the real run measured.
 
+Then the least any lossless form of the one record could take, the floor the issue's 60 kB target meets: the
+integers its samples are stored as (every repeat and row, at the record's resolution) coded as an adaptive
+arithmetic code would code them (each number's bit length by adaptive counts, then its bits below the leading
+one as they are: a length within bytes of what a real coder writes), beside their per-field empirical entropy
+(an optimistic estimate: it counts no code table, so no coder reaches it), and everything else in the record
+under gzip and xz.
+
 Run: ``python benchmarks/bench_storage.py [--record FILE] [--records 100]``
 (default record: the newest under ./results, made by ``measure run``).
 """
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import copy
 import gzip
+import lzma
 import math
 import random
 import sys
@@ -37,8 +45,10 @@ import numpy as np
 
 from measure.record import archive
 from measure.record.io import load_record, stored_bytes
-from measure.record.pack import compress
+from measure.record.pack import compress, pack
+from measure.record.seconds import DIFFS, UNIT, VALUES
 from measure.record.tree import record_paths
+from measure.writing import json_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,6 +103,86 @@ def month_archive(records: list[bytes], folder: Path) -> tuple[Path, int, int]:
     return path, len({p for c in cut for p in c}), sum(map(len, cut))
 
 
+def stored_integers(node: Any, out: list[np.ndarray]) -> Any:
+    """``node`` (a packed wall-clock part) with each field's stored integers moved to ``out`` (its text left empty)."""
+    if isinstance(node, list):
+        return [stored_integers(v, out) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if UNIT in node:
+        key = DIFFS if DIFFS in node else VALUES
+        ints = np.fromstring(node[key], dtype=np.int64, sep=" ") if node[key] else np.zeros(0, np.int64)
+        out.append(ints.reshape(node["shape"][0] if key == DIFFS else 1, -1))  # repeats down, or one row
+        return {**node, key: ""}
+    return {k: stored_integers(v, out) for k, v in node.items()}
+
+
+def bit_lengths(ints: np.ndarray) -> np.ndarray:
+    """Each integer's bit length after zigzag (0 -> 0, -1 -> 1, 1 -> 2, ...): 0 for 0, else 1 + floor(log2)."""
+    zigzag = np.where(ints >= 0, 2 * ints, -2 * ints - 1).astype(np.uint64)
+    return np.where(zigzag > 0, np.floor(np.log2(np.maximum(zigzag, 1).astype(float))).astype(np.int64) + 1, 0)
+
+
+def adaptive_bits(fields: list[np.ndarray]) -> float:
+    """Bits an adaptive arithmetic code spends on the integers: each field's bit lengths by counts that start
+    flat and learn as it goes (the first repeat, whole values, apart from the differences after it), then each
+    number's bits below its leading one as they are. An arithmetic coder writes this within a few bytes."""
+    bits = 0.0
+    for ints in fields:
+        lengths = bit_lengths(ints)
+        for part in (lengths[:1], lengths[1:]):
+            counts = np.full(65, 0.5)
+            for n in part.ravel().tolist():
+                bits -= math.log2(counts[n] / counts.sum())
+                counts[n] += 1
+        bits += float(np.maximum(lengths - 1, 0).sum())
+    return bits
+
+
+def entropy_bits(fields: list[np.ndarray]) -> float:
+    """Each field's integers by their empirical order-0 entropy (first repeat apart): optimistic, since it
+    counts no table of the values it codes."""
+    bits = 0.0
+    for ints in fields:
+        for part in (ints[:1], ints[1:]):
+            if part.size:
+                _, counts = np.unique(part, return_counts=True)
+                bits -= float((counts * np.log2(counts / counts.sum())).sum())
+    return bits
+
+
+def least_form(doc: dict[str, Any], stored: bytes) -> None:
+    """What the record takes as stored, against the least a lossless form of it could take."""
+    fields: list[np.ndarray] = []
+    packed = pack(doc)
+    rest = dict(packed, wallclock=stored_integers(packed.get("wallclock"), fields))
+    rest_text = json_text(rest, "the record without its samples").encode("utf-8")
+    n = sum(f.size for f in fields)
+    samples, entropy = adaptive_bits(fields) / 8e3, entropy_bits(fields) / 8e3
+    rest_gz, rest_xz = len(compress(rest_text)) / 1e3, len(lzma.compress(rest_text, preset=9)) / 1e3
+    print(f"\nthe record as stored: {len(compress(stored)) / 1e3:.1f} kB; its {n:,} sample integers and the rest:")
+    print(f"  samples: adaptive arithmetic code {samples:.1f} kB; empirical entropy {entropy:.1f} kB (optimistic)")
+    print(f"  the rest: {rest_gz:.1f} kB gzipped, {rest_xz:.1f} kB under xz")
+    least = f"{samples + rest_xz:.1f} kB by a coder of the samples; {entropy + rest_xz:.1f} kB at entropy"
+    print(f"  least record: {least}")
+    for step in (2, 5, 10, 20):
+        print(
+            f"  samples at {step} us (the stored integers rounded):"
+            f" coder {adaptive_bits(coarser(fields, step)) / 8e3:.1f} kB"
+        )
+
+
+def coarser(fields: list[np.ndarray], step: int) -> list[np.ndarray]:
+    """The stored integers as they would be at ``step`` times the resolution: each field's values (repeats after
+    the first are differences) rounded to the step, then differenced again. A field stored against others is
+    rounded as stored (its difference from them), so this estimates what a coarser run would store."""
+    out = []
+    for ints in fields:
+        values = np.floor_divide(np.cumsum(ints, axis=0) + step // 2, step)
+        out.append(np.concatenate([values[:1], np.diff(values, axis=0)]))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--record", type=Path, default=None)
@@ -123,6 +213,7 @@ def main() -> None:
             f"{'independent' if independent else 'drift':<12}{per:>12.1f}{single_ms:>9.2f}"
             f"{len(packed) / len(records) / 1e3:>11.1f}{pack_ms:>9.2f}{f'{distinct}/{total}':>10}"
         )
+    least_form(doc, stored_bytes(doc, Path("record.json")))
 
 
 if __name__ == "__main__":
