@@ -46,7 +46,7 @@ import numpy as np
 from measure.record import archive
 from measure.record.io import load_record, stored_bytes
 from measure.record.pack import compress, pack
-from measure.record.seconds import DIFFS, UNIT, VALUES
+from measure.record.seconds import DIFFS, SHAPE, UNIT, VALUES, _read_text
 from measure.record.tree import record_paths
 from measure.writing import json_text
 
@@ -111,8 +111,8 @@ def stored_integers(node: Any, out: list[np.ndarray]) -> Any:
         return node
     if UNIT in node:
         key = DIFFS if DIFFS in node else VALUES
-        ints = np.fromstring(node[key], dtype=np.int64, sep=" ") if node[key] else np.zeros(0, np.int64)
-        out.append(ints.reshape(node["shape"][0] if key == DIFFS else 1, -1))  # repeats down, or one row
+        ints = _read_text(key, node[key], node[SHAPE])  # as measure reads them
+        out.append(ints.reshape(len(ints) if key == DIFFS else 1, -1))  # repeats down, or one row
         return {**node, key: ""}
     return {k: stored_integers(v, out) for k, v in node.items()}
 
@@ -131,10 +131,11 @@ def adaptive_bits(fields: list[np.ndarray]) -> float:
     for ints in fields:
         lengths = bit_lengths(ints)
         for part in (lengths[:1], lengths[1:]):
-            counts = np.full(65, 0.5)
+            counts, total = [0.5] * 65, 0.5 * 65
             for n in part.ravel().tolist():
-                bits -= math.log2(counts[n] / counts.sum())
+                bits -= math.log2(counts[n] / total)
                 counts[n] += 1
+                total += 1
         bits += float(np.maximum(lengths - 1, 0).sum())
     return bits
 
@@ -151,7 +152,7 @@ def entropy_bits(fields: list[np.ndarray]) -> float:
     return bits
 
 
-def least_form(doc: dict[str, Any], stored: bytes) -> None:
+def least_form(doc: dict[str, Any]) -> None:
     """What the record takes as stored, against the least a lossless form of it could take."""
     fields: list[np.ndarray] = []
     packed = pack(doc)
@@ -160,7 +161,8 @@ def least_form(doc: dict[str, Any], stored: bytes) -> None:
     n = sum(f.size for f in fields)
     samples, entropy = adaptive_bits(fields) / 8e3, entropy_bits(fields) / 8e3
     rest_gz, rest_xz = len(compress(rest_text)) / 1e3, len(lzma.compress(rest_text, preset=9)) / 1e3
-    print(f"\nthe record as stored: {len(compress(stored)) / 1e3:.1f} kB; its {n:,} sample integers and the rest:")
+    stored = len(stored_bytes(doc, Path("record.json.gz"))) / 1e3
+    print(f"\nthe record as stored: {stored:.1f} kB; its {n:,} sample integers and the rest:")
     print(f"  samples: adaptive arithmetic code {samples:.1f} kB; empirical entropy {entropy:.1f} kB (optimistic)")
     print(f"  the rest: {rest_gz:.1f} kB gzipped, {rest_xz:.1f} kB under xz")
     least = f"{samples + rest_xz:.1f} kB by a coder of the samples; {entropy + rest_xz:.1f} kB at entropy"
@@ -213,7 +215,7 @@ def main() -> None:
             f"{'independent' if independent else 'drift':<12}{per:>12.1f}{single_ms:>9.2f}"
             f"{len(packed) / len(records) / 1e3:>11.1f}{pack_ms:>9.2f}{f'{distinct}/{total}':>10}"
         )
-    least_form(doc, stored_bytes(doc, Path("record.json")))
+    least_form(doc)
 
 
 if __name__ == "__main__":
