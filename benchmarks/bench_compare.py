@@ -52,13 +52,18 @@ repeats the simulation with the noise that many times larger.
 Run: ``python benchmarks/bench_compare.py [simulate] [--pairs 400] [--repeats 7] [--cases 15]``
 or ``python benchmarks/bench_compare.py paired [--pair BASE NEW] [--pairs 200] [--repeats 7]``
 or ``python benchmarks/bench_compare.py real [--rows N] [--repeats N] [--rounds N] [--paired]``
-or ``python benchmarks/bench_compare.py instructions [--tiers base-int8 small-int4] [--rows 8] [--runs 3]``.
+or ``python benchmarks/bench_compare.py instructions [--tiers base-int8 small-int4] [--rows 8] [--runs 3] [--busy]``
+(``--busy``: stage B runs with every core busy, so the two stages' spreads show what load does to the count).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -419,9 +424,25 @@ def _simulated(
         print(f"    +{effect:.0%} on {target}: called slower in {hit / args.pairs:.0%} of {args.pairs} pairs")
 
 
+@contextlib.contextmanager
+def _busy(on: bool) -> Iterator[None]:
+    """With ``on``, every core kept busy (``yes > /dev/null`` per core) while the block runs: a loaded runner."""
+    hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(os.cpu_count() or 1 if on else 0)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
 def instructions(args: argparse.Namespace) -> None:
     print(f"callgrind instructions per token, {len(args.tiers)} tiers, first {args.rows} rows, {args.runs} runs")
-    a, b = _stage(args.tiers, args.rows, args.runs), _stage(args.tiers, args.rows, args.runs)
+    a = _stage(args.tiers, args.rows, args.runs)
+    with _busy(args.busy):
+        b = _stage(args.tiers, args.rows, args.runs)
+    if args.busy:
+        print(f"stage A: machine idle; stage B: every core busy ({os.cpu_count()} x 'yes > /dev/null')")
     within, between = [], []
     print(f"{'tier':<20}{'per token (A)':>16}{'spread A':>10}{'spread B':>10}{'B/A':>10}")
     for name in args.tiers:
@@ -484,6 +505,7 @@ def main() -> None:
     ins.add_argument("--pairs", type=int, default=400)
     ins.add_argument("--inflate", type=float, nargs="*", default=[10.0, 30.0], help="also simulate noisier runs")
     ins.add_argument("--seed", type=int, default=17)
+    ins.add_argument("--busy", action="store_true", help="run stage B with every core busy (a loaded runner)")
     args = ap.parse_args()
     if args.mode == "instructions":
         instructions(args)

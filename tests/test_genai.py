@@ -173,6 +173,19 @@ def _break(config: dict, how: str) -> str | dict:
         config["search"]["max_length"] = "long"
     elif how == "fewer layers":
         decoder["num_hidden_layers"] = 3
+    elif how == "absurd max_length":  # allocated as the shared cache buffer: 114 PiB
+        config["search"]["max_length"] = 10**15
+    elif how == "max_length past the rotary cache":
+        del config["model"]["context_length"]
+        config["search"]["max_length"] = 1000
+    elif how == "head_size off the graph":
+        decoder["head_size"] = 32
+    elif how == "key/value heads off the graph":
+        decoder["num_key_value_heads"] = 4
+    elif how == "attention heads off the graph":
+        decoder["num_attention_heads"] = 4
+    elif how == "zero layers":
+        decoder["num_hidden_layers"] = 0
     return config
 
 
@@ -184,6 +197,12 @@ def _break(config: dict, how: str) -> str | dict:
         ("missing file", "model.decoder.filename"),
         ("wrong type", "search.max_length"),
         ("fewer layers", "model.decoder.inputs"),
+        ("absurd max_length", "search.max_length: 1000000000000000"),
+        ("max_length past the rotary cache", "search.max_length: 1000 positions"),
+        ("head_size off the graph", "model.decoder.head_size: 32, but model.onnx's GroupQueryAttention has 16"),
+        ("key/value heads off the graph", "model.decoder.num_key_value_heads: 4, but"),
+        ("attention heads off the graph", "model.decoder.num_attention_heads: 4, but"),
+        ("zero layers", "model.decoder.num_hidden_layers"),
     ],
 )
 def test_bad_genai_config_is_one_line_naming_file_and_field_exit_2(tmp_path, how, field):
@@ -199,6 +218,27 @@ def test_bad_genai_config_is_one_line_naming_file_and_field_exit_2(tmp_path, how
     assert done.returncode == 2, done.stdout
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
     assert "genai_config.json" in done.stderr and field in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("max_position_embeddings", 10**15, "would need"),  # two cache sides of 10**15 positions
+        ("num_key_value_heads", 4, "num_key_value_heads: 4, but model.onnx has 2"),
+        ("head_dim", 32, "head_dim: 32, but model.onnx has 16"),
+    ],
+)
+def test_config_json_number_the_graph_or_the_machine_refutes_is_one_line(tmp_path, key, value, said):
+    """config.json numbers that size a buffer, or describe the graph, are checked before anything is made."""
+    folder = tmp_path / "lm"
+    shutil.copytree(DEMO / "lm-base-fp32", folder)
+    path = folder / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config[key] = value
+    path.write_text(json.dumps(config), encoding="utf-8")
+    done = measure_cli("decode", str(folder), "объём")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().count("\n") == 0 and f"{path}: field {key}" in done.stderr and said in done.stderr
 
 
 # --- measure info ----------------------------------------------------------------------------------------------------

@@ -359,6 +359,19 @@ def _broken_archive(tmp: Path) -> list[str]:
     return [str(tmp / "results")]
 
 
+def _archive_not_utf8(tmp: Path) -> list[str]:
+    """A past month's record file that is not UTF-8, beside this month's good record."""
+    path = put(tmp, doc())
+    (path.parent / "20261101T000000Z-badbad.json").write_bytes(b'{"run_id": "\xff\xfe"}')
+    return [str(tmp / "results"), "--keep", "0"]
+
+
+def _nothing_archived(tmp: Path, files: int) -> None:
+    """Every record file is where it was, and no archive was written."""
+    machine = tmp / "results" / V2["machine_id"]
+    assert len(list(machine.glob("*.json"))) == files and not list(machine.glob("*.archive.json.gz"))
+
+
 def _into_file(tmp: Path) -> list[str]:
     (tmp / "into.txt").write_text("x", encoding="utf-8")
     return [str(DATA / "record-v2.json"), "--into", str(tmp / "into.txt")]
@@ -702,6 +715,13 @@ CASES: dict[str, Case] = {
     ),
     "archive past a truncated archive": Case(
         "archive", _broken_archive, "error", ("2026-01.archive.json.gz", "not a readable month archive", "truncated")
+    ),
+    "archive a month holding a record that is not UTF-8": Case(
+        "archive",
+        _archive_not_utf8,
+        "error",
+        ("20261101T000000Z-badbad.json", "not UTF-8 text", "nothing archived"),
+        check=lambda tmp, out, err: _nothing_archived(tmp, 2),
     ),
     # ---- containment: merge
     "merge into a file": Case("merge", _into_file, "error", ("into.txt", "not a folder")),

@@ -18,7 +18,6 @@ from measure.errors import MeasureError
 from measure.record.io import (
     RUN_ID,
     SCHEMA_VERSION,
-    RecordWriter,
     load,
     load_record,
     migrate,
@@ -27,6 +26,7 @@ from measure.record.io import (
     validate,
     write_atomic,
 )
+from measure.record.writer import RecordWriter
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -160,16 +160,20 @@ def test_errors_name_the_file_they_come_from(tmp_path):
         validate([], "x.json")
 
 
-def test_the_writer_validates_when_it_starts_and_finishes(tmp_path):
+def test_the_writer_validates_every_save_and_finishes_on_the_last_valid_record(tmp_path):
     doc = load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
     broken = {k: v for k, v in doc.items() if k != "finished_at"}
     with pytest.raises(MeasureError, match="'finished_at' is a required property"):
         RecordWriter(tmp_path, broken)
+    assert not list(tmp_path.rglob("*.json"))
     writer = RecordWriter(tmp_path, doc)
+    sha = doc["golden"]["sha256"]
     writer.doc["golden"]["sha256"] = "not-a-hash"
-    writer.save()  # an intermediate save writes what it has
     with pytest.raises(MeasureError, match=re.escape(f"{writer.path}: field golden/sha256")):
-        writer.finish()
+        writer.save()  # not written: the file keeps the last valid record
+    finished = load_record(writer.finish())
+    assert finished["complete"] is False and "field golden/sha256" in finished["error"]
+    assert finished["golden"]["sha256"] == sha != "not-a-hash"
 
 
 def test_a_version_1_framing_without_tiers_becomes_an_empty_leg():

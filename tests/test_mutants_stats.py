@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from measure.analysis.resample import row_medians
 from measure.analysis.stats import (
     Estimate,
-    _row_medians,
     fit_exponent,
     holm,
     median_interval,
@@ -91,8 +91,8 @@ def test_predicted_speedup_clamps_acceptance_and_follows_leviathan():
     assert predicted_speedup(0.5, 2, 1.0) == pytest.approx(1.75 / 3)
 
 
-def test_row_medians_of_odd_and_even_rows():
-    m = _row_medians
+def testrow_medians_of_odd_and_even_rows():
+    m = row_medians
     assert m(np.array([[3.0, 1.0, 2.0]])).tolist() == [2.0]
     assert m(np.array([[5.0, 1.0, 4.0, 2.0, 3.0]])).tolist() == [3.0]
     assert m(np.array([[4.0, 1.0, 3.0, 2.0]])).tolist() == [2.5]

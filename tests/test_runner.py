@@ -150,3 +150,53 @@ def test_an_injected_slowdown_is_recorded_and_slows_only_its_tier(mini_config, t
 
     # every small-int4 call (half a base-int8 call) lasts five times as long: dearer than any unslowed tier's
     assert per_call("small-int4") > max(per_call("base-int8"), per_call("base-fp32"))
+
+
+@pytest.mark.parametrize("source", ["lm-base-fp32", "small-fp32"])
+def test_a_tier_that_decodes_nothing_is_refused_before_anything_is_measured(tmp_path, capsys, source):
+    """A broken export (end-of-sequence first on every row) is one line naming the tier, exit 2, and no record
+    file at all: nothing measured is lost because nothing was measured."""
+    from graph_edits import edit_logits
+
+    from measure import bundled
+    from measure.cli import main
+    from measure.engine.artifacts import load_tier
+
+    eos = load_tier(bundled.DEMO_DIR / source).special.eos
+    mute = edit_logits(bundled.DEMO_DIR / source, tmp_path / "mute", bias={eos: 1e4})
+    config = tmp_path / "suite.toml"
+    config.write_text(
+        f'golden = "{bundled.GOLDEN}"\n'
+        f'[[tiers]]\nname = "{source}"\npath = "{bundled.DEMO_DIR / source}"\nrole = "reference"\n'
+        f'[[tiers]]\nname = "mute"\npath = "{mute}"\nrole = "plain"\n',
+        encoding="utf-8",
+    )
+    results = tmp_path / "results"
+    assert main(["run", "--config", str(config), "--results", str(results)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "tier mute decoded no token on 64/64 rows" in line and "nothing was measured" in line
+    assert ("prompt template" in line) == (source.startswith("lm-"))
+    assert not results.exists()
+
+
+def test_a_record_that_would_turn_invalid_keeps_the_last_valid_one_on_disk(both_suites, tmp_path):
+    """Every save validates: an invalid state is never written, and finishing marks the last valid record
+    incomplete with the reason, so every verb can still read the results tree."""
+    import copy
+
+    from measure.record.writer import RecordWriter
+
+    doc = copy.deepcopy(both_suites[0])
+    doc["complete"] = False
+    doc["finished_at"] = None
+    writer = RecordWriter(tmp_path / "results", doc)
+    tokens = list(doc["wallclock"]["cases"]["base-int8"]["tokens"])
+    doc["wallclock"]["cases"]["base-int8"]["tokens"] = tokens[:3]  # a bug: fewer counts than golden rows
+    with pytest.raises(MeasureError, match="wallclock/cases/base-int8/tokens"):
+        writer.save()
+    on_disk = load_record(writer.path)
+    assert on_disk["wallclock"]["cases"]["base-int8"]["tokens"] == tokens
+    path = writer.finish(error=writer.invalid)
+    kept = load_record(path)
+    assert kept["complete"] is False and "wallclock/cases/base-int8/tokens" in kept["error"]
+    assert kept["wallclock"]["cases"]["base-int8"]["tokens"] == tokens and kept["finished_at"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from measure.analysis.resample import sorted_resamples
 from measure.analysis.stats import (
     fit_exponent,
     holm,
@@ -13,7 +14,6 @@ from measure.analysis.stats import (
     paired_ratio,
     predicted_speedup,
     ratio_of_medians,
-    sorted_resamples,
     summarize,
 )
 from measure.analysis.tdist import t_quantile, t_sf

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from measure.analysis import stats, tdist
+from measure.analysis import resample, stats, tdist
 from measure.analysis.stats import (
     column_medians,
     fit_exponent,
@@ -25,7 +25,7 @@ from measure.analysis.tdist import t_quantile, t_sf
 
 
 def _clear_caches() -> None:
-    for f in (stats._kept_draws, stats._median_ranks, stats._exponent_x, tdist._terms, tdist._t_quantile):
+    for f in (resample._kept_draws, resample._median_ranks, stats._exponent_x, tdist._terms, tdist._t_quantile):
         f.cache_clear()
 
 
@@ -99,11 +99,11 @@ def test_ratio_of_medians_is_unchanged_for_few_and_many_samples():
 
 def test_resampled_medians_by_rank_equal_the_sorted_resamples():
     rng = np.random.default_rng(0)
-    for n in range(1, stats.SMALL + 1):
+    for n in range(1, resample.SMALL + 1):
         for values in (rng.lognormal(size=n), np.round(rng.uniform(0, 3, n))):  # ties too
             shapes = ((300, n), (300, 2))
-            want = stats._row_medians(values[stats._draws(5, shapes)[0]])
-            assert np.array_equal(stats._resampled_medians(values, 5, shapes, 0), want)
+            want = resample.row_medians(values[resample.draws(5, shapes)[0]])
+            assert np.array_equal(resample.resampled_medians(values, 5, shapes, 0), want)
 
 
 def test_percentile_interval_equals_the_full_sort():

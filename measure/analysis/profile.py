@@ -16,15 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.stats import (
-    Estimate,
-    median,
-    percentile_interval,
-    ratio_of_medians,
-    resample_indices,
-    sorted_resamples,
-    summarize,
-)
+from measure.analysis.resample import resample_indices, sorted_resamples
+from measure.analysis.stats import Estimate, median, percentile_interval, ratio_of_medians, summarize
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.record.model import Case, Record
 

@@ -36,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.genai_config import GENAI_CONFIG, GenaiConfig, read_genai_config
+from measure.engine.bounds import require_fits
+from measure.engine.genai_config import GENAI_CONFIG, GenaiConfig, check_genai_graph, read_genai_config
 from measure.engine.graphs import DTYPES
+from measure.engine.meta import meta_source
 from measure.engine.session import AfterRun, SessionConfig, TimedSession, open_session
 from measure.errors import MeasureError
 
@@ -167,8 +169,16 @@ def _check_genai(session: TimedSession, cfg: GenaiConfig) -> None:
             )
 
 
-def _dim(value: Any, meta: dict[str, Any], *keys: str) -> int | None:
+def _dim(value: Any, meta: dict[str, Any], *keys: str, graph: Path | None = None) -> int | None:
+    """A dimension the graph fixes (``value``), else the first config key that states it. With ``graph``, a
+    config that states the first key otherwise than the graph is refused: it describes another model."""
+    stated = meta.get(keys[0])
     if isinstance(value, int):
+        if graph is not None and isinstance(stated, int) and not isinstance(stated, bool) and stated != value:
+            raise MeasureError(
+                f"{meta_source(graph.parent, keys[0])}: field {keys[0]}: {stated}, but {graph.name} has {value}; "
+                "expected the config to describe the graph"
+            )
         return value
     for key in keys:
         if isinstance(meta.get(key), int):
@@ -179,8 +189,8 @@ def _dim(value: Any, meta: dict[str, Any], *keys: str) -> int | None:
 def _shape(session: TimedSession, layers: int, meta: dict[str, Any], first_past: str) -> CausalShape:
     """Key/value heads and head size from the past input's shape, else config.json; vocabulary from the logits."""
     past = session.inputs[first_past]
-    heads = _dim(past.shape[1], meta, "num_key_value_heads", "num_attention_heads")
-    head_dim = _dim(past.shape[3], meta, "head_dim")
+    heads = _dim(past.shape[1], meta, "num_key_value_heads", "num_attention_heads", graph=session.path)
+    head_dim = _dim(past.shape[3], meta, "head_dim", graph=session.path)
     hidden, heads_all = meta.get("hidden_size"), meta.get("num_attention_heads")
     if head_dim is None and isinstance(hidden, int) and isinstance(heads_all, int) and heads_all > 0:
         head_dim = hidden // heads_all
@@ -233,6 +243,7 @@ class CausalGraphs:
             s.output_names = self.names
         inputs = self.steady.inputs
         self.shape = _shape(self.steady, len(self.past) // 2, meta, self.past[0])
+        self._check_sizes(meta)
         self.ids_dtype = DTYPES[inputs["input_ids"].type]
         self.mask_dtype = DTYPES[inputs["attention_mask"].type]
         self.positions = "position_ids" in inputs
@@ -247,6 +258,29 @@ class CausalGraphs:
         self.spans = Ready(lambda span: np.arange(span[0], span[0] + span[1], dtype=self.pos_dtype)[None])
         """``(1, k)`` position ids per ``(first position, k)``."""
         self._start = self._start_feeds()
+
+    def _check_sizes(self, meta: dict[str, Any]) -> None:
+        """The config numbers that size buffers, against the graph and this machine, before any is made."""
+        s, folder = self.shape, self.steady.path.parent
+        graph_heads = self.steady.inputs[self.past[0]].shape[1]
+        if self.genai is not None and isinstance(graph_heads, int) and graph_heads != self.genai.kv_heads:
+            raise MeasureError(
+                f"{self.genai.path}: field model.decoder.num_key_value_heads: {self.genai.kv_heads}, but "
+                f"{self.steady.path.name}'s {self.past[0]} has {graph_heads}; expected the config to describe the graph"
+            )
+        itemsize = np.dtype(s.kv_dtype).itemsize
+        position = 2 * s.layers * s.heads * s.head_dim * itemsize  # one position of every layer's key and value
+        if self.genai is not None:
+            g = self.genai
+            require_fits(g.path, g.max_length_field, g.max_length, g.max_length * position, "the key/value cache")
+        elif self.context is not None:  # bound_lane's two cache sides
+            source = meta_source(folder, "max_position_embeddings")
+            need = 2 * self.context * position
+            require_fits(source, "max_position_embeddings", self.context, need, "the key/value cache")
+        if not isinstance(self.steady.outputs["logits"].shape[-1], int):  # the vocabulary came from a config file
+            require_fits(
+                meta_source(folder, "vocab_size"), "vocab_size", s.vocab_size, s.vocab_size * 4, "a logits row"
+            )
 
     def _start_feeds(self) -> dict[str, np.ndarray]:
         """The first call's fixed feeds: the empty (length 0) past where the graph takes one, the branch off."""
@@ -290,6 +324,8 @@ def open_causal_graphs(
 ) -> CausalGraphs:
     """Sessions for one decoder-only tier, checked against the contract; ``after_run`` hooks every call."""
     genai = read_genai_config(folder) if layout == "genai" else None
+    if genai is not None:
+        check_genai_graph(genai, folder / genai.filename)
     sessions = []
     for file in (genai.filename,) if genai is not None else CAUSAL_LAYOUT_FILES[layout]:
         path = folder / file

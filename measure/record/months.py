@@ -67,6 +67,13 @@ def archive_months(results: Path, keep: int = KEEP) -> list[Archived]:
         before = target.stat().st_size if target.exists() else 0
         for path in files:
             data = read_bytes(path)  # as it is: an archive gives back the bytes it was given, valid or not
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:  # an archive holds text parts: these bytes could not come back
+                raise MeasureError(
+                    f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); a record is UTF-8 JSON; nothing "
+                    f"archived for this month (repair or move the file, then archive again)"
+                ) from exc
             name = f"{record_stem(path)}.json"
             if name in members and members[name] != data:
                 raise MeasureError(

@@ -157,9 +157,11 @@ def count(
             *(("--session", json.dumps(session)) if session else ()),
             *(("--prompt", prompt) if prompt is not None else ()),
         ]
-        # A fixed hash seed, and no OpenBLAS thread pool (numpy only takes argmaxes here): one thread fewer
-        # for valgrind, which runs threads one at a time, to schedule.
-        env = os.environ | {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
+        # A fixed hash seed, no OpenBLAS thread pool (numpy only takes argmaxes here): one thread fewer for
+        # valgrind, which runs threads one at a time, to schedule; and no onnxruntime telemetry, whose thread
+        # wakes on the wall clock: the longer a loaded machine stretches the region, the more of its work
+        # (a million instructions a wake-up) landed inside the count.
+        env = os.environ | {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "ORT_DISABLE_TELEMETRY": "1"}
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]

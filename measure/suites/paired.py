@@ -29,14 +29,15 @@ from typing import Any
 
 from measure.engine.session import AfterRun
 from measure.errors import MeasureError
-from measure.record.io import RecordWriter
 from measure.record.model.write import pairing_part
+from measure.record.writer import RecordWriter
 from measure.suites import Progress, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.environment import environment
 from measure.suites.golden import GoldenRows, head, load_golden
 from measure.suites.profile import run_memory_and_load
 from measure.suites.runner import (
+    check_decodes,
     check_rows,
     failing,
     fresh_loader,
@@ -101,6 +102,7 @@ def run_paired(
     tiers = {side: load_tiers(configs[side], hooks[side]) for side in SIDES}
     for side in SIDES:
         check_rows(tiers[side], goldens[side])
+        check_decodes(tiers[side], goldens[side], configs[side].path)
     pairs = {side: speculative_pairs(configs[side], tiers[side]) for side in SIDES}
     env = environment(argv=argv)
     docs = {side: new_document(configs[side], ["wallclock"], goldens[side], tiers[side], env) for side in SIDES}

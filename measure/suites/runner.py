@@ -20,12 +20,14 @@ from measure import __version__
 from measure.engine.artifacts import Tier, load_tier
 from measure.engine.causal import CausalTier, detect_causal_layout
 from measure.engine.causal_speculative import CausalSpeculativePair
+from measure.engine.decode import greedy_ids
 from measure.engine.pairs import open_pair
 from measure.engine.session import AfterRun, Slowdown
 from measure.engine.speculative import SpeculativePair
 from measure.errors import MeasureError, SettingError
-from measure.record.io import SCHEMA_VERSION, RecordWriter, new_run_id, now_iso
+from measure.record.io import SCHEMA_VERSION, new_run_id, now_iso
 from measure.record.model.write import document, golden_part, tier_part
+from measure.record.writer import RecordWriter
 from measure.suites import Loader, Progress, Save, no_progress
 from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
@@ -48,6 +50,24 @@ def check_rows(tiers: dict[str, AnyTier], golden: GoldenRows) -> None:
                 tier.source_ids(row.input)
             except MeasureError as exc:
                 raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
+
+
+def check_decodes(tiers: dict[str, AnyTier], golden: GoldenRows, config: Path) -> None:
+    """Refuse, before anything is timed or written, a tier that decodes no token on any golden row: its first
+    step picks end-of-sequence on every one (a broken prompt template or export). One untimed step per row."""
+    for tier in tiers.values():
+        empty = sum(not greedy_ids(tier, tier.source_ids(r.input), max_new_tokens=1).tokens for r in golden.rows)
+        if empty and empty == len(golden):
+            fix = (
+                f"check its prompt template ({tier.path}/tier.json prompt, or the tier's prompt in {config}) "
+                "and its eos_token_id"
+                if tier.kind == "causal"
+                else "check its decoder_start_token_id and eos_token_id"
+            )
+            raise MeasureError(
+                f"{golden.path}: tier {tier.name} decoded no token on {empty}/{len(golden)} rows "
+                f"(end-of-sequence first on each): {fix}; nothing was measured"
+            )
 
 
 def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, AnyTier]:
@@ -121,6 +141,7 @@ def run(
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     tiers = load_tiers(config, hooks)
     check_rows(tiers, golden)
+    check_decodes(tiers, golden, config.path)
     pairs = speculative_pairs(config, tiers)
     env = environment(argv=argv)
     doc = new_document(config, suites, golden, tiers, env)
