@@ -26,7 +26,7 @@ from collections import defaultdict
 import numpy as np
 
 from measure import bundled
-from measure.engine.causal import CausalTier, causal_greedy_ids, load_causal_tier
+from measure.engine.causal.tier import CausalTier
 from measure.engine.session import Trace
 from measure.suites.golden import load_golden
 
@@ -68,18 +68,18 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     rows = load_golden(bundled.GOLDEN).rows
-    tiers = {n: load_causal_tier(DEMO / n) for n in TIERS}
+    tiers = {n: CausalTier(DEMO / n) for n in TIERS}
     prompts = {n: [t.source_ids(r.input) for r in rows] for n, t in tiers.items()}
     for name, tier in tiers.items():  # warm-up: first calls pay onnxruntime's lazy setup
         for ids in prompts[name][:8]:
-            causal_greedy_ids(tier, ids)
+            tier.greedy_ids(ids)
     results: dict[str, list] = defaultdict(list)
     steps: dict[str, dict[int, list[float]]] = {n: defaultdict(list) for n in tiers}
     for _ in range(args.repeats):
         for name, tier in tiers.items():
             for ids in prompts[name]:
                 trace = Trace()
-                results[name].append((len(ids), causal_greedy_ids(tier, ids, trace=trace), trace))
+                results[name].append((len(ids), tier.greedy_ids(ids, trace=trace), trace))
             step_costs(tier, prompts[name][0], steps[name])
 
     print(f"{len(rows)} golden rows x {args.repeats} repeats, one thread, warm sessions; medians over rows")

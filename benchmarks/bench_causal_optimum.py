@@ -44,10 +44,10 @@ from optimum.onnxruntime import ORTModelForCausalLM
 from transformers.generation.streamers import BaseStreamer
 
 from measure import bundled
-from measure.engine.bound_lane import BoundCache
-from measure.engine.causal import CausalTier, causal_greedy_ids, load_causal_tier
-from measure.engine.pairs import open_pair
+from measure.engine.causal.bound_lane import BoundCache
+from measure.engine.causal.tier import CausalTier
 from measure.engine.session import Trace
+from measure.engine.speculative import open_pair
 from measure.suites.golden import load_golden
 
 DEMO = bundled.GOLDEN.parent
@@ -138,7 +138,7 @@ class OptimumLoop:
 
 def measure_run(tier: CausalTier, ids: list[int], limit: int) -> Run:
     trace = Trace()  # made just before the call, not inside it: the call's frame counts against measure
-    d = causal_greedy_ids(tier, ids, max_new_tokens=limit, trace=trace)
+    d = tier.greedy_ids(ids, max_new_tokens=limit, trace=trace)
     assert d.first_token_s is not None
     return Run(d.tokens, d.wall_s, d.first_token_s, d.calls - 1, d.run_s, outside_parts(trace, d.wall_s))
 
@@ -354,7 +354,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)  # generate's own tensor work on one thread too, as onnxruntime's
     rows = load_golden(bundled.GOLDEN).rows
-    tiers = {n: load_causal_tier(DEMO / n) for n in args.tiers}
+    tiers = {n: CausalTier(DEMO / n) for n in args.tiers}
     prompts = {n: [t.source_ids(r.input) for r in rows] for n, t in tiers.items()}
     limits = {n: [t.default_max_new_tokens(len(i)) for i in prompts[n]] for n, t in tiers.items()}
     started = perf_counter()
@@ -375,7 +375,7 @@ def speculative(rows: list, tiers: dict[str, CausalTier], prompts: dict, limits:
     pair, verifier = open_pair(tiers[PAIR[0]], tiers[PAIR[1]]), PAIR[1]
     print(f"\nspeculative {PAIR[0]} -> {PAIR[1]} (batched verify) against {PAIR[1]}'s greedy:")
     todo = list(zip(prompts[verifier], limits[verifier], strict=True))
-    greedy = [causal_greedy_ids(tiers[verifier], i, max_new_tokens=lim) for i, lim in todo]
+    greedy = [tiers[verifier].greedy_ids(i, max_new_tokens=lim) for i, lim in todo]
     for k in KS:
         decoded = [pair.decode_ids(i, k, max_new_tokens=lim) for i, lim in todo]
         same = sum(d.tokens == g.tokens for d, g in zip(decoded, greedy, strict=True))

@@ -45,12 +45,12 @@ import numpy as np
 
 from measure import bundled
 from measure.analysis.speedup import CallCostInputs, fit_batch_cost, predict
-from measure.engine.artifacts import Tier, load_tier
-from measure.engine.decode import Decoded, finish, greedy_ids, greedy_uncached
-from measure.engine.kvcache import KVCache
-from measure.engine.layouts import MergedDecoder, OptimumDecoder, SimpleDecoder
+from measure.engine.result import Decoded, finish
+from measure.engine.seq2seq.kvcache import KVCache
+from measure.engine.seq2seq.layouts import MergedDecoder, OptimumDecoder, SimpleDecoder
 from measure.engine.session import TimedSession, Trace
-from measure.engine.speculative import Round, SpeculativeDecoded, SpeculativePair
+from measure.engine.speculative import Pair, Round, SpeculativeDecoded
+from measure.engine.tier import Tier, load_tier
 from measure.suites.golden import load_golden
 
 DEMO = bundled.GOLDEN.parent
@@ -175,7 +175,7 @@ def before_greedy(tier: Tier, text: str, trace: _BeforeTrace) -> Decoded:
     return Decoded(tier.tokenizer.decode(out), tuple(out), stopped, wall, trace.calls(), trace.run_s())
 
 
-def before_speculative(pair: SpeculativePair, text: str, k: int, trace: _BeforeTrace) -> SpeculativeDecoded:
+def before_speculative(pair: Pair, text: str, k: int, trace: _BeforeTrace) -> SpeculativeDecoded:
     d, v = pair.drafter, pair.verifier
     ids = v.source_ids(text)
     limit = v.default_max_new_tokens(len(ids))
@@ -337,7 +337,7 @@ def _floor_encode(tier: Tier, ids: list[int], trace: Trace) -> dict[str, np.ndar
     return feeds
 
 
-def floor_speculative(pair: SpeculativePair, ids: list[int], k: int, trace: Trace) -> SpeculativeDecoded:
+def floor_speculative(pair: Pair, ids: list[int], k: int, trace: Trace) -> SpeculativeDecoded:
     """measure's speculative rounds (batched verify) with every step inlined: no lanes, no methods called
     between onnxruntime calls, the same calls, argmaxes and cache trims (simple layouts): the bound."""
     d, v = pair.drafter, pair.verifier
@@ -475,8 +475,7 @@ def main() -> None:
     names = ("base-fp32", "base-int8", "small-int4", "small-int8", "small-fp32-optimum", "small-fp32-merged")
     tiers = {n: load_tier(DEMO / n) for n in names}
     pairs = {
-        k: SpeculativePair(load_tier(bundled.LITE, label="drafter"), load_tier(bundled.PLAIN, label="verifier"))
-        for k in (2, 4, 8)
+        k: Pair(load_tier(bundled.LITE, label="drafter"), load_tier(bundled.PLAIN, label="verifier")) for k in (2, 4, 8)
     }
     cases: dict[str, Callable[[str], Result]] = {}
 
@@ -511,8 +510,8 @@ def main() -> None:
 
     for name, tier in tiers.items():
         cases[f"{name} before"] = before(lambda t, tr, tier=tier: before_greedy(tier, t, tr))
-        cases[name] = ids_case(tier.source_ids, lambda ids, tr, tier=tier: greedy_ids(tier, ids, trace=tr))
-    cases["base-fp32 uncached"] = now(lambda t, tr: greedy_uncached(tiers["base-fp32"], t, trace=tr))
+        cases[name] = ids_case(tier.source_ids, lambda ids, tr, tier=tier: tier.greedy_ids(ids, trace=tr))
+    cases["base-fp32 uncached"] = now(lambda t, tr: tiers["base-fp32"].greedy_uncached(t, trace=tr))
     for name in ("base-int8", "small-int4"):
         tier = tiers[name]
         cases[f"{name} IO binding"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: iobinding_greedy(tier, i, tr))
@@ -521,7 +520,7 @@ def main() -> None:
         cases[f"{name} floor"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: floor_greedy(tier, i, tr))
     for name in ("base-int8", "small-int4"):  # the current loop through the public run: the wrapper's cost
         tier = public_run(load_tier(DEMO / name, label=f"{name}-public"))
-        cases[f"{name} public run"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: greedy_ids(tier, i, trace=tr))
+        cases[f"{name} public run"] = ids_case(tier.source_ids, lambda i, tr, tier=tier: tier.greedy_ids(i, trace=tr))
     for k, pair in pairs.items():
         cases[f"speculative k={k} before"] = before(lambda t, tr, pair=pair, k=k: before_speculative(pair, t, k, tr))
         cases[f"speculative k={k}"] = ids_case(

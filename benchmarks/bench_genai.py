@@ -29,9 +29,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from measure import bundled
-from measure.engine.artifacts import load_tier
-from measure.engine.causal import CausalTier, causal_greedy_ids
-from measure.engine.genai_export import genai_folder
+from measure.engine.causal.genai_export import genai_folder
+from measure.engine.causal.tier import CausalTier
+from measure.engine.tier import load_tier
 from measure.suites.genai_leg import og_decode, og_model, run_genai_speculative
 from measure.suites.golden import load_golden
 
@@ -61,7 +61,7 @@ def one_row(og, model, tier: CausalTier, ids: list[int], mine: Side, theirs: Sid
             theirs.steps.append(len(got["steps_s"]))
             og_tokens = got["tokens"]
         else:
-            d = causal_greedy_ids(tier, ids, max_new_tokens=limit)
+            d = tier.greedy_ids(ids, max_new_tokens=limit)
             mine.ttft.append(d.first_token_s or 0.0)
             mine.decode_s.append(d.wall_s - (d.first_token_s or 0.0))
             mine.steps.append(d.calls - 1)

@@ -544,7 +544,7 @@ def main() -> None:
             models[name] = train(c, pairs, index, steps[name], SEED + len(name), name)
             torch.save(models[name].state_dict(), ckpt)
         params = sum(p.numel() for p in models[name].parameters())
-        hits = sum(greedy(models[name], index, vocab, r["input"]) == r["output"] for r in golden)
+        hits = sum(models[name].greedy(index, vocab, r["input"]) == r["output"] for r in golden)
         print(f"[{name}] {params} parameters; torch exact match on held-out golden: {hits}/{len(golden)}")
     if args.which != "both" and not args.skip_train:
         return

@@ -9,7 +9,7 @@ import pytest
 from tests_support import write_config
 
 from measure import bundled
-from measure.engine.artifacts import Tier, load_tier
+from measure.engine.tier import Tier, load_tier
 from measure.suites.golden import GoldenRows, load_golden
 
 

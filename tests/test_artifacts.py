@@ -9,8 +9,7 @@ import onnx
 import pytest
 
 from measure import bundled
-from measure.engine.artifacts import load_tier
-from measure.engine.decode import greedy
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 
 
@@ -36,7 +35,7 @@ def test_optimum_layouts_decode_like_the_simple_layout(folder, layout, small_fp3
     assert tier.layout == layout
     assert tier.shape == small_fp32.shape
     for row in golden.rows:
-        assert greedy(tier, row.input).tokens == greedy(small_fp32, row.input).tokens, row.input
+        assert tier.greedy(row.input).tokens == small_fp32.greedy(row.input).tokens, row.input
 
 
 def test_missing_graph_is_named(tier_copy):
@@ -114,12 +113,12 @@ def test_hf_config_supplies_ids_and_tier_json_overrides(tier_copy):
 
 def test_empty_source_is_refused(base_fp32):
     with pytest.raises(MeasureError, match="empty source text"):
-        greedy(base_fp32, "   ")
+        base_fp32.greedy("   ")
 
 
 def test_too_long_source_is_refused(base_fp32):
     with pytest.raises(MeasureError, match=r"source is 60 tokens .* this tier accepts at most 48"):
-        greedy(base_fp32, "а" * 60)
+        base_fp32.greedy("а" * 60)
 
 
 def test_unreadable_graph_is_one_line(tier_copy):

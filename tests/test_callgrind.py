@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from measure import bundled
-from measure.engine.artifacts import load_tier
-from measure.engine.decode import greedy
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 from measure.record.io import load, load_record, write_atomic
 from measure.suites.callgrind import HOOKS, callgrind_total, count
@@ -69,7 +68,7 @@ def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
     # this machine's and may decode otherwise; an fp32 decode is the same row under both
     found = count(bundled.SMALL_FP32, bundled.GOLDEN, 1)
     text = load_golden(bundled.GOLDEN).rows[0].input
-    assert found.rows == 1 and found.tokens == len(greedy(load_tier(bundled.SMALL_FP32), text).tokens)
+    assert found.rows == 1 and found.tokens == len(load_tier(bundled.SMALL_FP32).greedy(text).tokens)
     # Python and onnxruntime start-up alone run hundreds of millions of instructions; one row of the
     # small tier runs tens of millions at most, so a count this size is the decode region and nothing else.
     assert 1e6 < found.instructions < 1e8, found.instructions
@@ -80,7 +79,7 @@ def test_one_row_of_a_decoder_only_tier_is_counted_with_the_configs_prompt():
     lm, prompt = bundled.DEMO_DIR / "lm-small-fp32", "{input} ="  # fp32, as above
     found = count(lm, bundled.GOLDEN, 1, prompt=prompt)
     text = load_golden(bundled.GOLDEN).rows[0].input
-    assert found.rows == 1 and found.tokens == len(greedy(load_tier(lm, prompt=prompt), text).tokens)
+    assert found.rows == 1 and found.tokens == len(load_tier(lm, prompt=prompt).greedy(text).tokens)
     assert 1e6 < found.instructions < 1e8, found.instructions
 
 

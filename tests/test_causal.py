@@ -11,18 +11,10 @@ import numpy as np
 import pytest
 
 from measure import bundled
-from measure.engine.causal import (
-    CausalTier,
-    causal_feed_prefix,
-    causal_greedy,
-    causal_greedy_ids,
-    causal_greedy_uncached,
-    causal_prefill,
-    load_causal_tier,
-)
-from measure.engine.causal_layouts import detect_causal_layout
-from measure.engine.causal_speculative import CausalSpeculativePair
+from measure.engine.causal.layouts import detect_causal_layout
+from measure.engine.causal.tier import CausalTier
 from measure.engine.session import Trace
+from measure.engine.speculative import Pair
 from measure.errors import MeasureError
 
 DEMO = bundled.GOLDEN.parent
@@ -30,7 +22,7 @@ ROWS = 16
 
 
 def lm(name: str, label: str | None = None) -> CausalTier:
-    return load_causal_tier(DEMO / name, label=label)
+    return CausalTier(DEMO / name, label=label)
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +93,8 @@ def test_prompt_is_the_template_after_bos(small):
 def test_cached_greedy_equals_uncached_reference(name, rows):
     tier = lm(name)
     for row in rows:
-        cached = causal_greedy(tier, row.input)
-        reference = causal_greedy_uncached(tier, row.input)
+        cached = tier.greedy(row.input)
+        reference = tier.greedy_uncached(row.input)
         assert cached.tokens == reference.tokens, f"line {row.line}: {row.input!r}"
         assert cached.text == reference.text
         assert cached.stopped == reference.stopped
@@ -111,24 +103,24 @@ def test_cached_greedy_equals_uncached_reference(name, rows):
 def test_greedy_makes_one_call_per_token_after_one_prefill(base, rows):
     for row in rows:
         trace = Trace()
-        result = causal_greedy(base, row.input, trace=trace)
+        result = base.greedy(row.input, trace=trace)
         assert result.calls == trace.calls(base.label + ".model") == len(result.tokens) + (result.stopped == "eos")
         assert 0 < result.first_token_s < result.wall_s
         assert result.run_s < result.wall_s
 
 
 def test_max_new_tokens_caps_a_decode(base, rows):
-    full = causal_greedy(base, rows[0].input)
+    full = base.greedy(rows[0].input)
     assert len(full.tokens) > 3
-    capped = causal_greedy(base, rows[0].input, max_new_tokens=3)
+    capped = base.greedy(rows[0].input, max_new_tokens=3)
     assert capped.tokens == full.tokens[:3]
     assert (capped.stopped, capped.calls) == ("max_new_tokens", 3)
-    none = causal_greedy_ids(base, base.source_ids(rows[0].input), max_new_tokens=0)
+    none = base.greedy_ids(base.source_ids(rows[0].input), max_new_tokens=0)
     assert (none.tokens, none.calls) == ((), 0)
 
 
 def test_fp32_base_is_genuinely_trained(base, golden):
-    hits = sum(causal_greedy(base, r.input).text == r.output for r in golden.rows)
+    hits = sum(base.greedy(r.input).text == r.output for r in golden.rows)
     print(f"lm-base-fp32 golden exact match: {hits}/{len(golden.rows)}")
     assert hits >= 60
 
@@ -136,7 +128,7 @@ def test_fp32_base_is_genuinely_trained(base, golden):
 @pytest.mark.parametrize("name", ["lm-base-int8", "lm-base-int4", "lm-small-int4"])
 def test_quantized_tiers_load_and_decode(name, rows):
     tier = lm(name)
-    result = causal_greedy(tier, rows[0].input)
+    result = tier.greedy(rows[0].input)
     assert result.stopped in ("eos", "max_new_tokens")
     assert result.calls >= 1 and all(0 <= t < tier.shape.vocab_size for t in result.tokens)
 
@@ -149,12 +141,12 @@ def test_older_layouts_decode_as_the_single_graph(name, small, rows):
     other = lm(name)
     worst = 0.0
     for row in rows:
-        ours, theirs = causal_greedy(small, row.input), causal_greedy(other, row.input)
+        ours, theirs = small.greedy(row.input), other.greedy(row.input)
         assert theirs.tokens == ours.tokens, f"line {row.line}: {row.input!r}"
         ids = small.source_ids(row.input)
         for block in (1, 4):
-            a = causal_feed_prefix(small, ids, list(ours.tokens), block)[0]
-            b = causal_feed_prefix(other, ids, list(ours.tokens), block)[0]
+            a = small.feed_prefix(ids, list(ours.tokens), block)[0]
+            b = other.feed_prefix(ids, list(ours.tokens), block)[0]
             worst = max(worst, float(np.abs(a - b).max()))
     assert worst < 1e-4
 
@@ -167,9 +159,9 @@ def test_block_framing_matches_single_step_in_fp32(name, rows):
     tier = lm(name)
     worst = 0.0
     for row in rows:
-        ids, tokens = tier.source_ids(row.input), list(causal_greedy(tier, row.input).tokens)
-        single = causal_feed_prefix(tier, ids, tokens, 1)[0]
-        block = causal_feed_prefix(tier, ids, tokens, 4)[0]
+        ids, tokens = tier.source_ids(row.input), list(tier.greedy(row.input).tokens)
+        single = tier.feed_prefix(ids, tokens, 1)[0]
+        block = tier.feed_prefix(ids, tokens, 4)[0]
         assert single.shape == block.shape == (len(tokens) + 1, tier.shape.vocab_size)
         assert [int(r.argmax()) for r in single[:-1]] == tokens  # row i decides tokens[i]
         worst = max(worst, float(np.abs(single - block).max()))
@@ -182,8 +174,8 @@ def test_prefill_whole_matches_token_by_token_in_fp32(name, rows):
     worst = 0.0
     for row in rows:
         ids = tier.source_ids(row.input)
-        whole, lane = causal_prefill(tier, ids)
-        stepped, stepped_lane = causal_prefill(tier, ids, 1)
+        whole, lane = tier.prefill(ids)
+        stepped, stepped_lane = tier.prefill(ids, 1)
         assert whole.shape == stepped.shape == (len(ids), tier.shape.vocab_size)
         assert lane.length == stepped_lane.length == len(ids)
         worst = max(worst, float(np.abs(whole - stepped).max()))
@@ -192,7 +184,7 @@ def test_prefill_whole_matches_token_by_token_in_fp32(name, rows):
 
 def test_trim_drops_positions_as_if_never_fed(base, rows):
     ids = base.source_ids(rows[0].input)
-    tokens = list(causal_greedy(base, rows[0].input).tokens)
+    tokens = list(base.greedy(rows[0].input).tokens)
     lane = base.begin()
     lane.feed(ids, Trace())
     kept = lane.length
@@ -202,7 +194,7 @@ def test_trim_drops_positions_as_if_never_fed(base, rows):
     assert lane.length == kept
     np.testing.assert_allclose(lane.feed(tokens[:1], Trace()), expected, atol=1e-6)
     lane.trim(0)
-    np.testing.assert_allclose(lane.feed(ids, Trace())[-1], causal_prefill(base, ids)[0][-1], atol=1e-6)
+    np.testing.assert_allclose(lane.feed(ids, Trace())[-1], base.prefill(ids)[0][-1], atol=1e-6)
     with pytest.raises(ValueError):
         lane.trim(lane.length + 1)
 
@@ -213,10 +205,10 @@ def test_trim_drops_positions_as_if_never_fed(base, rows):
 @pytest.mark.parametrize("k", [2, 4])
 def test_speculative_equals_the_verifiers_greedy(k, small, base, golden):
     """Every golden row: the few rejections this well-trained drafter makes are what exercise the trims."""
-    pair = CausalSpeculativePair(small, base)
+    pair = Pair(small, base)
     proposed = accepted = 0
     for row in golden.rows:
-        greedy = causal_greedy(base, row.input)
+        greedy = base.greedy(row.input)
         single = pair.decode(row.input, k, verify="single")
         spec = pair.decode(row.input, k)
         for result in (spec, single):
@@ -231,19 +223,19 @@ def test_speculative_equals_the_verifiers_greedy(k, small, base, golden):
 
 
 def test_speculative_respects_max_new_tokens(small, base, rows):
-    pair = CausalSpeculativePair(small, base)
+    pair = Pair(small, base)
     for row in rows[:4]:
-        greedy = causal_greedy(base, row.input)
+        greedy = base.greedy(row.input)
         for cap in (1, 2, 5):
             spec = pair.decode(row.input, 4, max_new_tokens=cap)
             assert spec.tokens == greedy.tokens[:cap]
 
 
 def test_self_speculation_accepts_every_draft(base, rows):
-    pair = CausalSpeculativePair(lm("lm-base-fp32", label="self"), base)
+    pair = Pair(lm("lm-base-fp32", label="self"), base)
     for row in rows:
         spec = pair.decode(row.input, 4)
-        assert spec.tokens == causal_greedy(base, row.input).tokens
+        assert spec.tokens == base.greedy(row.input).tokens
         assert spec.proposed > 0 and spec.acceptance == 1.0
 
 
@@ -260,7 +252,7 @@ def test_template_without_input_is_refused(lm_copy):
     folder = lm_copy("lm-small-fp32")
     edit_json(folder / "tier.json", prompt="translate:")
     with pytest.raises(MeasureError) as exc:
-        load_causal_tier(folder)
+        CausalTier(folder)
     assert "tier.json: field prompt" in one_line(exc) and "{input}" in str(exc.value)
 
 
@@ -276,7 +268,7 @@ def test_prompt_beyond_the_context_is_refused(lm_copy):
     del data["max_source_tokens"]
     (folder / "tier.json").write_text(json.dumps(data), encoding="utf-8")
     edit_json(folder / "config.json", max_position_embeddings=8)
-    tier = load_causal_tier(folder)
+    tier = CausalTier(folder)
     tier.source_ids("слово")  # 7 tokens with <s> and '='
     with pytest.raises(MeasureError) as exc:
         tier.source_ids("словосочетание")
@@ -285,20 +277,20 @@ def test_prompt_beyond_the_context_is_refused(lm_copy):
 
 def test_seq2seq_folder_is_refused_by_the_causal_loader():
     with pytest.raises(MeasureError) as exc:
-        load_causal_tier(DEMO / "base-fp32")
+        CausalTier(DEMO / "base-fp32")
     assert "base-fp32" in one_line(exc) and "seq2seq" in str(exc.value)
 
 
 @pytest.mark.parametrize("name", ["genai-base-fp32", "genai-base-int4"])
 def test_genai_folder_is_its_own_layout(name):
     assert detect_causal_layout(DEMO / name) == "genai"
-    assert load_causal_tier(DEMO / name).graphs.describe()["genai"]["past_present_share_buffer"] is True
+    assert CausalTier(DEMO / name).graphs.describe()["genai"]["past_present_share_buffer"] is True
 
 
 def test_folder_of_neither_kind_is_refused(tmp_path):
     (tmp_path / "weights.onnx").write_bytes(b"")
     with pytest.raises(MeasureError) as exc:
-        load_causal_tier(tmp_path)
+        CausalTier(tmp_path)
     assert str(tmp_path) in one_line(exc) and "model.onnx" in str(exc.value) and "weights.onnx" in str(exc.value)
 
 
@@ -309,13 +301,13 @@ def test_vocabulary_mismatch_refuses_the_pair(lm_copy, base):
     vocab["a"], vocab["b"] = vocab["b"], vocab["a"]
     (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(MeasureError) as exc:
-        CausalSpeculativePair(load_causal_tier(folder, label="drafter"), base)
+        Pair(CausalTier(folder, label="drafter"), base)
     assert "do not share one vocabulary" in one_line(exc) and "'a'" in str(exc.value)
 
 
 def test_seq2seq_drafter_with_causal_verifier_is_refused(small_fp32, base):
     with pytest.raises(MeasureError) as exc:
-        CausalSpeculativePair(small_fp32, base)
+        Pair(small_fp32, base)
     assert "seq2seq" in one_line(exc) and "decoder-only" in str(exc.value)
 
 
@@ -359,34 +351,34 @@ def int32_inputs(graph) -> None:
 def test_symbolic_cache_dims_are_read_from_config(lm_copy, small, rows):
     folder = lm_copy("lm-small-fp32")
     rewrite_graph(folder, symbolic_cache_dims)
-    tier = load_causal_tier(folder)
+    tier = CausalTier(folder)
     assert (tier.shape.heads, tier.shape.head_dim) == (2, 16)  # config.json: num_key_value_heads, head_dim
     for row in rows[:4]:
-        assert causal_greedy(tier, row.input).tokens == causal_greedy(small, row.input).tokens
+        assert tier.greedy(row.input).tokens == small.greedy(row.input).tokens
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     for key in ("num_key_value_heads", "num_attention_heads", "head_dim", "hidden_size"):
         del config[key]
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(MeasureError) as exc:
-        load_causal_tier(folder)
+        CausalTier(folder)
     assert "model.onnx: past_key_values.0.key has symbolic heads/head size" in one_line(exc)
 
 
 def test_int32_ids_mask_and_positions_are_fed_as_the_graph_asks(lm_copy, small, rows):
     folder = lm_copy("lm-small-fp32")
     rewrite_graph(folder, int32_inputs)
-    tier = load_causal_tier(folder)
+    tier = CausalTier(folder)
     assert tier.graphs.describe()["ids_dtype"] == tier.graphs.describe()["mask_dtype"] == "int32"
     for row in rows[:4]:
         ids = small.source_ids(row.input)
-        assert causal_greedy(tier, row.input).tokens == causal_greedy(small, row.input).tokens
-        np.testing.assert_allclose(causal_prefill(tier, ids)[0], causal_prefill(small, ids)[0], atol=1e-5)
+        assert tier.greedy(row.input).tokens == small.greedy(row.input).tokens
+        np.testing.assert_allclose(tier.prefill(ids)[0], small.prefill(ids)[0], atol=1e-5)
 
 
 def test_after_run_hooks_every_call(rows):
     seen: list[float] = []
-    tier = load_causal_tier(DEMO / "lm-small-fp32-split", after_run=seen.append)
-    result = causal_greedy(tier, rows[0].input)
+    tier = CausalTier(DEMO / "lm-small-fp32-split", after_run=seen.append)
+    result = tier.greedy(rows[0].input)
     assert len(seen) == result.calls > 1 and all(s >= 0 for s in seen)
 
 
@@ -394,29 +386,29 @@ def test_after_run_hooks_every_call(rows):
 
 
 def test_load_tier_tells_the_kinds_apart_by_their_graphs():
-    from measure.engine.artifacts import Tier, load_tier
+    from measure.engine.seq2seq.tier import Seq2SeqTier
+    from measure.engine.tier import Lane, Tier, load_tier
 
-    assert (
-        isinstance(load_tier(DEMO / "lm-small-fp32"), CausalTier) and load_tier(DEMO / "lm-small-fp32").kind == "causal"
-    )
-    assert isinstance(load_tier(bundled.SMALL_FP32), Tier) and load_tier(bundled.SMALL_FP32).kind == "seq2seq"
-    assert isinstance(load_tier(DEMO / "genai-base-fp32"), CausalTier)
+    lm, seq2seq, genai = (load_tier(p) for p in (DEMO / "lm-small-fp32", bundled.SMALL_FP32, DEMO / "genai-base-fp32"))
+    assert isinstance(lm, CausalTier) and lm.kind == "causal" and isinstance(genai, CausalTier)
+    assert isinstance(seq2seq, Seq2SeqTier) and seq2seq.kind == "seq2seq"
+    for tier in (lm, seq2seq, genai):  # every member of the one interface suites use, on both families
+        assert isinstance(tier, Tier), tier
+        assert isinstance(tier.begin(tier.source_ids("да"), Trace()), Lane)
 
 
 def test_greedy_dispatches_to_the_prefill_loop_and_decodes_the_same_tokens(small, rows):
-    from measure.engine.decode import greedy, greedy_uncached
 
     for row in rows[:4]:
-        direct = causal_greedy(small, row.input)
-        assert greedy(small, row.input).tokens == direct.tokens == greedy_uncached(small, row.input).tokens
+        direct = small.greedy(row.input)
+        assert small.greedy(row.input).tokens == direct.tokens == small.greedy_uncached(row.input).tokens
 
 
 def test_open_pair_builds_the_pair_of_the_tiers_kind(small, base, small_fp32, base_fp32):
-    from measure.engine.pairs import open_pair
-    from measure.engine.speculative import SpeculativePair
+    from measure.engine.speculative import Pair, open_pair
 
-    assert isinstance(open_pair(small, base), CausalSpeculativePair)
-    assert isinstance(open_pair(small_fp32, base_fp32), SpeculativePair)
+    assert isinstance(open_pair(small, base), Pair)
+    assert isinstance(open_pair(small_fp32, base_fp32), Pair)
     for drafter, verifier in ((small_fp32, base), (small, base_fp32)):
         with pytest.raises(MeasureError) as exc:
             open_pair(drafter, verifier)

@@ -146,7 +146,7 @@ def test_env_verb():
 IMPORT_FLOW = [
     # measurement never imports rendering (nor torch); rendering never imports the runtime
     (
-        "measure.cli, measure.engine.decode, measure.engine.speculative, measure.tools.quantize, "
+        "measure.cli, measure.engine.tier, measure.engine.speculative, measure.tools.quantize, "
         "measure.suites.runner, measure.analysis.calibration",
         ("torch", "jinja2", "plotly", "mkdocs", "markupsafe"),
     ),

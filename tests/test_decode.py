@@ -7,34 +7,33 @@ from time import perf_counter
 import numpy as np
 import pytest
 
-from measure.engine.decode import feed_prefix, greedy, greedy_ids, greedy_uncached
 from measure.engine.session import Trace
 
 
 def framings(tier, text, tokens):
     """Logits of [start] + tokens fed in one batched call, and fed one token per call."""
     ids, prefix = tier.source_ids(text), [tier.special.decoder_start, *tokens]
-    return feed_prefix(tier, ids, prefix, len(prefix))[0], feed_prefix(tier, ids, prefix, 1)[0]
+    return tier.feed_prefix(ids, prefix, len(prefix))[0], tier.feed_prefix(ids, prefix, 1)[0]
 
 
 def test_cached_greedy_equals_uncached_reference_on_every_row(base_fp32, golden):
     for row in golden.rows:
-        cached = greedy(base_fp32, row.input)
-        reference = greedy_uncached(base_fp32, row.input)
+        cached = base_fp32.greedy(row.input)
+        reference = base_fp32.greedy_uncached(row.input)
         assert cached.tokens == reference.tokens, f"line {row.line}: {row.input!r}"
         assert cached.text == reference.text
 
 
 def test_base_fp32_is_genuinely_trained(base_fp32, golden):
     held_out = [r for r in golden.rows if " " not in r.input][:48]
-    hits = sum(greedy(base_fp32, r.input).text == r.output for r in held_out)
+    hits = sum(base_fp32.greedy(r.input).text == r.output for r in held_out)
     assert hits / len(held_out) >= 0.9
 
 
 def test_fp32_batched_framing_matches_single_step(base_fp32, golden):
     worst = 0.0
     for row in golden.rows[::4]:
-        tokens = list(greedy(base_fp32, row.input).tokens)
+        tokens = list(base_fp32.greedy(row.input).tokens)
         batched, single = framings(base_fp32, row.input, tokens)
         assert batched.shape == single.shape == (len(tokens) + 1, base_fp32.shape.vocab_size)
         worst = max(worst, float(np.abs(batched - single).max()))
@@ -47,7 +46,7 @@ def test_int8_batched_framing_differs_more_than_fp32(base_fp32, base_int8, golde
     for name, tier in (("fp32", base_fp32), ("int8", base_int8)):
         worst = 0.0
         for row in golden.rows[::4]:
-            tokens = list(greedy(tier, row.input).tokens)
+            tokens = list(tier.greedy(row.input).tokens)
             batched, single = framings(tier, row.input, tokens)
             worst = max(worst, float(np.abs(batched - single).max()))
         diffs[name] = worst
@@ -57,7 +56,7 @@ def test_int8_batched_framing_differs_more_than_fp32(base_fp32, base_int8, golde
 def test_greedy_makes_one_decoder_call_per_token(base_fp32, golden):
     for row in golden.rows:
         trace = Trace()
-        result = greedy(base_fp32, row.input, trace=trace)
+        result = base_fp32.greedy(row.input, trace=trace)
         decoder_calls = trace.calls(base_fp32.label + ".decoder")
         expected = len(result.tokens) + (1 if result.stopped == "eos" else 0)
         assert decoder_calls == expected
@@ -68,7 +67,7 @@ def test_greedy_makes_one_decoder_call_per_token(base_fp32, golden):
 def test_calls_grow_linearly_not_quadratically(base_fp32, golden):
     lengths, calls = [], []
     for row in golden.rows:
-        result = greedy(base_fp32, row.input)
+        result = base_fp32.greedy(row.input)
         lengths.append(len(result.tokens))
         calls.append(result.calls)
     slope, intercept = np.polyfit(lengths, calls, 1)
@@ -77,7 +76,7 @@ def test_calls_grow_linearly_not_quadratically(base_fp32, golden):
 
 
 def test_max_new_tokens_caps_a_row(base_fp32):
-    result = greedy(base_fp32, "здравствуйте", max_new_tokens=3)
+    result = base_fp32.greedy("здравствуйте", max_new_tokens=3)
     assert len(result.tokens) == 3
     assert result.stopped == "max_new_tokens"
 
@@ -86,8 +85,8 @@ def test_max_new_tokens_caps_a_row(base_fp32):
 def test_the_ids_path_decodes_what_the_text_path_decodes_bit_for_bit(tier_name, golden, request):
     tier = request.getfixturevalue(tier_name)
     for row in golden.rows:
-        by_text = greedy(tier, row.input)
-        by_ids = greedy_ids(tier, tier.source_ids(row.input))
+        by_text = tier.greedy(row.input)
+        by_ids = tier.greedy_ids(tier.source_ids(row.input))
         assert (by_ids.tokens, by_ids.text, by_ids.stopped, by_ids.calls) == (
             by_text.tokens,
             by_text.text,
@@ -101,13 +100,13 @@ def test_the_ids_path_decodes_what_the_text_path_decodes_bit_for_bit(tier_name, 
 def test_the_ids_path_times_from_the_traces_start(base_fp32):
     """Wall time runs from ``trace.started``: a caller that made its trace before tokenizing times that too."""
     ids = base_fp32.source_ids("объём")
-    result = greedy_ids(base_fp32, ids, trace=Trace(started=perf_counter() - 1.0))
+    result = base_fp32.greedy_ids(ids, trace=Trace(started=perf_counter() - 1.0))
     assert result.wall_s >= 1.0 and result.first_token_s >= 1.0
-    assert result.tokens == greedy_ids(base_fp32, ids).tokens
+    assert result.tokens == base_fp32.greedy_ids(ids).tokens
 
 
 def test_instrumentation_accounts_for_wall_time(base_fp32):
-    result = greedy(base_fp32, "объём")
+    result = base_fp32.greedy("объём")
     assert 0 < result.run_s <= result.wall_s
 
 
@@ -128,18 +127,18 @@ def _feed_loop(tier, text):
 @pytest.mark.parametrize("name", ["small-fp32", "small-fp32-optimum", "small-fp32-merged", "base-int8"])
 def test_the_lean_greedy_loop_equals_repeated_feeds_on_every_row_and_layout(name, golden):
     from measure import bundled
-    from measure.engine.artifacts import load_tier
+    from measure.engine.tier import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows:
-        decoded = greedy(tier, row.input)
+        decoded = tier.greedy(row.input)
         assert (decoded.tokens, decoded.calls) == _feed_loop(tier, row.input), row.line
 
 
 @pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
 def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
     from measure import bundled
-    from measure.engine.artifacts import load_tier
+    from measure.engine.tier import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     eos = tier.special.eos
@@ -168,8 +167,8 @@ def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
 def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
     """The speculative loop's kept feeds give the same logits and trimmed caches, bit for bit, as KVCache objects."""
     from measure import bundled
-    from measure.engine.artifacts import load_tier
-    from measure.engine.decoder import Lane
+    from measure.engine.seq2seq.decoder import Lane
+    from measure.engine.tier import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:
@@ -193,8 +192,8 @@ def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
 def test_a_lane_begun_from_the_encoder_equals_one_made_from_the_empty_cache(name, golden):
     """``Tier.begin`` builds the start lane from feeds made once per decoder: the same calls, bit for bit."""
     from measure import bundled
-    from measure.engine.artifacts import load_tier
-    from measure.engine.decoder import Lane
+    from measure.engine.seq2seq.decoder import Lane
+    from measure.engine.tier import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:
@@ -217,10 +216,10 @@ def test_the_clock_stops_when_the_last_token_is_decided(base_int8, golden):
     """Wall time ends at the loop's stamp after the last call, before the decode's caches are let go."""
     for row in golden.rows[:8]:
         trace = Trace()
-        result = greedy_ids(base_int8, base_int8.source_ids(row.input), trace=trace)
+        result = base_int8.greedy_ids(base_int8.source_ids(row.input), trace=trace)
         assert trace.ended is not None and trace.log[-1][2] <= trace.ended
         assert result.wall_s == pytest.approx(trace.ended - trace.started, abs=1e-12)
         assert result.run_s <= result.wall_s
     capped = Trace()
-    assert greedy_ids(base_int8, base_int8.source_ids("объём"), max_new_tokens=0, trace=capped).tokens == ()
+    assert base_int8.greedy_ids(base_int8.source_ids("объём"), max_new_tokens=0, trace=capped).tokens == ()
     assert capped.ended is not None

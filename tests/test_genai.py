@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.engine.artifacts import load_tier
-from measure.engine.causal import CausalTier, causal_greedy_ids
-from measure.engine.genai_config import read_genai_config
-from measure.engine.genai_export import genai_config_for, genai_folder
+from measure.engine.causal.genai_config import read_genai_config
+from measure.engine.causal.genai_export import genai_config_for, genai_folder
+from measure.engine.causal.tier import CausalTier
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
 
@@ -70,7 +70,7 @@ def test_genai_folder_decoded_by_both_loops_gives_the_same_tokens_and_logits(gen
     facts = leg["tiers"]["genai-base-fp32"]
     assert facts["status"] == "ok" and facts["config"] == "folder"
     assert facts["cache"]["past_present_share_buffer"] is True
-    ours = [list(causal_greedy_ids(genai_fp32, genai_fp32.source_ids(text)).tokens) for text in ROWS]
+    ours = [list(genai_fp32.greedy_ids(genai_fp32.source_ids(text)).tokens) for text in ROWS]
     assert [r["tokens"] for r in facts["rows"]] == ours
     assert facts["equal_rows"] == len(ROWS) and facts["differing_rows"] == []
     assert all(r["logits_max_abs_diff"] <= 1e-5 and r["logits_rows"] == len(r["tokens"]) + 1 for r in facts["rows"])
@@ -79,7 +79,7 @@ def test_genai_folder_decoded_by_both_loops_gives_the_same_tokens_and_logits(gen
 @needs_og
 def test_optimum_tier_under_onnxruntime_genai_equals_measures_greedy(lm_fp32):
     before = sorted(p.name for p in lm_fp32.path.iterdir())
-    ours = {lm_fp32.name: [list(causal_greedy_ids(lm_fp32, lm_fp32.source_ids(t)).tokens) for t in ROWS]}
+    ours = {lm_fp32.name: [list(lm_fp32.greedy_ids(lm_fp32.source_ids(t)).tokens) for t in ROWS]}
     leg = run_genai_leg([lm_fp32], ROWS, ours, repeats=2)
     facts = leg["tiers"][lm_fp32.name]
     assert facts["status"] == "ok" and facts["config"] == "generated"
@@ -96,7 +96,7 @@ def test_optimum_tier_under_onnxruntime_genai_equals_measures_greedy(lm_fp32):
 
 @needs_og
 def test_a_differing_measure_row_is_named(lm_fp32):
-    ours = [list(causal_greedy_ids(lm_fp32, lm_fp32.source_ids(t)).tokens) for t in ROWS[:3]]
+    ours = [list(lm_fp32.greedy_ids(lm_fp32.source_ids(t)).tokens) for t in ROWS[:3]]
     ours[1] = [*ours[1][:2], (ours[1][2] + 1) % 64, *ours[1][3:]]
     facts = run_genai_leg([lm_fp32], ROWS[:3], {lm_fp32.name: ours}, repeats=1)["tiers"][lm_fp32.name]
     assert facts["differing_rows"] == [1] and facts["rows"][1]["first_difference"] == 2
@@ -140,7 +140,7 @@ class Block(importlib.abc.MetaPathFinder):
         if name == "onnxruntime_genai" or name.startswith("onnxruntime_genai."):
             raise ImportError("blocked for the test")
 sys.meta_path.insert(0, Block())
-from measure.engine.artifacts import load_tier
+from measure.engine.tier import load_tier
 from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
 tier = load_tier(sys.argv[1])
 print(json.dumps([run_genai_leg([tier], ["слово"]), run_genai_speculative(tier, tier, ["слово"])]))
@@ -268,8 +268,7 @@ def test_info_shows_layout_operator_precision_and_cache_mode():
 
 @pytest.mark.parametrize(("name", "kind"), [("genai-base-fp32", "SharedLane"), ("lm-base-fp32", "BoundLane")])
 def test_bound_buffer_lanes_give_the_grown_lanes_tokens_and_logits(name, kind):
-    from measure.engine.causal import causal_feed_prefix, causal_prefill
-    from measure.engine.causal_lane import CausalLane
+    from measure.engine.causal.lane import CausalLane
     from measure.engine.session import Trace
 
     genai_fp32 = load_tier(DEMO / name)  # fp32: the same kernels on the same positions, so equal by construction
@@ -279,14 +278,14 @@ def test_bound_buffer_lanes_give_the_grown_lanes_tokens_and_logits(name, kind):
         grown = CausalLane(genai_fp32.graphs)
         token = int(grown.feed(ids, Trace())[-1].argmax())
         out, _ = grown.greedy(token, genai_fp32.special.eos, 64, Trace())
-        assert list(causal_greedy_ids(genai_fp32, ids, max_new_tokens=64).tokens) == out
+        assert list(genai_fp32.greedy_ids(ids, max_new_tokens=64).tokens) == out
         for block in (1, 3, len(out)):  # k tokens on top of a past in place: prefill in blocks, batched framing
-            shared, _ = causal_feed_prefix(genai_fp32, ids, out, block)
+            shared, _ = genai_fp32.feed_prefix(ids, out, block)
             lane = CausalLane(genai_fp32.graphs)
             rows = [lane.feed(ids, Trace())[-1:]]
             rows += [lane.feed(out[i : i + block], Trace()) for i in range(0, len(out), block)]
             assert np.abs(shared - np.concatenate(rows)).max() <= 1e-5
-        prefill, _ = causal_prefill(genai_fp32, ids, 2)
+        prefill, _ = genai_fp32.prefill(ids, 2)
         assert np.abs(prefill - CausalLane(genai_fp32.graphs).feed(ids, Trace())).max() <= 1e-5
 
 
@@ -327,11 +326,11 @@ def test_two_live_lanes_on_one_tier_hold_buffers_of_their_own(name):
 
 
 def test_measures_speculative_pair_over_genai_folders_gives_the_verifiers_greedy(genai_fp32):
-    from measure.engine.pairs import open_pair
+    from measure.engine.speculative import open_pair
 
     pair = open_pair(load_tier(DEMO / "genai-base-int4"), genai_fp32)
     for text in ROWS[:6]:
         ids = genai_fp32.source_ids(text)
-        greedy = causal_greedy_ids(genai_fp32, ids).tokens
+        greedy = genai_fp32.greedy_ids(ids).tokens
         for k in (1, 3):  # drafter and verifier each in their own tier's shared buffers, trimmed after every round
             assert pair.decode_ids(ids, k).tokens == greedy

@@ -9,14 +9,13 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from measure.analysis.analyse import analyse
 from measure.analysis.verdicts import failed_gates, verdicts
-from measure.engine.speculative import Round, SpeculativePair
+from measure.engine.speculative import Pair, Round
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 from measure.site.metrics import metrics
@@ -26,8 +25,8 @@ from measure.suites.golden import GoldenRows
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def _step(logits: list[list[float]], kv: list[np.ndarray]) -> tuple[np.ndarray, SimpleNamespace]:
-    return np.asarray(logits, dtype=np.float32), SimpleNamespace(self_kv=tuple(kv))
+def _step(logits: list[list[float]], kv: list[np.ndarray]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    return np.asarray(logits, dtype=np.float32), tuple(kv)
 
 
 def test_argmax_that_disagrees_at_a_known_step_is_counted_and_located():
@@ -85,10 +84,10 @@ def test_a_record_whose_argmax_disagrees_fails_framing_parity_and_metrics_say_so
     assert shown["argmax_agree"] < shown["argmax_total"]
 
 
-class _Diverging(SpeculativePair):
+class _Diverging(Pair):
     """A pair whose batched decode of one row commits a wrong last token: what a cache bug looks like."""
 
-    def __init__(self, pair: SpeculativePair, bad_input: str) -> None:
+    def __init__(self, pair: Pair, bad_input: str) -> None:
         super().__init__(pair.drafter, pair.verifier)
         self.bad_input = bad_input
 
@@ -102,10 +101,10 @@ class _Diverging(SpeculativePair):
         return out
 
 
-class _Fewer(SpeculativePair):
+class _Fewer(Pair):
     """A pair whose first round accepts fewer drafts: one fewer when probed single-step, none when batched."""
 
-    def __init__(self, pair: SpeculativePair) -> None:
+    def __init__(self, pair: Pair) -> None:
         super().__init__(pair.drafter, pair.verifier)
 
     def decode(self, text, k, **kwargs):
@@ -117,7 +116,7 @@ class _Fewer(SpeculativePair):
 
 def test_speculative_output_that_differs_from_greedy_is_caught_live(small_fp32, base_fp32, golden):
     rows = GoldenRows(golden.path, golden.sha256, golden.rows[:3])
-    pair = SpeculativePair(small_fp32, base_fp32)
+    pair = Pair(small_fp32, base_fp32)
     good = pair_acceptance(pair, rows, 2, is_self=False)
     assert (good["rows"], good["preserved"], good["differing"]) == (3, 3, [])
     assert good["probe"] == good["runtime"] == {"accepted": 24, "proposed": 24}  # the demo's models agree

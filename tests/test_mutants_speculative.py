@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from measure.engine.decode import greedy
-from measure.engine.speculative import SpeculativePair
+from measure.engine.speculative import Pair
 
 ROWS = 4
 
@@ -27,7 +26,7 @@ def _exact_drafter_calls(rounds) -> int:
 
 @pytest.mark.parametrize("k", range(1, 9))
 def test_call_counts_equal_the_linear_count_for_every_k(small_fp32, base_fp32, golden, k):
-    pair = SpeculativePair(small_fp32, base_fp32)
+    pair = Pair(small_fp32, base_fp32)
     for row in golden.rows[:ROWS]:
         spec = pair.decode(row.input, k)
         rounds = spec.rounds
@@ -46,9 +45,9 @@ def test_call_counts_equal_the_linear_count_for_every_k(small_fp32, base_fp32, g
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_output_stop_reason_cap_and_timings_are_greedys(small_fp32, base_fp32, golden, k):
-    pair = SpeculativePair(small_fp32, base_fp32)
+    pair = Pair(small_fp32, base_fp32)
     for row in golden.rows[:3]:
-        plain = greedy(base_fp32, row.input)
+        plain = base_fp32.greedy(row.input)
         spec = pair.decode(row.input, k)
         assert (spec.tokens, spec.text, spec.stopped) == (plain.tokens, plain.text, "eos")
         assert spec.wall_s >= spec.run_s > 0 and spec.drafter_run_s > 0 and spec.verifier_run_s > 0
@@ -61,12 +60,12 @@ def test_output_stop_reason_cap_and_timings_are_greedys(small_fp32, base_fp32, g
 
 def test_an_unknown_verification_framing_is_refused(small_fp32, base_fp32):
     with pytest.raises(ValueError, match=r"^verify must be 'batched' or 'single', not 'tree'$"):
-        SpeculativePair(small_fp32, base_fp32).decode("слово", 2, verify="tree")
+        Pair(small_fp32, base_fp32).decode("слово", 2, verify="tree")
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_under_a_cap_no_round_drafts_past_it_and_the_counts_stay_exact(small_fp32, base_fp32, golden, k):
-    pair = SpeculativePair(small_fp32, base_fp32)
+    pair = Pair(small_fp32, base_fp32)
     for row in golden.rows[:3]:
         full = pair.decode(row.input, k)
         for limit in range(1, len(full.tokens)):

@@ -11,8 +11,7 @@ import pytest
 from tests_support import build, html, ort_node_installed, site_project, write_config
 
 from measure import bundled
-from measure.engine.artifacts import Tier, load_tier
-from measure.engine.decode import feed_prefix, greedy
+from measure.engine.tier import Tier, load_tier
 from measure.record.io import SCHEMA_VERSION, load_record, write_atomic
 from measure.suites import node_leg
 from measure.suites.config import load_config
@@ -31,7 +30,7 @@ def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_leg.NodeRow
     rows, decoded = [], []
     for row in golden.rows[:n]:
         ids = tier.source_ids(row.input)
-        tokens = list(greedy(tier, row.input).tokens)
+        tokens = list(tier.greedy(row.input).tokens)
         rows.append(node_leg.NodeRow(ids, [tier.special.decoder_start, *tokens], tier.default_max_new_tokens(len(ids))))
         decoded.append(tokens)
     return rows, decoded
@@ -43,7 +42,7 @@ def test_fp32_single_step_logits_match_python_onnxruntime(folder, golden):
     tier = load_tier(folder)
     rows, decoded = _rows(tier, golden, 6)
     answer = node_leg.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
-    python, _ = feed_prefix(tier, rows[0].source_ids, rows[0].prefix, 1)
+    python, _ = tier.feed_prefix(rows[0].source_ids, rows[0].prefix, 1)
     node = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
     assert node.shape == python.shape
     assert np.abs(node - python).max() <= 1e-5

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from measure import bundled
-from measure.engine.artifacts import load_tier
-from measure.engine.decode import feed_prefix, greedy
 from measure.engine.fingerprint import sha256_file
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 from measure.suites.golden import load_golden
 from measure.tools.quantize import quantize_tier
@@ -23,13 +22,13 @@ def _same_model(tier, golden) -> None:
     source = load_tier(bundled.SMALL_FP32)
     found = []
     for row in golden.rows[:16]:
-        decoded = greedy(tier, row.input)
+        decoded = tier.greedy(row.input)
         assert decoded.stopped in ("eos", "max_new_tokens") and all(
             0 <= t < tier.shape.vocab_size for t in decoded.tokens
         )
         ids = source.source_ids(row.input)
-        prefix = [source.special.decoder_start, *greedy(source, row.input).tokens]
-        a, b = feed_prefix(source, ids, prefix, 1)[0], feed_prefix(tier, ids, prefix, 1)[0]
+        prefix = [source.special.decoder_start, *source.greedy(row.input).tokens]
+        a, b = source.feed_prefix(ids, prefix, 1)[0], tier.feed_prefix(ids, prefix, 1)[0]
         found += [float(np.corrcoef(x, y)[0, 1]) for x, y in zip(a, b, strict=True)]
     assert np.mean(found) > 0.95, np.mean(found)
 

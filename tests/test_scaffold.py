@@ -69,8 +69,8 @@ def test_init_over_both_kinds_writes_a_config_that_run_accepts(tmp_path, monkeyp
     assert [t.name for t in config.tiers] == ["base-int8", "lm-base-int8", "lm-small-int4", "small-int4"]
     pairs = speculative_pairs(config, load_tiers(config, {}))
     assert {name: type(p).__name__ for name, p in pairs.items()} == {
-        "small-int4->base-int8": "SpeculativePair",
-        "lm-small-int4->lm-base-int8": "CausalSpeculativePair",
+        "small-int4->base-int8": "Pair",
+        "lm-small-int4->lm-base-int8": "Pair",
     }
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from measure import bundled
-from measure.engine.artifacts import load_tier
 from measure.engine.session import SessionConfig, Slowdown, Trace, c_level_run
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 
 
@@ -42,10 +42,9 @@ def test_the_config_module_does_not_import_onnxruntime():
 
 
 def test_trace_filters_by_label(base_fp32):
-    from measure.engine.decode import greedy
 
     trace = Trace()
-    greedy(base_fp32, "дом", trace=trace)
+    base_fp32.greedy("дом", trace=trace)
     assert trace.calls() == trace.calls(base_fp32.label + ".")
     assert trace.calls("other.") == 0
     assert trace.run_s() == pytest.approx(sum(trace.inside_s))
@@ -54,18 +53,16 @@ def test_trace_filters_by_label(base_fp32):
 
 
 def test_an_after_run_hook_runs_inside_the_timing():
-    from measure.engine.decode import greedy
 
     seen: list[float] = []
     tier = load_tier(bundled.LITE, after_run=seen.append)
     trace = Trace()
-    decoded = greedy(tier, "дом", trace=trace)
+    decoded = tier.greedy("дом", trace=trace)
     assert len(seen) == decoded.calls == trace.calls()
     assert all(s <= t for s, t in zip(seen, trace.inside_s, strict=True))
 
 
 def test_a_slowdown_stretches_every_call_by_its_factor():
-    from measure.engine.decode import greedy
 
     seen: list[float] = []
 
@@ -75,7 +72,7 @@ def test_a_slowdown_stretches_every_call_by_its_factor():
 
     plain, slowed = load_tier(bundled.LITE), load_tier(bundled.LITE, after_run=hook)
     trace = Trace()
-    assert greedy(slowed, "объём", trace=trace).tokens == greedy(plain, "объём").tokens
+    assert slowed.greedy("объём", trace=trace).tokens == plain.greedy("объём").tokens
     assert all(t >= 2 * s for s, t in zip(seen, trace.inside_s, strict=True))
 
 
@@ -93,22 +90,21 @@ def test_cpu_sessions_call_onnxruntime_past_its_python_wrapper():
 
 @pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
 def test_the_public_run_decodes_bit_for_bit_as_the_direct_call(name, golden):
-    from measure.engine.decode import feed_prefix, greedy
-    from measure.engine.speculative import SpeculativePair
+    from measure.engine.speculative import Pair
 
     direct, public = load_tier(bundled.GOLDEN.parent / name), load_tier(bundled.GOLDEN.parent / name)
     for session in _sessions(public):
         session.use_public_run()
     drafter = load_tier(bundled.LITE, label="drafter")
     for row in golden.rows[:16]:
-        a, b = greedy(direct, row.input), greedy(public, row.input)
+        a, b = direct.greedy(row.input), public.greedy(row.input)
         assert (a.tokens, a.calls) == (b.tokens, b.calls), row.line
         ids, prefix = direct.source_ids(row.input), [direct.special.decoder_start, *a.tokens]
-        assert np.array_equal(feed_prefix(direct, ids, prefix, 1)[0], feed_prefix(public, ids, prefix, 1)[0])
+        assert np.array_equal(direct.feed_prefix(ids, prefix, 1)[0], public.feed_prefix(ids, prefix, 1)[0])
         if name == "small-int4":
             for k in (1, 4):
-                sa = SpeculativePair(drafter, direct).decode(row.input, k)
-                sb = SpeculativePair(drafter, public).decode(row.input, k)
+                sa = Pair(drafter, direct).decode(row.input, k)
+                sb = Pair(drafter, public).decode(row.input, k)
                 assert (sa.tokens, sa.rounds, sa.calls) == (sb.tokens, sb.rounds, sb.calls), row.line
     assert {s.call_path for s in _sessions(public)} == {"python"}
     assert {s.call_path for s in _sessions(direct)} == {"c-level"}
@@ -116,14 +112,13 @@ def test_the_public_run_decodes_bit_for_bit_as_the_direct_call(name, golden):
 
 def test_a_changed_private_entry_falls_back_to_the_public_run_for_good(golden):
     """A private entry that refuses the call's arguments (TypeError) is replaced by the public run, once."""
-    from measure.engine.decode import greedy
 
     plain, changed = load_tier(bundled.LITE), load_tier(bundled.LITE)
     for session in _sessions(changed):  # a real entry with another signature: one argument too many
         session._run = functools.partial(session.session._sess.run, session.output_names)
     for row in golden.rows[:8]:
         trace = Trace()
-        a, b = greedy(plain, row.input), greedy(changed, row.input, trace=trace)
+        a, b = plain.greedy(row.input), changed.greedy(row.input, trace=trace)
         assert (a.tokens, a.calls) == (b.tokens, b.calls) == (b.tokens, trace.calls()), row.line
     assert {s.call_path for s in _sessions(changed)} == {"python"}
 

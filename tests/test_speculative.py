@@ -7,25 +7,24 @@ import json
 import pytest
 
 from measure import bundled
-from measure.engine.artifacts import load_tier
-from measure.engine.decode import greedy
-from measure.engine.speculative import SpeculativePair
+from measure.engine.speculative import Pair
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 8])
 def test_fp32_speculative_output_equals_verifier_greedy(small_fp32, base_fp32, golden, k):
-    pair = SpeculativePair(small_fp32, base_fp32)
+    pair = Pair(small_fp32, base_fp32)
     for row in golden.rows:
         spec = pair.decode(row.input, k)
-        plain = greedy(base_fp32, row.input)
+        plain = base_fp32.greedy(row.input)
         assert spec.tokens == plain.tokens, f"k={k} line {row.line}: {row.input!r}"
         assert spec.text == plain.text
 
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_the_ids_path_decodes_what_the_text_path_decodes_bit_for_bit(small_int4, base_int8, golden, k):
-    pair = SpeculativePair(small_int4, base_int8)
+    pair = Pair(small_int4, base_int8)
     for row in golden.rows:
         by_text = pair.decode(row.input, k)
         by_ids = pair.decode_ids(pair.source_ids(row.input), k)
@@ -46,7 +45,7 @@ def test_round_accounting(pair_of, golden, request):
     """The accounting holds for any pair; how much a quantized pair accepts depends on the CPU's kernels, so only
     the fp32 pair's acceptance (the two trained models agreeing) is held to a bound."""
     k = 4
-    pair = SpeculativePair(*(request.getfixturevalue(name) for name in pair_of))
+    pair = Pair(*(request.getfixturevalue(name) for name in pair_of))
     proposed = accepted = 0
     for row in golden.rows:
         spec = pair.decode(row.input, k)
@@ -68,7 +67,7 @@ def test_round_accounting(pair_of, golden, request):
 def test_self_pair_in_fp32_accepts_everything(golden):
     drafter = load_tier(bundled.REFERENCE, label="drafter")
     verifier = load_tier(bundled.REFERENCE, label="verifier")
-    pair = SpeculativePair(drafter, verifier)
+    pair = Pair(drafter, verifier)
     for row in golden.rows[::3]:
         spec = pair.decode(row.input, 4)
         assert spec.acceptance == 1.0
@@ -76,7 +75,7 @@ def test_self_pair_in_fp32_accepts_everything(golden):
 
 @pytest.mark.parametrize("k", [2, 8])
 def test_speculative_calls_grow_linearly(small_fp32, base_fp32, golden, k):
-    pair = SpeculativePair(small_fp32, base_fp32)
+    pair = Pair(small_fp32, base_fp32)
     for row in golden.rows:
         spec = pair.decode(row.input, k)
         t = len(spec.tokens) + 1
@@ -97,19 +96,19 @@ def test_pair_with_different_vocabulary_is_refused(tier_copy, base_fp32):
     vocab[a], vocab[b] = vocab[b], vocab[a]
     (folder / "tokenizer.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(MeasureError, match="do not share one vocabulary: token 'a' is id"):
-        SpeculativePair(load_tier(folder, label="drafter"), base_fp32)
+        Pair(load_tier(folder, label="drafter"), base_fp32)
 
 
 def test_k_must_be_positive(small_fp32, base_fp32):
     with pytest.raises(MeasureError, match="at least 1 draft token"):
-        SpeculativePair(small_fp32, base_fp32).decode("слово", 0)
+        Pair(small_fp32, base_fp32).decode("слово", 0)
 
 
 def test_the_clock_stops_when_the_last_round_is_decided(small_int4, base_int8, golden):
     """As greedy: wall time ends at the stamp after the last call, before either lane's caches are let go."""
     from measure.engine.session import Trace
 
-    pair = SpeculativePair(small_int4, base_int8)
+    pair = Pair(small_int4, base_int8)
     for row in golden.rows[:8]:
         trace = Trace()
         result = pair.decode_ids(pair.source_ids(row.input), 4, trace=trace)

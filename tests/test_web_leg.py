@@ -16,9 +16,8 @@ from tests_support import build, html, site_project, write_config
 from measure import bundled
 from measure.analysis.runtime_axis import runtime_speeds
 from measure.analysis.verdicts import verdicts
-from measure.engine.artifacts import Tier, load_tier
-from measure.engine.decode import feed_prefix, greedy
 from measure.engine.options import SessionConfig
+from measure.engine.tier import Tier, load_tier
 from measure.errors import MeasureError
 from measure.record.io import SCHEMA_VERSION, load_record, validate, write_atomic
 from measure.record.model import from_document
@@ -63,7 +62,7 @@ def _rows(tier: Tier, golden: GoldenRows, rows: list[int]) -> tuple[list[node_le
     for i in rows:
         row = golden.rows[i]
         ids = tier.source_ids(row.input)
-        tokens = list(greedy(tier, row.input).tokens)
+        tokens = list(tier.greedy(row.input).tokens)
         prefix = [tier.special.decoder_start, *tokens]
         out.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
         decoded.append(tokens)
@@ -152,7 +151,7 @@ def test_external_data_files_are_found_beside_the_graph(tmp_path):
 def test_fp32_in_the_browser_gives_python_onnxruntimes_logits_and_decodes(web, base_fp32, golden):
     rows, decoded = _rows(base_fp32, golden, list(range(6)))
     answer = web.run_tier(base_fp32, rows, [2, "whole"], first_row_logits=True, timing_repeats=2)
-    python, _ = feed_prefix(base_fp32, rows[0].source_ids, rows[0].prefix, 1)
+    python, _ = base_fp32.feed_prefix(rows[0].source_ids, rows[0].prefix, 1)
     browser = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
     assert browser.shape == python.shape
     assert np.abs(browser - python).max() <= 1e-4  # fp32 in wasm against native fp32: rounding only

@@ -38,10 +38,9 @@ def stdin_lines() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.engine.artifacts import load_tier
-    from measure.engine.decode import greedy
     from measure.engine.options import SessionConfig
-    from measure.engine.pairs import open_pair
+    from measure.engine.speculative import open_pair
+    from measure.engine.tier import load_tier
 
     if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise MeasureError(f"--max-new-tokens: expected at least 1, got {args.max_new_tokens}")
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             totals["proposed"] += result.proposed
             totals["accepted"] += result.accepted
         else:
-            result = greedy(verifier, text, max_new_tokens=args.max_new_tokens)
+            result = verifier.greedy(text, max_new_tokens=args.max_new_tokens)
         print(result.text, flush=True)
         totals["rows"] += 1
         totals["tokens"] += len(result.tokens)

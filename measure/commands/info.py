@@ -30,8 +30,8 @@ def kv_cache(tier: Any) -> dict[str, Any] | None:
     """A decoder-only tier's cache mode: onnxruntime-genai's (from genai_config.json), and how measure grows it."""
     if tier.kind != "causal":
         return None
-    from measure.engine.bound_lane import takes_bound_buffers
-    from measure.engine.genai_lane import shares_buffer
+    from measure.engine.causal.bound_lane import takes_bound_buffers
+    from measure.engine.causal.shared_lane import shares_buffer
 
     g = tier.graphs
     genai = g.describe().get("genai")
@@ -61,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from measure.engine.artifacts import load_tier
+    from measure.engine.tier import load_tier
     from measure.terminal import clean
 
     tier = load_tier(args.tier)

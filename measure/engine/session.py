@@ -25,6 +25,14 @@ import onnxruntime as ort
 from measure.engine.options import GRAPH_OPTIMIZATIONS, SessionConfig
 from measure.errors import MeasureError, SettingError
 
+DTYPES = {  # onnxruntime's input and output types as numpy dtypes, for every layout of either kind
+    "tensor(float)": np.float32,
+    "tensor(float16)": np.float16,
+    "tensor(int64)": np.int64,
+    "tensor(int32)": np.int32,
+    "tensor(bool)": np.bool_,
+}
+
 __all__ = [
     "CALL_PATHS",
     "AfterRun",

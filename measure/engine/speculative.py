@@ -1,24 +1,36 @@
-"""Speculative greedy decoding with both caches carried (Leviathan et al. 2023, greedy case).
+r"""Speculative greedy decoding with both caches carried (Leviathan et al. 2023, greedy case), either model kind.
 
-Each round the drafter proposes up to k tokens single-step; the verifier checks
-them all in one batched call; the longest agreeing prefix is kept plus the
-verifier's own next token (the *bonus* token when every draft was accepted).
-Both caches are trimmed to the accepted length and carried on: nothing is ever
-re-fed from zero, so the cost is O(T) (rebuilding per block is the O(T^2) trap).
+Each round the drafter proposes up to k tokens; the verifier checks them all in
+one batched call; the longest agreeing prefix is kept plus the verifier's own
+next token (the *bonus* token when every draft was accepted). Both caches are
+trimmed to the accepted length and carried on: nothing is ever re-fed from zero,
+so the cost is O(T) (rebuilding per block is the O(T^2) trap).
+
+The rounds are one loop for both kinds, on :class:`~measure.engine.tier.Lane`\ s;
+only the opening differs (:meth:`Tier.open_speculative`): an encoder-decoder
+verifier starts from its start token after the encoder, a decoder-only one
+prefills the prompt in one call, as its plain greedy decode does, and its argmax
+there is the first committed token. The drafter catches up on what it lacks in
+its own way (:meth:`Lane.draft`): single-step (seq2seq) or in one call
+(decoder-only). Every committed token is a verifier argmax, so the output is the
+verifier's greedy output.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from measure.engine.artifacts import SpecialIds, Tier
-from measure.engine.causal import CausalTier
-from measure.engine.decode import Decoded
-from measure.engine.decoder import Lane
+from measure.engine.result import Decoded
 from measure.engine.session import Trace
 from measure.errors import MeasureError
+
+if TYPE_CHECKING:
+    from measure.engine.tier import Tier
+
+KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
+"""The model kinds, in words."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,22 @@ class SpeculativeDecoded(Decoded):
         return self.accepted / self.proposed if self.proposed else None
 
 
-def vocab_mismatch(drafter: Tier | CausalTier, verifier: Tier | CausalTier) -> str | None:
+@dataclass
+class Opening:
+    """Where a speculative decode's rounds start: the verifier's lane, the committed sequence (in the lane's
+    positions: a seq2seq start token, or a decoder-only prompt and the prefill's token), how many of its
+    leading ids are not output, the verifier calls made and the time to the first output token."""
+
+    lane: Any
+    seq: list[int]
+    prompt: int
+    calls: int = 0
+    first_token_s: float | None = None
+    stopped: str | None = None
+    """``eos`` when the opening already ended the decode."""
+
+
+def vocab_mismatch(drafter: Tier, verifier: Tier) -> str | None:
     """Why two tiers of one kind cannot share token ids (logits, special ids or a token's id differ), or None."""
     if drafter.shape.vocab_size != verifier.shape.vocab_size:
         return f"model vocabularies differ ({drafter.shape.vocab_size} vs {verifier.shape.vocab_size} logits)"
@@ -67,12 +94,9 @@ def vocab_mismatch(drafter: Tier | CausalTier, verifier: Tier | CausalTier) -> s
     return None
 
 
-KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
-
-
-def refuse_pair(drafter: Tier | CausalTier, verifier: Tier | CausalTier, kind: str) -> None:
-    """A one-line error unless both tiers are of ``kind`` and share one vocabulary."""
-    if drafter.kind != kind or verifier.kind != kind:
+def refuse_pair(drafter: Tier, verifier: Tier) -> None:
+    """A one-line error unless both tiers are of one kind and share one vocabulary."""
+    if drafter.kind != verifier.kind:
         why = (
             f"the drafter is {KINDS[drafter.kind]} and the verifier {KINDS[verifier.kind]}; "
             f"a pair needs two tiers of one model kind"
@@ -85,15 +109,13 @@ def refuse_pair(drafter: Tier | CausalTier, verifier: Tier | CausalTier, kind: s
 
 
 class Pair:
-    """A drafter and a verifier of one model kind that share one vocabulary (checked here, once); each kind's
-    pair writes its own timed rounds (``decode_ids``)."""
+    """A drafter and a verifier of one model kind that share one vocabulary (checked here, once)."""
 
-    kind = "seq2seq"
-
-    def __init__(self, drafter: Any, verifier: Any) -> None:
-        refuse_pair(drafter, verifier, self.kind)
+    def __init__(self, drafter: Tier, verifier: Tier) -> None:
+        refuse_pair(drafter, verifier)
         self.drafter = drafter
         self.verifier = verifier
+        self.kind = verifier.kind
 
     def source_ids(self, text: str) -> list[int]:
         """The source as both models take it: the verifier's tokenizer and, decoder-only, its prompt template."""
@@ -121,95 +143,89 @@ class Pair:
         trace: Trace | None = None,
         verify: str = "batched",
     ) -> SpeculativeDecoded:
-        raise NotImplementedError
-
-    @staticmethod
-    def check(k: int, verify: str) -> None:
-        """The arguments both kinds' rounds take."""
-        if verify not in ("batched", "single"):
-            raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
-        if k < 1:
-            raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
-
-
-class SpeculativePair(Pair):
-    """Two encoder-decoder tiers: the drafter proposes, the verifier checks in one batched call."""
-
-    def decode_ids(
-        self,
-        ids: list[int],
-        k: int,
-        *,
-        max_new_tokens: int | None = None,
-        trace: Trace | None = None,
-        verify: str = "batched",
-    ) -> SpeculativeDecoded:
         """The timed region, ids in -> ids out (from ``trace.started``; a new trace: now).
 
         ``verify="single"`` checks drafts one token per verifier call: the uniform framing a probe assumes.
         """
-        self.check(k, verify)
+        if verify not in ("batched", "single"):
+            raise ValueError(f"verify must be 'batched' or 'single', not {verify!r}")
+        if k < 1:
+            raise MeasureError(f"speculative k: expected at least 1 draft token per round, got {k}")
         v = self.verifier
         limit = v.default_max_new_tokens(len(ids)) if max_new_tokens is None else max_new_tokens
         trace = trace or Trace()  # made after the arguments are settled, as greedy_ids makes its own
-        v_lane = v.begin(ids, trace)  # each model's feeds kept and refilled across rounds
-        d_lane = self.drafter.begin(ids, trace)
-        seq, rounds, d_calls, v_calls, stopped = _rounds(d_lane, v_lane, v.special, k, limit, verify, trace)
-        return self._result(seq, rounds, d_calls, v_calls, stopped, trace)  # the lanes are freed after the clock
+        opening = v.open_speculative(ids, limit, trace)
+        rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
+        calls = [0, opening.calls]
+        stopped = opening.stopped
+        if stopped is None:
+            d_lane = self.drafter.begin(ids, trace)
+            stopped = _rounds(d_lane, opening, v.special.eos, k, limit, verify == "batched", rounds, calls, trace)
+        trace.ended = perf_counter()  # the lanes still hold their caches: freeing them is not timed
+        return self._result(opening, stopped, trace, rounds, calls)
 
     def _result(
-        self, seq: list[int], rounds: list[tuple[int, int]], d_calls: int, v_calls: int, stopped: str, trace: Trace
+        self, opening: Opening, stopped: str, trace: Trace, rounds: list[tuple[int, int]], calls: list[int]
     ) -> SpeculativeDecoded:
         """What the decode made and cost, built after the clock stopped: the text is decoded here, timed apart."""
-        d, v = self.drafter, self.verifier
-        wall = trace.ended - trace.started
+        out = opening.seq[opening.prompt :]
+        wall = max(0.0, (trace.ended or perf_counter()) - trace.started)
         detokenize = perf_counter()
-        text = v.tokenizer.decode(seq[1:])  # after the clock: reported with tokenizing
+        text = self.verifier.tokenizer.decode(out)  # after the clock: reported with tokenizing
         detokenize = perf_counter() - detokenize
         return SpeculativeDecoded(
             text=text,
-            tokens=tuple(seq[1:]),
+            tokens=tuple(out),
             stopped=stopped,
             wall_s=wall,
             calls=trace.calls(),
             run_s=trace.run_s(),
-            rounds=tuple(Round(proposed=p, accepted=a, bonus=p > 0 and a == p) for p, a in rounds),
-            drafter_calls=d_calls,
-            verifier_calls=v_calls,
-            drafter_run_s=trace.run_s(d.label + "."),
-            verifier_run_s=trace.run_s(v.label + "."),
+            first_token_s=opening.first_token_s,
             detokenize_s=detokenize,
+            rounds=tuple(Round(proposed=p, accepted=a, bonus=p > 0 and a == p) for p, a in rounds),
+            drafter_calls=calls[0],
+            verifier_calls=calls[1],
+            drafter_run_s=trace.run_s(self.drafter.label + "."),
+            verifier_run_s=trace.run_s(self.verifier.label + "."),
         )
 
 
-def _rounds(
-    d_lane: Lane, v_lane: Lane, special: SpecialIds, k: int, limit: int, verify: str, trace: Trace
-) -> tuple[list[int], list[tuple[int, int]], int, int, str]:
-    """Draft-and-verify rounds until eos or ``limit`` tokens: the hot path, stamping ``trace.ended`` when done.
+def open_pair(drafter: Tier, verifier: Tier) -> Pair:
+    """Two encoder-decoder tiers or two decoder-only ones sharing a vocabulary; anything else is a one-line
+    error. The one place suites and verbs build pairs."""
+    return Pair(drafter, verifier)
 
-    Returns the committed tokens (start included), each round's (proposed, accepted), the drafter's
-    and the verifier's call counts and why it stopped.
-    """
-    eos = special.eos
-    seq = [special.decoder_start]  # committed tokens, start included
+
+def _rounds(
+    d_lane: Any,
+    opening: Opening,
+    eos: int,
+    k: int,
+    limit: int,
+    batched: bool,
+    rounds: list[tuple[int, int]],
+    calls: list[int],
+    trace: Trace,
+) -> str:
+    """Draft-and-verify rounds until eos or ``limit`` outputs: the hot path. ``opening.seq`` (the committed
+    sequence, its first ``opening.prompt`` ids not output) grows in place; ``calls`` counts the drafter's and
+    the verifier's calls."""
+    seq, prompt, v_lane, log = opening.seq, opening.prompt, opening.lane, trace.log
     d_draft, v_feed = d_lane.draft, v_lane.feed  # bound once: the round loop is the hot path
-    rounds: list[tuple[int, int]] = []  # (proposed, accepted); Round objects are built after the clock stops
-    d_calls = v_calls = 0
-    stopped = "max_new_tokens"
-    while len(seq) - 1 < limit:
-        budget = min(k, limit - len(seq))  # room for drafts: the verifier adds one token of its own
+    while len(seq) - prompt < limit:
+        budget = min(k, limit - (len(seq) - prompt) - 1)  # room for drafts: the verifier adds one of its own
         drafts: list[int] = []
         if budget > 0:
-            catch_up = seq[d_lane.length :]  # committed tokens the drafter lacks, fed single-step
-            drafts = d_draft(catch_up, budget, eos, trace)
-            d_calls += len(catch_up) + len(drafts) - 1
+            before = len(log)
+            drafts = d_draft(seq[d_lane.length :], budget, eos, trace)  # what the drafter lacks, then drafts
+            calls[0] += len(log) - before
         base = v_lane.length  # == len(seq) - 1: the verifier always lacks only the last committed token
-        if verify == "batched":
+        if batched:
             best = v_feed([seq[-1], *drafts], trace).argmax(-1).tolist()
-            v_calls += 1
+            calls[1] += 1
         else:
             best = [int(v_feed([token], trace)[-1].argmax()) for token in (seq[-1], *drafts)]
-            v_calls += len(drafts) + 1
+            calls[1] += len(drafts) + 1
         n = 0
         while n < len(drafts) and drafts[n] == best[n]:
             n += 1
@@ -218,13 +234,11 @@ def _rounds(
         rounds.append((len(drafts), n))
         if eos in seq[len(seq) - n - 1 :]:
             del seq[seq.index(eos, len(seq) - n - 1) :]
-            stopped = "eos"
-            break
-        if len(seq) - 1 >= limit:  # the last round: its caches are never fed again, so not trimmed
+            return "eos"
+        if len(seq) - prompt >= limit:  # the last round: its caches are never fed again, so not trimmed
             break
         v_lane.trim(base + 1 + n)
         if drafts:  # the drafter fed drafts[:-1]: keep what was accepted of them
             d_lane.trim(min(d_lane.length, base + 1 + min(n, len(drafts) - 1)))
-    del seq[limit + 1 :]
-    trace.ended = perf_counter()  # the lanes still hold their caches: freeing them is not timed
-    return seq, rounds, d_calls, v_calls, stopped
+    del seq[prompt + limit :]
+    return "max_new_tokens"

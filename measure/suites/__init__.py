@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # importing the package must not load onnxruntime
-    from measure.engine.artifacts import Tier
-    from measure.engine.speculative import SpeculativePair
+    from measure.engine.speculative import Pair
+    from measure.engine.tier import Tier
 
 Progress = Callable[[str, int, int], None]
 """``progress(what, done, total)``: the CLI draws a bar on a terminal and plain lines in CI."""
@@ -16,7 +16,7 @@ Save = Callable[[], None]
 """Called after each case so the record on disk is rewritten with what is measured so far."""
 
 
-Loader = Callable[[], "tuple[dict[str, Tier], dict[str, SpeculativePair]]"]
+Loader = Callable[[], "tuple[dict[str, Tier], dict[str, Pair]]"]
 """Loads the suite's tiers and speculative pairs: fresh sessions on every call after the first."""
 
 

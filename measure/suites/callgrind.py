@@ -94,21 +94,20 @@ def decode_region(
 ) -> dict[str, int]:
     """Run in the child under valgrind: load, warm up, then count only the greedy decodes of ``texts``
     (``prompt``: a decoder-only tier's template from the suite config)."""
-    from measure.engine.artifacts import load_tier
-    from measure.engine.decode import greedy
     from measure.engine.options import SessionConfig
+    from measure.engine.tier import load_tier
 
     h = hooks()
     options = SessionConfig(**{**session, "providers": tuple(session["providers"])}) if session else None
     tier = load_tier(tier_dir, options, prompt=prompt)
     for text in texts:  # warm-up pass: first-call allocations and per-shape set-up are not the steady cost
-        greedy(tier, text)
+        tier.greedy(text)
     # Every run enters the region with the same empty young generations, so the collector runs at the same points
     # inside it (its cost still counted); otherwise what start-up left behind (a stale .pyc recompiled, say)
     # moves a collection into or out of the region.
     gc.collect()
     h.callgrind_start_instrumentation()
-    decoded = [greedy(tier, t) for t in texts]
+    decoded = [tier.greedy(t) for t in texts]
     h.callgrind_stop_instrumentation()
     return {"tokens": sum(len(d.tokens) for d in decoded), "rows": len(decoded)}
 

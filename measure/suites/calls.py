@@ -19,14 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from measure.engine.artifacts import Tier, load_tier
-from measure.engine.causal import CausalTier, causal_prefill
-from measure.engine.causal_lane import AnyLane
-from measure.engine.decode import Decoded, greedy, greedy_ids
-from measure.engine.kvcache import KVCache
 from measure.engine.options import SessionConfig
+from measure.engine.result import Decoded
 from measure.engine.session import Trace
-from measure.engine.speculative import SpeculativePair
+from measure.engine.speculative import Pair
+from measure.engine.tier import Lane, Tier, load_tier
 from measure.record.model.write_wallclock import (
     add_call_repeat,
     add_layout_repeat,
@@ -40,52 +37,49 @@ from measure.suites.config import LayoutSpec, WallclockConfig
 
 @dataclass(frozen=True)
 class _Point:
-    """One row's cache and the real tokens that follow it (padded by repeating the last)."""
+    """One row's place for the timed calls: the source, the outputs the cache holds, the real tokens that follow
+    (padded by repeating the last). A lane is opened on it for each set of sessions (:meth:`open`)."""
 
-    cache: KVCache | AnyLane
-    """A decoder-only tier's is its lane after the prompt and the kept tokens (each call fed, then trimmed off)."""
+    ids: tuple[int, ...]
+    kept: int
+    """Outputs of the tier's own greedy decode the cache holds (about half of them)."""
+    outputs: tuple[int, ...]
     follow: tuple[int, ...]
 
+    def open(self, tier: Tier) -> Lane:
+        """The lane after the start token (decoder-only: the prompt) and the kept outputs, on ``tier``'s sessions:
+        each timed call is fed on it, then trimmed off (as a rejected draft is). Untimed."""
+        trace = Trace()
+        opening = tier.open_speculative(list(self.ids), len(self.outputs) + len(self.follow) + 1, trace)
+        done = len(opening.seq) - opening.prompt  # outputs the opening already decided (decoder-only: the first)
+        if opening.stopped is None and self.kept >= done:  # the lane lacks the last committed token, then the rest
+            for token in [opening.seq[-1], *self.outputs[done : self.kept]]:
+                opening.lane.feed([token], trace)
+        return opening.lane
 
-def _point(tier: Tier | CausalTier, text: str, most: int) -> _Point:
-    """The cache after the start token (decoder-only: the prompt) and the first half of the tier's own greedy
-    output of ``text``."""
-    out = list(greedy(tier, text).tokens)
+
+def _point(tier: Tier, text: str, most: int) -> _Point:
+    """The first half of the tier's own greedy output of ``text`` kept, and what follows it."""
+    out = list(tier.greedy(text).tokens)
+    ids = tier.source_ids(text)
     keep = len(out) // 2
     if tier.max_target_tokens:  # room for the longest call on top of the cache
         keep = max(0, min(keep, tier.max_target_tokens - most - 1))
-    trace = Trace()
-    ids = tier.source_ids(text)
-    if isinstance(tier, CausalTier):
-        if tier.context is not None:
-            keep = max(0, min(keep, tier.context - len(ids) - most - 1))
-        lane = causal_prefill(tier, ids, trace=trace)[1]
-        for token in out[:keep]:
-            lane.feed([token], trace)
-        cache: KVCache | AnyLane = lane
-    else:
-        cache = tier.start(ids, trace)
-        for token in [tier.special.decoder_start, *out[:keep]]:
-            _, cache = tier.feed(cache, [token], trace)
+    if tier.context is not None:  # decoder-only: prompt and output share the positions
+        keep = max(0, min(keep, tier.context - len(ids) - most - 1))
     rest = out[keep:] or [tier.special.eos]
-    follow = tuple((rest + [rest[-1]] * most)[:most])
-    return _Point(cache, follow)
+    return _Point(tuple(ids), keep, tuple(out), tuple((rest + [rest[-1]] * most)[:most]))
 
 
-def _call(tier: Tier | CausalTier, point: _Point, n: int, trace: Trace) -> None:
-    """One call of ``n`` following tokens on the point's cache, which stays as it was."""
-    tokens = list(point.follow[:n])
-    if isinstance(tier, CausalTier):  # the lane a decode carries: the call, then the trim a rejected draft costs
-        lane = point.cache
-        before = lane.length
-        lane.feed(tokens, trace)
-        lane.trim(before)
-    else:
-        tier.feed(point.cache, tokens, trace)  # type: ignore[union-attr,arg-type]
+def _call(lane: Lane, point: _Point, n: int, trace: Trace) -> None:
+    """One call of ``n`` following tokens on the lane, which is trimmed back to where it was."""
+    before = lane.length
+    lane.feed(list(point.follow[:n]), trace)
+    lane.trim(before)
 
 
 def _sweep(
-    tiers: dict[str, Tier], points: dict[str, list[_Point]], widths: dict[str, list[int]], shift: int, rows: int
+    lanes: dict[str, list[Lane]], points: dict[str, list[_Point]], widths: dict[str, list[int]], shift: int, rows: int
 ) -> dict[str, list[list[float]]]:
     """Tier -> per width, per row: the seconds inside ``session.run`` of one call of that many tokens.
 
@@ -97,17 +91,17 @@ def _sweep(
     names = list(widths)
     start = shift % len(names) if names else 0
     for name in names[start:] + names[:start]:
-        tier, n = tiers[name], widths[name]
+        n = widths[name]
         for i in range(rows):
             r = (shift + i) % len(n)
             for j in [*range(r, len(n)), *range(r)]:
                 trace = Trace()
-                _call(tier, points[name][i], n[j], trace)
+                _call(lanes[name][i], points[name][i], n[j], trace)
                 out[name][j][i] = us(trace.run_s())
     return out
 
 
-def _widths(tiers: dict[str, Tier], pairs: dict[str, SpeculativePair], ks: tuple[int, ...]) -> dict[str, list[int]]:
+def _widths(tiers: dict[str, Tier], pairs: dict[str, Pair], ks: tuple[int, ...]) -> dict[str, list[int]]:
     """Tier name -> the call widths to time: 1 .. max(k) + 1 for a verifier, 1 for a drafter."""
     widths: dict[str, list[int]] = {}
     for pair in pairs.values():
@@ -128,21 +122,23 @@ def run_call_costs(
     """Fill ``out`` (the record's ``wallclock.call_costs``) in place.
 
     Each repeat times every tier and, row by row, every width once; with ``fresh_sessions`` every repeat after the first
-    loads new sessions (the caches are plain arrays and carry over).
+    loads new sessions and opens each row's cache on them again.
     """
     tiers, pairs = load()
     widths = _widths(tiers, pairs, config.k)
     rows = texts[: config.call_cost_rows]
     most = max((max(n) for n in widths.values()), default=1)
     points = {name: [_point(tiers[name], text, most) for text in rows] for name in widths}
-    cache_tokens = {name: [p.cache.length for p in points[name]] for name in widths}
+    lanes = {name: [p.open(tiers[name]) for p in points[name]] for name in widths}
+    cache_tokens = {name: [lane.length for lane in lanes[name]] for name in widths}
     out.update(call_costs_part(len(rows), config.fresh_sessions, {n: (w, cache_tokens[n]) for n, w in widths.items()}))
     for rep in range(config.repeats):
-        if rep and config.fresh_sessions:
+        if rep and config.fresh_sessions:  # the same places, opened on the new sessions
             tiers = load()[0]
+            lanes = {name: [p.open(tiers[name]) for p in points[name]] for name in widths}
         if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
-            _sweep(tiers, points, widths, 0, min(2, len(rows)))
-        add_call_repeat(out, _sweep(tiers, points, widths, rep, len(rows)), rep + 1)
+            _sweep(lanes, points, widths, 0, min(2, len(rows)))
+        add_call_repeat(out, _sweep(lanes, points, widths, rep, len(rows)), rep + 1)
         progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
         save()
     return out
@@ -173,7 +169,7 @@ def run_layouts(
         sides = loaded(spec)
         # tokenized once per side, untimed: the timed region is ids in -> ids out
         ids = {side: [tier.source_ids(t) for t in texts] for side, tier in sides.items()}
-        first = {side: [greedy_ids(tier, i) for i in ids[side]] for side, tier in sides.items()}  # warm-up, untimed
+        first = {side: [tier.greedy_ids(i) for i in ids[side]] for side, tier in sides.items()}  # warm-up, untimed
         variants = {side: _variant(str(getattr(spec, side)), sides[side], first[side]) for side in sides}
         same = [d.tokens for d in first["merged"]] == [d.tokens for d in first["split"]]
         entry = out[spec.name] = layout_pair(same, variants["merged"], variants["split"])
@@ -181,9 +177,9 @@ def run_layouts(
             if rep and config.fresh_sessions:
                 sides = loaded(spec)
                 for side, tier in sides.items():
-                    greedy_ids(tier, ids[side][0])
+                    tier.greedy_ids(ids[side][0])
             order = ("merged", "split") if rep % 2 == 0 else ("split", "merged")
-            results = {side: [greedy_ids(sides[side], i) for i in ids[side]] for side in order}
+            results = {side: [sides[side].greedy_ids(i) for i in ids[side]] for side in order}
             samples = {
                 side: ([us(d.wall_s) for d in found], [us(d.run_s) for d in found]) for side, found in results.items()
             }

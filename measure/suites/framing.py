@@ -16,18 +16,12 @@ onnxruntime-genai's compiled loop on the decoder-only tiers and pairs (:mod:`mea
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from measure.engine.artifacts import Tier
-from measure.engine.causal import CausalTier, causal_feed_prefix, causal_prefill
-from measure.engine.causal_lane import AnyLane
-from measure.engine.causal_speculative import CausalSpeculativePair
-from measure.engine.decode import feed_prefix, greedy
-from measure.engine.kvcache import KVCache
-from measure.engine.speculative import SpeculativePair
+from measure.engine.speculative import Pair
+from measure.engine.tier import Tier
 from measure.record.model.write_framing import (
     MEASURED,
     acceptance_part,
@@ -50,6 +44,9 @@ from measure.suites.config import FramingConfig
 from measure.suites.genai_framing import GenaiLeg
 from measure.suites.golden import GoldenRows, char_error_rate
 
+Framed = tuple[np.ndarray, tuple[np.ndarray, ...]]
+"""A replay's logits and its cache's key/value per layer (:meth:`measure.engine.tier.Tier.feed_framed`)."""
+
 
 class _Diff:
     """Running sums for one block size of one tier: per-layer |single - batched| and magnitudes."""
@@ -64,16 +61,17 @@ class _Diff:
         self.total = 0
         self.first_divergent: list[int | None] = []
 
-    def add(self, single: tuple[np.ndarray, KVCache], batched: tuple[np.ndarray, KVCache]) -> None:
+    def add(self, single: Framed, batched: Framed) -> None:
+        """One row: the single-step replay's logits and key/value per layer against one block size's."""
         (ls, cs), (lb, cb) = single, batched
         for layer in range(len(self.count)):
             for part in (0, 1):  # key, value
-                s, b = cs.self_kv[2 * layer + part], cb.self_kv[2 * layer + part]
+                s, b = cs[2 * layer + part], cb[2 * layer + part]
                 d = np.abs(s.astype(np.float64) - b)
                 self.sum[layer, part] += d.sum()
                 self.max[layer, part] = max(self.max[layer, part], float(d.max()))
                 self.mag[layer, part] += np.abs(s).sum(dtype=np.float64)
-            self.count[layer] += cs.self_kv[2 * layer].size
+            self.count[layer] += cs[2 * layer].size
         self.logits_max = max(self.logits_max, float(np.abs(ls - lb).max()))
         same = ls.argmax(-1) == lb.argmax(-1)
         self.agree += int(same.sum())
@@ -98,55 +96,42 @@ class _Diff:
         return block_facts(block, layers, present, self.logits_max, self.agree, self.total, self.first_divergent)
 
 
-Pair = SpeculativePair | CausalSpeculativePair
+Pair = Pair
 """A speculative pair of either model kind (acceptance reads both alike)."""
 
 CAUSAL_LEG_SKIP = "decoder-only tiers are not run by the JavaScript legs yet"
 """Why the Node and web legs record a decoder-only tier as skipped: their scripts drive seq2seq graphs."""
 
 
-def _lane(found: tuple[np.ndarray, AnyLane]) -> tuple[np.ndarray, SimpleNamespace]:
-    """A decoder-only lane's logits and cache in the shape :class:`_Diff` reads (``self_kv``: key, value per layer)."""
-    logits, lane = found
-    return logits, SimpleNamespace(self_kv=lane.kv())
-
-
-def _seq2seq_row(tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff]) -> None:
-    """The decode prefix (start token + output) fed single-step, then in each block size."""
-    prefix = [tier.special.decoder_start, *tokens]
-    single = feed_prefix(tier, ids, prefix, 1)
+def _framed_row(tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff]) -> None:
+    """The decode (seq2seq: start token and output; decoder-only: the output on the prompt's cache) fed
+    single-step, then in each block size and whole."""
+    single = tier.feed_framed(ids, tokens, 1)
     for b, diff in diffs.items():
-        diff.add(single, feed_prefix(tier, ids, prefix, len(prefix) if b == "whole" else int(b)))
+        diff.add(single, tier.feed_framed(ids, tokens, None if b == "whole" else int(b)))
 
 
-def _causal_row(
-    tier: CausalTier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff], prefill: dict[int | str, _Diff]
-) -> None:
-    """Decode phase: the output fed single-step on the prompt's cache, then in blocks; prefill: the prompt fed
-    token by token, then in blocks and whole (as a decode feeds it)."""
-    single = _lane(causal_feed_prefix(tier, ids, tokens, 1))
-    for b, diff in diffs.items():
-        diff.add(single, _lane(causal_feed_prefix(tier, ids, tokens, max(len(tokens), 1) if b == "whole" else int(b))))
-    single = _lane(causal_prefill(tier, ids, 1))
+def _prefill_row(tier: Tier, ids: list[int], prefill: dict[int | str, _Diff]) -> None:
+    """A decoder-only prompt fed token by token, then in blocks and whole (as a decode feeds it)."""
+    single = tier.prefill_framed(ids, 1)
     for b, diff in prefill.items():
-        diff.add(single, _lane(causal_prefill(tier, ids, None if b == "whole" else int(b))))
+        diff.add(single, tier.prefill_framed(ids, None if b == "whole" else int(b)))
 
 
-def tier_parity(tier: Tier | CausalTier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
+def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
     """One tier's parity blocks (and, decoder-only, prefill blocks), quality and greedy decodes."""
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
-    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if isinstance(tier, CausalTier) else None
+    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if tier.kind == "causal" else None
     outputs, output_ids = [], []
     for row in golden.rows:
-        decoded = greedy(tier, row.input)
+        decoded = tier.greedy(row.input)
         outputs.append(decoded.text)
         output_ids.append([int(t) for t in decoded.tokens])
         ids = tier.source_ids(row.input)
-        if isinstance(tier, CausalTier):
-            _causal_row(tier, ids, output_ids[-1], diffs, prefill or {})
-        else:
-            _seq2seq_row(tier, ids, output_ids[-1], diffs)
+        _framed_row(tier, ids, output_ids[-1], diffs)
+        if prefill is not None:  # the measurement differs: a decoder-only prompt has framings of its own
+            _prefill_row(tier, ids, prefill)
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
     cer = [char_error_rate(o, r.output) for o, r in zip(outputs, golden.rows, strict=True)]
     misses = [miss(r.line, r.input, r.output, o) for o, r in zip(outputs, golden.rows, strict=True) if o != r.output]
@@ -185,7 +170,7 @@ class NodeLeg:
     def _skip(self, reason: str) -> None:
         self.out.update(stopped("skipped", reason))
 
-    def add(self, tier: Tier | CausalTier, golden: GoldenRows, python: dict[str, Any]) -> None:
+    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
         if self.out["status"] != MEASURED:
             return
@@ -270,7 +255,7 @@ def _divergence(
     out = []
     for d in found:
         row = rows[d["row"]]
-        logits, _ = feed_prefix(tier, row.source_ids, row.prefix[: d["step"] + 1], 1)
+        logits, _ = tier.feed_prefix(row.source_ids, row.prefix[: d["step"] + 1], 1)
         step = logits[d["step"]]
         python_margin = float(step[d["expected"]]) - float(step[d["token"]])
         out.append(divergence(d, golden.rows[d["row"]].line, python_margin))
@@ -285,7 +270,7 @@ def pair_acceptance(pair: Pair, golden: GoldenRows, k: int, is_self: bool) -> di
     for row in golden.rows:
         p = pair.decode(row.input, k, verify="single")
         r = pair.decode(row.input, k)
-        plain = greedy(pair.verifier, row.input)
+        plain = pair.verifier.greedy(row.input)
         probe[0] += p.accepted
         probe[1] += p.proposed
         runtime[0] += r.accepted
@@ -297,7 +282,7 @@ def pair_acceptance(pair: Pair, golden: GoldenRows, k: int, is_self: bool) -> di
 
 
 def run_framing(
-    tiers: dict[str, Tier | CausalTier],
+    tiers: dict[str, Tier],
     pairs: dict[str, Pair],
     self_pairs: dict[str, Pair],
     golden: GoldenRows,
@@ -319,7 +304,7 @@ def run_framing(
     if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
         threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0
         others.append(WebLeg(config, blocks, threads))
-    causal = any(isinstance(t, CausalTier) for t in tiers.values())
+    causal = any(t.kind == "causal" for t in tiers.values())
     genai = GenaiLeg(config) if config.genai_leg and causal else None  # og runs decoder-only models: none, no leg
     others.extend([genai] if genai else [])
     out["legs"].extend(leg.out for leg in others)

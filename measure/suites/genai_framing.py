@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from measure.engine.artifacts import Tier
-from measure.engine.causal import CausalTier
+from measure.engine.tier import Tier
 from measure.record.model.write_framing import MEASURED, leg_tier, stopped
 from measure.record.model.write_genai import (
     RUNTIME,
@@ -44,11 +43,11 @@ class GenaiLeg:
         self.available = self.og is not None
         """og imports: every tier is tried (one og cannot load fails alone), whatever ``finish`` said so far."""
 
-    def add(self, tier: Tier | CausalTier, golden: GoldenRows, python: dict[str, Any]) -> None:
+    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under og beside measure's loop, its tokens held against the Python leg's."""
         if not self.available:
             return
-        if not isinstance(tier, CausalTier):
+        if tier.kind != "causal":  # onnxruntime-genai runs decoder-only models
             self.out["tiers"].append(leg_tier(tier.name, python["precision"]) | stopped("skipped", SEQ2SEQ_SKIP))
             return
         texts = [row.input for row in golden.rows]
@@ -63,7 +62,7 @@ class GenaiLeg:
             return
         texts = [row.input for row in golden.rows]
         for pair in pairs:
-            if not isinstance(pair.verifier, CausalTier):
+            if pair.kind != "causal":
                 continue
             answer = run_genai_speculative(pair.verifier, pair.drafter, texts, draft_tokens=k)
             self.out["speculative"].append(genai_pair_part(pair.drafter.name, pair.verifier.name, k, answer))

@@ -3,7 +3,7 @@
 onnxruntime-genai (``og``) runs the whole generate loop in C++: on the same graph it
 is the lower bound of what a loop over onnxruntime costs, and so the anchor for
 measure's own overhead. Per tier (a genai folder as it is, an optimum export through
-a generated ``genai_config.json``, :mod:`measure.engine.genai_export`) and golden row:
+a generated ``genai_config.json``, :mod:`measure.engine.causal.genai_export`) and golden row:
 og's greedy tokens against measure's, og's logits against measure's on the same
 prefix, and the compiled loop's time to first token and per decode step, ``repeats``
 times with raw samples. Prompts are fed as ids tokenized by measure (``og.Tokenizer``
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.causal import CausalTier, causal_feed_prefix, causal_greedy_ids
-from measure.engine.genai_export import genai_folder
+from measure.engine.causal.genai_export import genai_folder
+from measure.engine.causal.tier import CausalTier
 
 
 def og_import() -> tuple[Any, str | None]:
@@ -112,7 +112,7 @@ def _paired(og: Any, model: Any, tier: CausalTier, ids: list[int], limit: int, r
             if side == "og":
                 theirs.append(og_decode(og, model, ids, limit, tier.special.eos))
             else:
-                ours.append(causal_greedy_ids(tier, ids, max_new_tokens=limit))
+                ours.append(tier.greedy_ids(ids, max_new_tokens=limit))
     return theirs, ours
 
 
@@ -147,7 +147,7 @@ def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[
     if differ is None and len(tokens) != len(ours):
         differ = min(len(tokens), len(ours))
     theirs_logits = og_logits(og, model, ids, tokens, limit)
-    logits, _ = causal_feed_prefix(tier, ids, tokens[: len(theirs_logits) - 1], 1)
+    logits, _ = tier.feed_prefix(ids, tokens[: len(theirs_logits) - 1], 1)
     parted = _parted(tier, tokens, ours, differ, theirs_logits, logits)
     steps, our_steps = len(runs[0]["steps_s"]), mine[0].calls - 1
     decode = [sum(r["steps_s"]) * 1e3 for r in runs]
@@ -256,7 +256,7 @@ def _speculative_row(og: Any, models: tuple[Any, Any], pair: Any, ids: list[int]
     wall = perf_counter() - start
     if out and out[-1] == target.special.eos:
         out.pop()
-    greedy = causal_greedy_ids(target, ids, max_new_tokens=limit)
+    greedy = target.greedy_ids(ids, max_new_tokens=limit)
     plain = og_decode(og, models[1], ids, limit, target.special.eos)
     ours = pair.decode_ids(ids, k, max_new_tokens=limit)
     stats = gen.get_speculative_stats()
@@ -292,10 +292,10 @@ def run_genai_speculative(
         return {"status": "skipped", "reason": reason}
     if not hasattr(og.GeneratorParams, "set_speculative_options"):
         return {"status": "skipped", "reason": f"onnxruntime-genai {og.__version__} has no speculative options"}
-    from measure.engine.causal_speculative import CausalSpeculativePair
+    from measure.engine.speculative import Pair
 
     try:
-        pair = CausalSpeculativePair(draft, target)
+        pair = Pair(draft, target)
         ids = [target.source_ids(text) for text in golden]
         longest = max((len(i) + target.default_max_new_tokens(len(i)) for i in ids), default=1)
         with genai_folder(target, longest, draft=draft) as both, genai_folder(target, longest) as alone:

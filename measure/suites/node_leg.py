@@ -3,7 +3,7 @@
 A decode that is stable under Python onnxruntime can flip under onnxruntime-node
 on the same artifacts, because the runtimes' kernel paths differ. This module
 describes a loaded tier to ``node/framing.mjs`` (graph files and the input and
-output names :mod:`measure.engine.layouts` discovered, so layouts are understood in one
+output names :mod:`measure.engine.seq2seq.layouts` discovered, so layouts are understood in one
 place), runs it in a ``node`` subprocess and returns its facts. A missing Node.js
 or onnxruntime-node is a :class:`LegUnavailable` with the reason, never a crash.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.artifacts import Tier
+from measure.engine.tier import Tier
 
 RUNTIME = "onnxruntime-node"
 SCRIPT = Path(__file__).resolve().parent / "node" / "framing.mjs"

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import measure
-from measure.engine.artifacts import load_tier
-from measure.engine.decode import greedy
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 from measure.record.model.write_wallclock import (
     add_baseline_worker,
@@ -35,7 +34,7 @@ from measure.suites import Progress, Save, no_progress, us
 from measure.suites.config import SuiteConfig
 
 WORKER = "measure.suites.profile_worker"
-BASELINE_IMPORTS = "measure.engine.artifacts, measure.engine.decode (onnxruntime, numpy, tokenizers); no tier loaded"
+BASELINE_IMPORTS = "measure.engine.seq2seq.tier, measure.engine.greedy (onnxruntime, numpy, tokenizers); no tier loaded"
 WORKER_TIMEOUT_S = 600
 
 
@@ -109,8 +108,8 @@ def run_thread_sweep(
         for rep in range(wc.repeats):
             for n, session in sessions.items():
                 tier = load_tier(spec.path, session, label=spec.name, prompt=spec.prompt)
-                greedy(tier, rows[0])  # untimed: the first call of a new session pays its allocations
-                results = [greedy(tier, text) for text in rows]
+                tier.greedy(rows[0])  # untimed: the first call of a new session pays its allocations
+                results = [tier.greedy(text) for text in rows]
                 del tier
                 gc.collect()  # the session and its thread pool go before the next count is timed
                 runs[n].append([us(d.wall_s) for d in results])

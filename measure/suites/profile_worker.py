@@ -15,9 +15,8 @@ import sys
 from time import perf_counter
 from typing import Any
 
-from measure.engine.artifacts import load_tier  # imported before any timing: the baseline imports the same
-from measure.engine.decode import greedy
 from measure.engine.session import SessionConfig
+from measure.engine.tier import load_tier  # imported before any timing: the baseline imports the same
 from measure.suites.resources import peak_rss
 
 
@@ -29,7 +28,7 @@ def work(request: dict[str, Any]) -> dict[str, Any]:
     tier = load_tier(request["tier"], config, prompt=request.get("prompt"))
     cold = perf_counter() - start
     for text in request["texts"]:
-        greedy(tier, text)
+        tier.greedy(text)
     peak = peak_rss()  # before the warm loads: a second copy alive would not be this tier's footprint
     del tier
     gc.collect()

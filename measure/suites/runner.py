@@ -17,13 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from measure import __version__
-from measure.engine.artifacts import Tier, load_tier
-from measure.engine.causal import CausalTier, detect_causal_layout
-from measure.engine.causal_speculative import CausalSpeculativePair
-from measure.engine.decode import greedy_ids
-from measure.engine.pairs import open_pair
 from measure.engine.session import AfterRun, Slowdown
-from measure.engine.speculative import SpeculativePair
+from measure.engine.speculative import Pair, open_pair
+from measure.engine.tier import Tier, detect_kind, load_tier
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, new_run_id, now_iso
 from measure.record.model.write import document, golden_part, tier_part
@@ -38,12 +34,8 @@ from measure.suites.golden import GoldenRows, load_golden
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.wallclock import run_wallclock
 
-AnyTier = Tier | CausalTier
-AnyPair = SpeculativePair | CausalSpeculativePair
-"""A speculative pair of either kind (:func:`measure.engine.pairs.open_pair` builds it)."""
 
-
-def check_rows(tiers: dict[str, AnyTier], golden: GoldenRows) -> None:
+def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
     for row in golden.rows:
         for tier in tiers.values():
             try:
@@ -52,11 +44,11 @@ def check_rows(tiers: dict[str, AnyTier], golden: GoldenRows) -> None:
                 raise MeasureError(f"{golden.path}:{row.line}: tier {tier.name}: {exc}") from exc
 
 
-def check_decodes(tiers: dict[str, AnyTier], golden: GoldenRows, config: Path) -> None:
+def check_decodes(tiers: dict[str, Tier], golden: GoldenRows, config: Path) -> None:
     """Refuse, before anything is timed or written, a tier that decodes no token on any golden row: its first
     step picks end-of-sequence on every one (a broken prompt template or export). One untimed step per row."""
     for tier in tiers.values():
-        empty = sum(not greedy_ids(tier, tier.source_ids(r.input), max_new_tokens=1).tokens for r in golden.rows)
+        empty = sum(not tier.greedy_ids(tier.source_ids(r.input), max_new_tokens=1).tokens for r in golden.rows)
         if empty and empty == len(golden):
             fix = (
                 f"check its prompt template ({tier.path}/tier.json prompt, or the tier's prompt in {config}) "
@@ -70,7 +62,7 @@ def check_decodes(tiers: dict[str, AnyTier], golden: GoldenRows, config: Path) -
             )
 
 
-def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, AnyTier]:
+def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
     """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file,
     a prompt given to an encoder-decoder tier names its ``tiers[i].prompt``."""
     tiers = {}
@@ -87,19 +79,14 @@ def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, 
     return tiers
 
 
-def load_one(config: SuiteConfig, name: str, label: str, after_run: AfterRun | None = None) -> AnyTier:
+def load_one(config: SuiteConfig, name: str, label: str, after_run: AfterRun | None = None) -> Tier:
     """One tier of the config, loaded as its entry says (session options, prompt override)."""
     spec = config.tier(name)
     prompt = spec.prompt if detect_kind(spec.path) == "causal" else None
     return load_tier(spec.path, config.session, label=label, after_run=after_run, name=name, prompt=prompt)
 
 
-def detect_kind(folder: Path) -> str:
-    """The model kind of a tier folder, told by its graphs as :func:`load_tier` tells it."""
-    return "causal" if detect_causal_layout(folder) else "seq2seq"
-
-
-def speculative_pairs(config: SuiteConfig, tiers: dict[str, AnyTier]) -> dict[str, AnyPair]:
+def speculative_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Pair]:
     """Each ``[[pairs]]`` entry through :func:`open_pair`; its refusal (two kinds, two vocabularies) names the entry."""
     pairs = {}
     for i, spec in enumerate(config.pairs):
@@ -113,7 +100,7 @@ def speculative_pairs(config: SuiteConfig, tiers: dict[str, AnyTier]) -> dict[st
     return pairs
 
 
-def _self_pairs(config: SuiteConfig, tiers: dict[str, AnyTier]) -> dict[str, AnyPair]:
+def _self_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Pair]:
     """A self-pair (same artifact loaded twice) for every tier a pair uses."""
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
     return {f"{n}->{n}": open_pair(load_one(config, n, label=f"{n}~drafter"), tiers[n]) for n in used}
@@ -218,12 +205,12 @@ def _each(writers: tuple[RecordWriter | Iterable[RecordWriter], ...]) -> list[Re
 
 
 def fresh_loader(
-    config: SuiteConfig, tiers: dict[str, AnyTier], pairs: dict[str, AnyPair], hooks: Mapping[str, AfterRun]
+    config: SuiteConfig, tiers: dict[str, Tier], pairs: dict[str, Pair], hooks: Mapping[str, AfterRun]
 ) -> Loader:
     """The wall-clock suite's loader: the sessions loaded (and fingerprinted) first, then fresh ones each call."""
     loaded = [(tiers, pairs)]
 
-    def load() -> tuple[dict[str, AnyTier], dict[str, AnyPair]]:
+    def load() -> tuple[dict[str, Tier], dict[str, Pair]]:
         if loaded:
             return loaded.pop()
         fresh = load_tiers(config, hooks)
@@ -233,7 +220,7 @@ def fresh_loader(
 
 
 def new_document(
-    config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, AnyTier], env: dict[str, Any]
+    config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, Tier], env: dict[str, Any]
 ) -> dict[str, Any]:
     """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
     return document(

@@ -26,11 +26,9 @@ from functools import partial
 from time import perf_counter, process_time
 from typing import Any
 
-from measure.engine.artifacts import Tier
-from measure.engine.causal import CausalTier
-from measure.engine.causal_speculative import CausalSpeculativePair
-from measure.engine.decode import Decoded, greedy_ids
-from measure.engine.speculative import SpeculativeDecoded, SpeculativePair
+from measure.engine.result import Decoded
+from measure.engine.speculative import Pair, SpeculativeDecoded
+from measure.engine.tier import Tier
 from measure.record.model.write_wallclock import (
     CasePass,
     SpeculativeCounts,
@@ -70,8 +68,8 @@ class CaseSpec:
 
 
 def cases_for(
-    tiers: dict[str, Tier | CausalTier],
-    pairs: dict[str, SpeculativePair | CausalSpeculativePair],
+    tiers: dict[str, Tier],
+    pairs: dict[str, Pair],
     ks: tuple[int, ...],
 ) -> list[CaseSpec]:
     """Each tier's greedy case, then each pair at each k; either model kind, through the same decode calls."""
@@ -80,7 +78,7 @@ def cases_for(
             name,
             greedy_facts(name),
             tier.source_ids,
-            lambda ids, tier=tier: greedy_ids(tier, ids),
+            tier.greedy_ids,
             causal=tier.kind == "causal",
         )
         for name, tier in tiers.items()

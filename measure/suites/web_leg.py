@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from measure.engine.artifacts import Tier
+from measure.engine.tier import Tier
 from measure.suites import node_leg
 from measure.suites.node_leg import LegFailed, LegSkipped, LegUnavailable, NodeRow
 from measure.suites.web_server import LoopbackServer

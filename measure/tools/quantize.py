@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-from measure.engine.artifacts import load_tier, read_meta
-from measure.engine.decode import greedy
-from measure.engine.graphs import LAYOUT_FILES, detect_layout
+from measure.engine.meta import read_meta
+from measure.engine.seq2seq.graphs import LAYOUT_FILES, detect_layout
+from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 from measure.suites.golden import GoldenRows, load_golden
 from measure.writing import make_dirs, reason
@@ -55,7 +55,7 @@ def record_feeds(src: Path, calibration: GoldenRows, rows: int) -> dict[str, Fee
         session.recorded = []
     for row in calibration.rows[:rows]:
         try:
-            greedy(tier, row.input)
+            tier.greedy(row.input)
         except MeasureError as exc:
             raise MeasureError(f"{calibration.path}:{row.line}: cannot decode this calibration source ({exc})") from exc
     return {session.path.name: session.recorded or [] for session in sessions}

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from measure.engine.causal_layouts import CAUSAL_LAYOUT_FILES, GENAI_MARKER
-from measure.engine.graphs import LAYOUT_FILES
+from measure.engine.causal.layouts import CAUSAL_LAYOUT_FILES, GENAI_MARKER
+from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.engine.session import SessionConfig
 from measure.errors import MeasureError
 from measure.policy import Policy

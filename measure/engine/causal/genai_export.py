@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from measure.engine.causal import CausalTier
+from measure.engine.causal.tier import CausalTier
 from measure.errors import MeasureError
 
 

@@ -7,7 +7,7 @@ builds nothing but what onnxruntime returns. Trimming cuts the cache in place,
 which is how a speculative round drops rejected drafts.
 
 :func:`open_lane` picks a tier's lane: a genai folder whose config shares past and
-present decodes in one buffer bound once (:mod:`genai_lane`), an optimum
+present decodes in one buffer bound once (:mod:`shared_lane`), an optimum
 ``causal`` graph in two bound buffers taking turns (:mod:`bound_lane`), both as
 onnxruntime-genai's compiled loop holds the cache; the split and merged layouts,
 and a session whose feeds are recorded, in this lane.
@@ -19,9 +19,9 @@ from time import perf_counter
 
 import numpy as np
 
-from measure.engine.bound_lane import BoundLane, takes_bound_buffers
-from measure.engine.causal_layouts import CausalGraphs
-from measure.engine.genai_lane import SharedLane, shares_buffer
+from measure.engine.causal.bound_lane import BoundLane, takes_bound_buffers
+from measure.engine.causal.layouts import CausalGraphs
+from measure.engine.causal.shared_lane import SharedLane, shares_buffer
 from measure.engine.session import Trace
 
 _CACHE_BRANCH = np.array([True])

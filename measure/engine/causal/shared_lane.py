@@ -9,57 +9,21 @@ into a bound array and reads the bound logits. One binding per total length is m
 once per tier (a binding fixes the mask's shape), so a step rebinds nothing.
 
 The buffers belong to the tier (:class:`SharedCache`, made on first use) and are lent to
-one live lane at a time (:func:`lend`): a lane still held when another begins keeps its
+one live lane at a time (:func:`measure.engine.causal.buffers.lend`): a lane still held when another begins keeps its
 own, and the new one gets a second set.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
-from measure.engine.causal_layouts import CausalGraphs
-from measure.engine.graphs import DTYPES
+from measure.engine.causal.buffers import BufferedLane, StepArrays
+from measure.engine.causal.layouts import CausalGraphs
 from measure.engine.session import Trace
-from measure.errors import MeasureError
-
-
-class Bindings(dict):
-    """Step bindings made once per key (a total length, or one with the side) on first use."""
-
-    def __init__(self, make: Any) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key: Any) -> Any:
-        binding = self[key] = self.make(key)
-        return binding
-
-
-class StepArrays:
-    """What a bound decode step reads and writes besides the cache (the mask, the token, the logits) and the
-    C-level run; each cache kind adds its buffers and makes its step bindings (``_step``) on first use."""
-
-    def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
-        session = graphs.steady
-        self.graphs, self.max_length = graphs, max_length
-        self.mask = np.ones((1, max_length), dtype=graphs.mask_dtype)
-        self.token = np.zeros((1, 1), dtype=graphs.ids_dtype)
-        self.logits_dtype = DTYPES[session.outputs["logits"].type]
-        self.logits = np.zeros((1, 1, graphs.shape.vocab_size), dtype=self.logits_dtype)
-        self.run = session.session._sess.run_with_iobinding
-        self.options = ort.RunOptions()
-        self.steps = Bindings(self._step)
-        self.owner: Any = None
-        """The lane holding these buffers now (a weak reference), or None: see :func:`lend`."""
-
-    def _step(self, key: Any) -> Any:
-        raise NotImplementedError
 
 
 class SharedCache(StepArrays):
@@ -89,53 +53,22 @@ class SharedCache(StepArrays):
         return io._iobinding
 
 
-def lend(graphs: CausalGraphs, lane: Any, make: Callable[[], Any]) -> Any:
-    """A buffer set of the tier no live lane holds (made when every one is held), now held by ``lane``."""
-    cache = next((c for c in graphs.caches if c.owner is None or c.owner() is None), None)
-    if cache is None:
-        cache = make()
-        graphs.caches.append(cache)
-    cache.owner = weakref.ref(lane)
-    return cache
-
-
-def draft_by_feeding(lane: Any, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
-    """A drafter's turn on a lane whose single steps are already lean (:meth:`CausalLane.draft`'s contract): feed
-    ``tokens`` in one call, then draft single-step through ``lane.feed`` until ``budget`` drafts or eos."""
-    if not tokens or budget < 1:
-        raise ValueError("a draft needs at least one token to feed and a budget of at least one")
-    row = lane.feed(tokens, trace)[-1]
-    drafts: list[int] = []
-    while True:
-        token = int(row.argmax())
-        drafts.append(token)
-        if token == eos or len(drafts) == budget:
-            return drafts
-        row = lane.feed([token], trace)[-1]
-
-
 def shares_buffer(graphs: CausalGraphs) -> bool:
     """The genai config shares past and present (and no feeds are being recorded, which needs plain feeds)."""
     genai = graphs.genai
     return genai is not None and genai.share_buffer and graphs.steady.recorded is None
 
 
-class SharedLane:
+class SharedLane(BufferedLane):
     """The cache after ``length`` fed positions, in the tier's shared buffers (see :class:`CausalLane`)."""
 
-    __slots__ = ("__weakref__", "cache", "graphs", "length", "session")
+    __slots__ = ()
 
     def __init__(self, graphs: CausalGraphs) -> None:
-        self.graphs, self.session = graphs, graphs.steady
-        self.cache: SharedCache = lend(graphs, self, lambda: SharedCache(graphs, graphs.context or 0))
-        self.length = 0
+        super().__init__(graphs, SharedCache)
 
-    def _room(self, k: int) -> None:
-        if self.length + k > self.cache.max_length:
-            raise MeasureError(
-                f"{self.graphs.genai.path}: field search.max_length: {self.cache.max_length} positions, "
-                f"and the decode needs {self.length + k}"
-            )
+    def limit_field(self) -> str:
+        return f"{self.graphs.genai.path}: field {self.graphs.genai.max_length_field}"
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the cache: logits ``(len(tokens), vocab)``, cache grown."""
@@ -195,5 +128,3 @@ class SharedLane:
         trace.ended = perf_counter()
         self.length = length
         return out, stopped
-
-    draft = draft_by_feeding

@@ -13,7 +13,7 @@ output names (never from a hard-coded layer count):
   ``use_cache_branch`` input picks the first-call or the with-past branch.
 
 This module only says what a folder holds and what its graphs' names mean, for the
-layouts and for tools that look at a folder (quantize, scaffold); :mod:`measure.engine.layouts`
+layouts and for tools that look at a folder (quantize, scaffold); :mod:`measure.engine.seq2seq.layouts`
 opens the graphs and feeds each layout.
 """
 
@@ -22,18 +22,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-
 from measure.engine.session import TimedSession
 from measure.errors import MeasureError
 
-DTYPES = {
-    "tensor(float)": np.float32,
-    "tensor(float16)": np.float16,
-    "tensor(int64)": np.int64,
-    "tensor(int32)": np.int32,
-    "tensor(bool)": np.bool_,
-}
 SIMPLE_PAST = re.compile(r"^past_(key|value)_(\d+)$")
 SIMPLE_PRESENT = re.compile(r"^present_(key|value)_(\d+)$")
 OPT_PAST = re.compile(r"^past_key_values\.(\d+)\.(decoder|encoder)\.(key|value)$")

@@ -4,7 +4,7 @@ onnxruntime-genai's model builder writes the file beside ``model.onnx``. Only th
 fields that decide how the graph is called are read (the decoder's file, its
 input/output names, the cache's shape and mode, the special ids, the lengths);
 a malformed file, a missing field or a file it names that is absent is one line
-naming the file and the field. No onnxruntime here: :mod:`causal_layouts` opens
+naming the file and the field. No onnxruntime here: :mod:`measure.engine.causal.layouts` opens
 the graph; :func:`check_genai_graph` reads the graph's own attention numbers from
 its proto (no weights) so a config that disagrees is refused before anything is
 allocated by it.

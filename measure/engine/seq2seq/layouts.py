@@ -1,7 +1,7 @@
 """The three decoder layouts (simple, optimum, optimum-merged): how each is checked, fed and called.
 
-Each subclass of :class:`~measure.engine.decoder.Decoder` maps its graphs' names
-(:mod:`measure.engine.graphs`) onto the common calls; :func:`open_graphs` opens a
+Each subclass of :class:`~measure.engine.seq2seq.decoder.Decoder` maps its graphs' names
+(:mod:`measure.engine.seq2seq.graphs`) onto the common calls; :func:`open_graphs` opens a
 tier's sessions and picks the layout's class.
 """
 
@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.decoder import Decoder, Encoder, Lane, TokenIds
-from measure.engine.graphs import (
-    DTYPES,
+from measure.engine.seq2seq.decoder import Decoder, Encoder, Lane, TokenIds
+from measure.engine.seq2seq.graphs import (
     LAYOUT_FILES,
     OPT_PAST,
     OPT_PRESENT,
@@ -23,8 +22,8 @@ from measure.engine.graphs import (
     check_layers,
     check_names,
 )
-from measure.engine.kvcache import KVCache
-from measure.engine.session import AfterRun, SessionConfig, TimedSession, Trace, open_session
+from measure.engine.seq2seq.kvcache import KVCache
+from measure.engine.session import DTYPES, AfterRun, SessionConfig, TimedSession, Trace, open_session
 from measure.errors import MeasureError
 
 

@@ -4,7 +4,7 @@ Every decoder call takes *k* new tokens on top of a cache and returns logits for
 all *k* positions plus the grown cache: k = 1 is single-step framing, k > 1 the
 batched framing a speculative verifier uses. The per-token loops
 (:meth:`Decoder.greedy`, :meth:`Lane.feed`, :meth:`Lane.draft`) live here, once for
-all layouts; :mod:`measure.engine.layouts` says how each layout is fed.
+all layouts; :mod:`measure.engine.seq2seq.layouts` says how each layout is fed.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from measure.engine.graphs import DTYPES, check_names
-from measure.engine.kvcache import KVCache
-from measure.engine.session import TimedSession, Trace
+from measure.engine.seq2seq.graphs import check_names
+from measure.engine.seq2seq.kvcache import KVCache
+from measure.engine.session import DTYPES, TimedSession, Trace
 from measure.errors import MeasureError
 
 

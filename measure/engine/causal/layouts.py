@@ -21,7 +21,7 @@ A fourth, ``genai``, is a folder of onnxruntime-genai's model builder
 rotary embedding fused in, no ``position_ids``, a symbolic head size and the
 names per layer the config states. onnxruntime-genai allocates its cache once at
 ``max_length`` (``past_present_share_buffer``) and so does measure's loop
-(:mod:`measure.engine.genai_lane`); the graph equally takes a past grown from
+(:mod:`measure.engine.causal.shared_lane`); the graph equally takes a past grown from
 length 0 (GroupQueryAttention reads the lengths from ``attention_mask``), which
 the plain :class:`CausalLane` does: both give onnxruntime-genai's logits, bit for
 bit, on the demo folders.
@@ -37,10 +37,9 @@ from typing import Any
 import numpy as np
 
 from measure.engine.bounds import require_fits
-from measure.engine.genai_config import GENAI_CONFIG, GenaiConfig, check_genai_graph, read_genai_config
-from measure.engine.graphs import DTYPES
+from measure.engine.causal.genai_config import GENAI_CONFIG, GenaiConfig, check_genai_graph, read_genai_config
 from measure.engine.meta import meta_source
-from measure.engine.session import AfterRun, SessionConfig, TimedSession, open_session
+from measure.engine.session import DTYPES, AfterRun, SessionConfig, TimedSession, open_session
 from measure.errors import MeasureError
 
 CAUSAL_LAYOUT_FILES = {
@@ -222,10 +221,10 @@ class CausalGraphs:
         self.first, self.steady = sessions[0], sessions[-1]
         self.genai = genai
         self.caches: list[Any] = []
-        """Cache buffer sets of :mod:`genai_lane` / :mod:`bound_lane`, each lent to one live lane at a time."""
+        """Cache buffer sets of :mod:`shared_lane` / :mod:`bound_lane`, each lent to one live lane at a time."""
         context = genai.max_length if genai is not None else meta.get("max_position_embeddings")
         self.context: int | None = context if isinstance(context, int) and context > 0 else None
-        """Positions the cache buffers of :mod:`bound_lane` / :mod:`genai_lane` are made for."""
+        """Positions the cache buffers of :mod:`bound_lane` / :mod:`shared_lane` are made for."""
         if genai is not None:
             _check_genai(self.steady, genai)
             self.past, self.names = genai.past_names(), [*genai.present_names(), "logits"]

@@ -1,8 +1,8 @@
-"""The key/value cache as a value: what :meth:`~measure.engine.decoder.Decoder.feed` takes and returns.
+"""The key/value cache as a value: what :meth:`~measure.engine.seq2seq.decoder.Decoder.feed` takes and returns.
 
 A module of its own because the decoder, every layout and the framing suites that
 compare caches all hold one, and it needs nothing from them. The hot decode loops
-never build one: a :class:`~measure.engine.decoder.Lane` refills its feeds in place.
+never build one: a :class:`~measure.engine.seq2seq.decoder.Lane` refills its feeds in place.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ buffer holding the past) is made once per tier; a decode step then binds nothing
 and allocates nothing (as onnxruntime-genai's compiled loop runs the same graph):
 the loop writes the token and its position into bound arrays and reads the bound
 logits. The buffers belong to the tier, lent to one live lane at a time, as for
-:class:`measure.engine.genai_lane.SharedLane`.
+:class:`measure.engine.causal.shared_lane.SharedLane`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from measure.engine.causal_layouts import CausalGraphs
-from measure.engine.genai_lane import StepArrays, draft_by_feeding, lend
+from measure.engine.causal.buffers import BufferedLane, StepArrays
+from measure.engine.causal.layouts import CausalGraphs
 from measure.engine.session import Trace
-from measure.errors import MeasureError
 
 
 class BoundCache(StepArrays):
@@ -68,22 +67,17 @@ def takes_bound_buffers(graphs: CausalGraphs) -> bool:
     return graphs.layout == "causal" and not graphs.branch and bool(graphs.context) and graphs.steady.recorded is None
 
 
-class BoundLane:
+class BoundLane(BufferedLane):
     """The cache after ``length`` fed positions, held in ``cache.sides[side]`` (see :class:`CausalLane`)."""
 
-    __slots__ = ("__weakref__", "cache", "graphs", "length", "session", "side")
+    __slots__ = ("side",)
 
     def __init__(self, graphs: CausalGraphs) -> None:
-        self.graphs, self.session = graphs, graphs.steady
-        self.cache: BoundCache = lend(graphs, self, lambda: BoundCache(graphs, graphs.context or 0))
-        self.length, self.side = 0, 0
+        super().__init__(graphs, BoundCache)
+        self.side = 0
 
-    def _room(self, k: int) -> None:
-        if self.length + k > self.cache.max_length:
-            raise MeasureError(
-                f"{self.graphs.first.path.parent}: field max_position_embeddings: {self.cache.max_length} positions, "
-                f"and the decode needs {self.length + k}"
-            )
+    def limit_field(self) -> str:
+        return f"{self.graphs.first.path.parent}: field max_position_embeddings"
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the cache: logits ``(len(tokens), vocab)``, cache grown.
@@ -153,5 +147,3 @@ class BoundLane:
         trace.ended = perf_counter()
         self.length, self.side = length, side
         return out, stopped
-
-    draft = draft_by_feeding

@@ -1,0 +1,130 @@
+"""What every suite may ask of a tier, whatever its model kind, and the one way to load one.
+
+Two families implement :class:`Tier`: encoder-decoder tiers
+(:class:`measure.engine.seq2seq.tier.Seq2SeqTier`) and decoder-only ones
+(:class:`measure.engine.causal.tier.CausalTier`), told apart by their folder's
+graphs. A suite decodes, frames and drafts through this protocol; it asks a
+tier's ``kind`` only where the measurement itself differs (a decoder-only
+tier's prompt prefill framings).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from measure.engine.causal.layouts import detect_causal_layout
+from measure.engine.causal.tier import CausalTier
+from measure.engine.fingerprint import TierFingerprint
+from measure.engine.options import SessionConfig
+from measure.engine.result import Decoded
+from measure.engine.seq2seq.tier import Seq2SeqTier
+from measure.engine.session import AfterRun, Trace
+from measure.engine.speculative import Opening
+from measure.engine.tokenizer import Tokenizer
+from measure.errors import MeasureError
+
+KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
+"""The model kinds records store, in words."""
+
+
+@runtime_checkable
+class Lane(Protocol):
+    """One decode's cache, carried between calls (either kind): what greedy, speculative and framing runs feed."""
+
+    length: int
+    """Positions fed so far (a decoder-only tier's prompt included; a seq2seq tier's start token included)."""
+
+    def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
+        """One call of ``len(tokens)`` tokens on top of the cache: logits ``(len(tokens), vocab)``."""
+        ...
+
+    def trim(self, length: int) -> None:
+        """Keep the first ``length`` positions (how a speculative round drops rejected drafts)."""
+        ...
+
+    def draft(self, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
+        """Feed the committed ``tokens`` the lane lacks, then draft greedily up to ``budget`` tokens or eos."""
+        ...
+
+
+@runtime_checkable
+class Tier(Protocol):
+    """One loaded, ready-to-decode tier of either model kind."""
+
+    kind: str
+    """``seq2seq`` or ``causal``."""
+    name: str
+    label: str
+    path: Path
+    layout: str
+    meta: dict[str, Any]
+    config: SessionConfig
+    tokenizer: Tokenizer
+    shape: Any
+    special: Any
+    """The special ids: ``pad`` and ``eos`` for both kinds (plus ``decoder_start`` or ``bos``)."""
+    max_source_tokens: int | None
+    max_target_tokens: int | None
+    prompt: str | None
+    context: int | None
+
+    def source_ids(self, text: str) -> list[int]: ...
+
+    def default_max_new_tokens(self, source_tokens: int) -> int: ...
+
+    def fingerprint(self) -> TierFingerprint: ...
+
+    def begin(self, ids: list[int], trace: Trace) -> Lane:
+        """A lane at a decode's start (seq2seq: after the encoder; decoder-only: empty, the prompt fed first)."""
+        ...
+
+    def greedy(self, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded: ...
+
+    def greedy_ids(
+        self, ids: list[int], *, max_new_tokens: int | None = None, trace: Trace | None = None
+    ) -> Decoded: ...
+
+    def greedy_uncached(self, text: str, *, max_new_tokens: int | None = None) -> Decoded: ...
+
+    def open_speculative(self, ids: list[int], limit: int, trace: Trace) -> Opening: ...
+
+    def prefill_framed(
+        self, ids: list[int], block: int | None, trace: Trace | None = None
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """Decoder-only: the prompt fed in calls of ``block`` (None: one call); its logits and cache."""
+        ...
+
+    def feed_framed(
+        self, ids: list[int], tokens: list[int], block: int | None, trace: Trace | None = None
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """The output ``tokens`` of a decode replayed on its source in calls of ``block`` (None: all in one call):
+        the logits that decided each output and the cache's key/value per layer after them."""
+        ...
+
+
+def detect_kind(folder: Path | str) -> str:
+    """The model kind of a tier folder, told by its graphs (a decoder-only folder is looked for first)."""
+    return "causal" if detect_causal_layout(Path(folder)) else "seq2seq"
+
+
+def load_tier(
+    folder: Path | str,
+    config: SessionConfig | None = None,
+    label: str | None = None,
+    after_run: AfterRun | None = None,
+    name: str | None = None,
+    *,
+    prompt: str | None = None,
+) -> Seq2SeqTier | CausalTier:
+    """Load a tier of either model kind (a decoder-only folder, an onnxruntime-genai one included, is looked for
+    first); ``after_run`` is called inside the timing after every call (test-only, e.g. a slowdown). ``prompt``
+    overrides a decoder-only tier's template; a seq2seq tier takes none."""
+    folder = Path(folder)
+    if detect_kind(folder) == "causal":
+        return CausalTier(folder, config, label, after_run, name, prompt=prompt)
+    if prompt is not None:
+        raise MeasureError(f"{folder}: a prompt template is for decoder-only tiers; this is an encoder-decoder one")
+    return Seq2SeqTier(folder, config, label, after_run, name)
