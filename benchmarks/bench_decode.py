@@ -45,12 +45,13 @@ import numpy as np
 
 from measure import bundled
 from measure.analysis.speedup import CallCostInputs, fit_batch_cost, predict
+from measure.engine.load import load_tier
 from measure.engine.result import Decoded, finish
 from measure.engine.seq2seq.kvcache import KVCache
 from measure.engine.seq2seq.layouts import MergedDecoder, OptimumDecoder, SimpleDecoder
 from measure.engine.session import TimedSession, Trace
 from measure.engine.speculative import Pair, Round, SpeculativeDecoded
-from measure.engine.tier import Tier, load_tier
+from measure.engine.tier import Tier
 from measure.suites.golden import load_golden
 
 DEMO = bundled.GOLDEN.parent

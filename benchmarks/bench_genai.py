@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from measure import bundled
 from measure.engine.causal.genai_export import genai_folder
 from measure.engine.causal.tier import CausalTier
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.suites.genai_leg import og_decode, og_model, run_genai_speculative
 from measure.suites.golden import load_golden
 

@@ -9,7 +9,8 @@ import pytest
 from tests_support import write_config
 
 from measure import bundled
-from measure.engine.tier import Tier, load_tier
+from measure.engine.load import load_tier
+from measure.engine.tier import Tier
 from measure.suites.golden import GoldenRows, load_golden
 
 

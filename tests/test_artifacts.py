@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from measure import bundled
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.errors import MeasureError
 
 

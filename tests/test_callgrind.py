@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from measure import bundled
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.errors import MeasureError
 from measure.record.io import load, load_record, write_atomic
 from measure.suites.callgrind import HOOKS, callgrind_total, count

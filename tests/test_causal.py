@@ -386,8 +386,9 @@ def test_after_run_hooks_every_call(rows):
 
 
 def test_load_tier_tells_the_kinds_apart_by_their_graphs():
+    from measure.engine.load import load_tier
     from measure.engine.seq2seq.tier import Seq2SeqTier
-    from measure.engine.tier import Lane, Tier, load_tier
+    from measure.engine.tier import Lane, Tier
 
     lm, seq2seq, genai = (load_tier(p) for p in (DEMO / "lm-small-fp32", bundled.SMALL_FP32, DEMO / "genai-base-fp32"))
     assert isinstance(lm, CausalTier) and lm.kind == "causal" and isinstance(genai, CausalTier)

@@ -127,7 +127,7 @@ def _feed_loop(tier, text):
 @pytest.mark.parametrize("name", ["small-fp32", "small-fp32-optimum", "small-fp32-merged", "base-int8"])
 def test_the_lean_greedy_loop_equals_repeated_feeds_on_every_row_and_layout(name, golden):
     from measure import bundled
-    from measure.engine.tier import load_tier
+    from measure.engine.load import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows:
@@ -138,7 +138,7 @@ def test_the_lean_greedy_loop_equals_repeated_feeds_on_every_row_and_layout(name
 @pytest.mark.parametrize("name", ["small-int4", "small-fp32-optimum", "small-fp32-merged"])
 def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
     from measure import bundled
-    from measure.engine.tier import load_tier
+    from measure.engine.load import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     eos = tier.special.eos
@@ -167,8 +167,8 @@ def test_a_draft_equals_repeated_feeds_with_the_same_cache(name, golden):
 def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
     """The speculative loop's kept feeds give the same logits and trimmed caches, bit for bit, as KVCache objects."""
     from measure import bundled
+    from measure.engine.load import load_tier
     from measure.engine.seq2seq.decoder import Lane
-    from measure.engine.tier import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:
@@ -192,8 +192,8 @@ def test_a_lane_feeds_and_trims_as_feeds_and_cache_trims_do(name, golden):
 def test_a_lane_begun_from_the_encoder_equals_one_made_from_the_empty_cache(name, golden):
     """``Tier.begin`` builds the start lane from feeds made once per decoder: the same calls, bit for bit."""
     from measure import bundled
+    from measure.engine.load import load_tier
     from measure.engine.seq2seq.decoder import Lane
-    from measure.engine.tier import load_tier
 
     tier = load_tier(bundled.GOLDEN.parent / name)
     for row in golden.rows[:6]:

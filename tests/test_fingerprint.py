@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from measure import bundled
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 
 
 def test_precision_is_read_from_each_graph():

@@ -20,7 +20,7 @@ import pytest
 from measure.engine.causal.genai_config import read_genai_config
 from measure.engine.causal.genai_export import genai_config_for, genai_folder
 from measure.engine.causal.tier import CausalTier
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.errors import MeasureError
 from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
 
@@ -140,7 +140,7 @@ class Block(importlib.abc.MetaPathFinder):
         if name == "onnxruntime_genai" or name.startswith("onnxruntime_genai."):
             raise ImportError("blocked for the test")
 sys.meta_path.insert(0, Block())
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
 tier = load_tier(sys.argv[1])
 print(json.dumps([run_genai_leg([tier], ["слово"]), run_genai_speculative(tier, tier, ["слово"])]))

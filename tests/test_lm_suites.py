@@ -16,7 +16,7 @@ import pytest
 from measure import bundled
 from measure.analysis.prefill import causal_timings
 from measure.cli import main
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.record.io import load, load_record
 from measure.record.model import from_document
 

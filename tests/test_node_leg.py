@@ -11,7 +11,8 @@ import pytest
 from tests_support import build, html, ort_node_installed, site_project, write_config
 
 from measure import bundled
-from measure.engine.tier import Tier, load_tier
+from measure.engine.load import load_tier
+from measure.engine.tier import Tier
 from measure.record.io import SCHEMA_VERSION, load_record, write_atomic
 from measure.suites import node_leg
 from measure.suites.config import load_config

@@ -9,7 +9,7 @@ import pytest
 
 from measure import bundled
 from measure.engine.fingerprint import sha256_file
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.errors import MeasureError
 from measure.suites.golden import load_golden
 from measure.tools.quantize import quantize_tier

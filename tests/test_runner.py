@@ -160,7 +160,7 @@ def test_a_tier_that_decodes_nothing_is_refused_before_anything_is_measured(tmp_
 
     from measure import bundled
     from measure.cli import main
-    from measure.engine.tier import load_tier
+    from measure.engine.load import load_tier
 
     eos = load_tier(bundled.DEMO_DIR / source).special.eos
     mute = edit_logits(bundled.DEMO_DIR / source, tmp_path / "mute", bias={eos: 1e4})

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from measure import bundled
+from measure.engine.load import load_tier
 from measure.engine.session import SessionConfig, Slowdown, Trace, c_level_run
-from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from measure import bundled
+from measure.engine.load import load_tier
 from measure.engine.speculative import Pair
-from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 
 

@@ -16,8 +16,9 @@ from tests_support import build, html, site_project, write_config
 from measure import bundled
 from measure.analysis.runtime_axis import runtime_speeds
 from measure.analysis.verdicts import verdicts
+from measure.engine.load import load_tier
 from measure.engine.options import SessionConfig
-from measure.engine.tier import Tier, load_tier
+from measure.engine.tier import Tier
 from measure.errors import MeasureError
 from measure.record.io import SCHEMA_VERSION, load_record, validate, write_atomic
 from measure.record.model import from_document

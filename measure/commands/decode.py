@@ -38,9 +38,9 @@ def stdin_lines() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from measure.engine.load import load_tier
     from measure.engine.options import SessionConfig
     from measure.engine.speculative import open_pair
-    from measure.engine.tier import load_tier
 
     if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise MeasureError(f"--max-new-tokens: expected at least 1, got {args.max_new_tokens}")

@@ -61,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from measure.engine.tier import load_tier
+    from measure.engine.load import load_tier
     from measure.terminal import clean
 
     tier = load_tier(args.tier)

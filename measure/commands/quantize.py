@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.engine.tier import load_tier
+    from measure.engine.load import load_tier
     from measure.tools.quantize import quantize_tier
 
     out = quantize_tier(

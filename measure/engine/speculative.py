@@ -20,17 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from measure.engine.result import Decoded
 from measure.engine.session import Trace
+from measure.engine.tier import KINDS, Opening, Tier
 from measure.errors import MeasureError
-
-if TYPE_CHECKING:
-    from measure.engine.tier import Tier
-
-KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
-"""The model kinds, in words."""
 
 
 @dataclass(frozen=True)
@@ -63,21 +58,6 @@ class SpeculativeDecoded(Decoded):
     def acceptance(self) -> float | None:
         """Accepted draft tokens / proposed draft tokens; None when nothing was proposed."""
         return self.accepted / self.proposed if self.proposed else None
-
-
-@dataclass
-class Opening:
-    """Where a speculative decode's rounds start: the verifier's lane, the committed sequence (in the lane's
-    positions: a seq2seq start token, or a decoder-only prompt and the prefill's token), how many of its
-    leading ids are not output, the verifier calls made and the time to the first output token."""
-
-    lane: Any
-    seq: list[int]
-    prompt: int
-    calls: int = 0
-    first_token_s: float | None = None
-    stopped: str | None = None
-    """``eos`` when the opening already ended the decode."""
 
 
 def vocab_mismatch(drafter: Tier, verifier: Tier) -> str | None:

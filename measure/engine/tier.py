@@ -1,30 +1,27 @@
-"""What every suite may ask of a tier, whatever its model kind, and the one way to load one.
+"""What every suite may ask of a tier, whatever its model kind: the :class:`Tier` and :class:`Lane` protocols.
 
 Two families implement :class:`Tier`: encoder-decoder tiers
 (:class:`measure.engine.seq2seq.tier.Seq2SeqTier`) and decoder-only ones
 (:class:`measure.engine.causal.tier.CausalTier`), told apart by their folder's
 graphs. A suite decodes, frames and drafts through this protocol; it asks a
 tier's ``kind`` only where the measurement itself differs (a decoder-only
-tier's prompt prefill framings).
+tier's prompt prefill framings). :func:`measure.engine.load.load_tier` opens a folder
+as the family its graphs say.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from measure.engine.causal.layouts import detect_causal_layout
-from measure.engine.causal.tier import CausalTier
 from measure.engine.fingerprint import TierFingerprint
 from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
-from measure.engine.seq2seq.tier import Seq2SeqTier
-from measure.engine.session import AfterRun, Trace
-from measure.engine.speculative import Opening
+from measure.engine.session import Trace
 from measure.engine.tokenizer import Tokenizer
-from measure.errors import MeasureError
 
 KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
 """The model kinds records store, in words."""
@@ -48,6 +45,21 @@ class Lane(Protocol):
     def draft(self, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
         """Feed the committed ``tokens`` the lane lacks, then draft greedily up to ``budget`` tokens or eos."""
         ...
+
+
+@dataclass
+class Opening:
+    """Where a speculative decode's rounds start: the verifier's lane, the committed sequence (in the lane's
+    positions: a seq2seq start token, or a decoder-only prompt and the prefill's token), how many of its
+    leading ids are not output, the verifier calls made and the time to the first output token."""
+
+    lane: Any
+    seq: list[int]
+    prompt: int
+    calls: int = 0
+    first_token_s: float | None = None
+    stopped: str | None = None
+    """``eos`` when the opening already ended the decode."""
 
 
 @runtime_checkable
@@ -103,28 +115,3 @@ class Tier(Protocol):
         """The output ``tokens`` of a decode replayed on its source in calls of ``block`` (None: all in one call):
         the logits that decided each output and the cache's key/value per layer after them."""
         ...
-
-
-def detect_kind(folder: Path | str) -> str:
-    """The model kind of a tier folder, told by its graphs (a decoder-only folder is looked for first)."""
-    return "causal" if detect_causal_layout(Path(folder)) else "seq2seq"
-
-
-def load_tier(
-    folder: Path | str,
-    config: SessionConfig | None = None,
-    label: str | None = None,
-    after_run: AfterRun | None = None,
-    name: str | None = None,
-    *,
-    prompt: str | None = None,
-) -> Seq2SeqTier | CausalTier:
-    """Load a tier of either model kind (a decoder-only folder, an onnxruntime-genai one included, is looked for
-    first); ``after_run`` is called inside the timing after every call (test-only, e.g. a slowdown). ``prompt``
-    overrides a decoder-only tier's template; a seq2seq tier takes none."""
-    folder = Path(folder)
-    if detect_kind(folder) == "causal":
-        return CausalTier(folder, config, label, after_run, name, prompt=prompt)
-    if prompt is not None:
-        raise MeasureError(f"{folder}: a prompt template is for decoder-only tiers; this is an encoder-decoder one")
-    return Seq2SeqTier(folder, config, label, after_run, name)

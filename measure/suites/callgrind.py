@@ -94,8 +94,8 @@ def decode_region(
 ) -> dict[str, int]:
     """Run in the child under valgrind: load, warm up, then count only the greedy decodes of ``texts``
     (``prompt``: a decoder-only tier's template from the suite config)."""
+    from measure.engine.load import load_tier
     from measure.engine.options import SessionConfig
-    from measure.engine.tier import load_tier
 
     h = hooks()
     options = SessionConfig(**{**session, "providers": tuple(session["providers"])}) if session else None

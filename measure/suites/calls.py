@@ -19,11 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from measure.engine.load import load_tier
 from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
 from measure.engine.session import Trace
 from measure.engine.speculative import Pair
-from measure.engine.tier import Lane, Tier, load_tier
+from measure.engine.tier import Lane, Tier
 from measure.record.model.write_wallclock import (
     add_call_repeat,
     add_layout_repeat,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import measure
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 from measure.errors import MeasureError
 from measure.record.model.write_wallclock import (
     add_baseline_worker,

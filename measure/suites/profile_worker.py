@@ -16,7 +16,7 @@ from time import perf_counter
 from typing import Any
 
 from measure.engine.session import SessionConfig
-from measure.engine.tier import load_tier  # imported before any timing: the baseline imports the same
+from measure.engine.load import load_tier  # imported before any timing: the baseline imports the same
 from measure.suites.resources import peak_rss
 
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from measure import __version__
+from measure.engine.load import detect_kind, load_tier
 from measure.engine.session import AfterRun, Slowdown
 from measure.engine.speculative import Pair, open_pair
-from measure.engine.tier import Tier, detect_kind, load_tier
+from measure.engine.tier import Tier
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, new_run_id, now_iso
 from measure.record.model.write import document, golden_part, tier_part

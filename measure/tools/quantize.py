@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import onnx
 
+from measure.engine.load import load_tier
 from measure.engine.meta import read_meta
 from measure.engine.seq2seq.graphs import LAYOUT_FILES, detect_layout
-from measure.engine.tier import load_tier
 from measure.errors import MeasureError
 from measure.suites.golden import GoldenRows, load_golden
 from measure.writing import make_dirs, reason

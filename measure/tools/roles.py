@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure.engine.tier import load_tier
+from measure.engine.load import load_tier
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from measure.engine.meta import meta_source
 from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded, finish
 from measure.engine.session import AfterRun, Trace
-from measure.engine.speculative import Opening
+from measure.engine.tier import Opening
 from measure.errors import MeasureError
 
 

@@ -30,7 +30,7 @@ from measure.engine.seq2seq.graphs import LAYOUT_FILES, detect_layout
 from measure.engine.seq2seq.kvcache import KVCache
 from measure.engine.seq2seq.layouts import open_graphs
 from measure.engine.session import AfterRun, Trace
-from measure.engine.speculative import Opening
+from measure.engine.tier import Opening
 from measure.engine.tokenizer import Tokenizer
 from measure.errors import MeasureError
 

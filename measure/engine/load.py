@@ -1,0 +1,37 @@
+"""One way to load a tier of either model kind: the folder's graphs say which family opens it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from measure.engine.causal.layouts import detect_causal_layout
+from measure.engine.causal.tier import CausalTier
+from measure.engine.options import SessionConfig
+from measure.engine.seq2seq.tier import Seq2SeqTier
+from measure.engine.session import AfterRun
+from measure.errors import MeasureError
+
+
+def detect_kind(folder: Path | str) -> str:
+    """The model kind of a tier folder, told by its graphs (a decoder-only folder is looked for first)."""
+    return "causal" if detect_causal_layout(Path(folder)) else "seq2seq"
+
+
+def load_tier(
+    folder: Path | str,
+    config: SessionConfig | None = None,
+    label: str | None = None,
+    after_run: AfterRun | None = None,
+    name: str | None = None,
+    *,
+    prompt: str | None = None,
+) -> Seq2SeqTier | CausalTier:
+    """Load a tier of either model kind (a decoder-only folder, an onnxruntime-genai one included, is looked for
+    first); ``after_run`` is called inside the timing after every call (test-only, e.g. a slowdown). ``prompt``
+    overrides a decoder-only tier's template; a seq2seq tier takes none."""
+    folder = Path(folder)
+    if detect_kind(folder) == "causal":
+        return CausalTier(folder, config, label, after_run, name, prompt=prompt)
+    if prompt is not None:
+        raise MeasureError(f"{folder}: a prompt template is for decoder-only tiers; this is an encoder-decoder one")
+    return Seq2SeqTier(folder, config, label, after_run, name)
