@@ -46,7 +46,7 @@ import numpy as np
 from measure.record import archive
 from measure.record.io import load_record, stored_bytes
 from measure.record.pack import compress, pack
-from measure.record.seconds import DIFFS, SHAPE, UNIT, VALUES, _read_text
+from measure.record.sample_codec import DIFFS, SHAPE, UNIT, VALUES, _read_text
 from measure.record.tree import record_paths
 from measure.writing import json_text
 

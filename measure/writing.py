@@ -1,5 +1,10 @@
 """Every file measure writes: kept inside its target tree, never through a symlink, atomic, never NaN.
 
+Records, archives, caches, site sources, calibration files, quantized tiers' ``tier.json`` and the
+``--markdown``/``--json`` reports all go through :func:`write_bytes`. Two writers stay apart on purpose:
+``measure init`` creates its files with ``open("x")`` (a file that appears meanwhile is never overwritten),
+and the onnxruntime-genai leg fills a temporary folder of its own.
+
 A write goes to a temporary file beside its target and is renamed over it, so
 a reader (or a crash) sees the old file or the new one, never half of one.
 With ``root`` the target is resolved first and must stay inside that tree:
@@ -97,6 +102,15 @@ def write_bytes(
 
 def write_text(path: Path, text: str, root: Path | None = None) -> Path:
     return write_bytes(path, text.encode("utf-8"), root)
+
+
+def write_report(path: Path, text: str) -> Path:
+    """A file the user named on the command line (``--markdown``, ``--json``): its folder must exist, as a shell
+    redirection's must; then written as any other file (atomic, never through a symlinked target)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise MeasureError(f"{path}: No such file or directory (the folder {path.parent} does not exist)")
+    return write_text(path, text)
 
 
 def json_text(doc: Any, source: Path | str, indent: int | None = None) -> str:

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from tests_support import run_cli
 
-from measure.analysis.cache import SummaryCache, load_results
 from measure.errors import MeasureError
 from measure.record import archive
 from measure.record.io import read_bytes, write_record
 from measure.record.months import archive_months, due
+from measure.results.cache import SummaryCache
+from measure.results.reader import load_results
 from measure.site.render import render_results
 
 MONTHS = ("2026-01", "2026-01", "2026-02", "2026-02", "2026-03", "2026-03")

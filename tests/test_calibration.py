@@ -14,14 +14,16 @@ import numpy as np
 import pytest
 from tests_support import write_config
 
-from measure.analysis.cache import SummaryCache, load_results
-from measure.analysis.calibration import build_key, calibrate, load_calibration, write
+from measure.analysis.calibration import build_key, calibrate
 from measure.analysis.comparison import Drift
 from measure.analysis.summary import summarize_record
 from measure.errors import MeasureError
 from measure.record.io import load_record, write_atomic
 from measure.record.model import from_document
 from measure.record.tree import calibration_path
+from measure.results.cache import SummaryCache
+from measure.results.calibration_file import load_calibration, write
+from measure.results.reader import load_results
 from measure.suites.config import load_config
 from measure.suites.runner import run
 

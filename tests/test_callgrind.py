@@ -226,9 +226,11 @@ def test_the_compare_verb_prints_the_instruction_metric_and_gates_on_it(tmp_path
 
 
 def test_calibrate_pools_the_counts_drift_from_same_build_pairs(tmp_path, capsys):
-    from measure.analysis.cache import SummaryCache, load_results
-    from measure.analysis.calibration import calibrate, load_calibration, write
+    from measure.analysis.calibration import calibrate
     from measure.cli import main
+    from measure.results.cache import SummaryCache
+    from measure.results.calibration_file import load_calibration, write
+    from measure.results.reader import load_results
 
     results = tmp_path / "results"
     other = copy.deepcopy(COUNTS) | {"valgrind": "valgrind-3.22.0"}
@@ -249,10 +251,12 @@ def test_calibrate_pools_the_counts_drift_from_same_build_pairs(tmp_path, capsys
 
 
 def test_history_draws_the_count_per_tier_and_says_which_metric_called_each_change(tmp_path):
-    from measure.analysis.cache import SummaryCache, load_results
-    from measure.analysis.calibration import calibrate, write
+    from measure.analysis.calibration import calibrate
     from measure.analysis.history import machine_history
     from measure.record.tree import by_machine
+    from measure.results.cache import SummaryCache
+    from measure.results.calibration_file import write
+    from measure.results.reader import load_results
 
     results = tmp_path / "results"
     slowed = _doc(2, "b", {"small-int4": 1.03})
@@ -262,7 +266,7 @@ def test_history_draws_the_count_per_tier_and_says_which_metric_called_each_chan
     loaded = load_results(results, SummaryCache(None))
     machine = loaded.summaries[0].machine_id
     write(results, calibrate(loaded.summaries, machine))
-    from measure.analysis.calibration import load_calibration
+    from measure.results.calibration_file import load_calibration
 
     ((_, runs),) = by_machine(loaded.summaries).items()
     h = machine_history(machine, runs, load_calibration(results, machine), SummaryCache(None))

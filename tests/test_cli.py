@@ -151,12 +151,12 @@ IMPORT_FLOW = [
         ("torch", "jinja2", "plotly", "mkdocs", "markupsafe"),
     ),
     (
-        "measure.site.render, measure.site.plugin, measure.analysis.verdicts, measure.analysis.calibration",
+        "measure.site.render, measure.site.plugin, measure.analysis.rules, measure.analysis.calibration",
         ("onnxruntime", "onnx", "torch"),
     ),
     # the site source and its writer serve Zensical too: no mkdocs (nor plotly's Python package) needed
     (
-        "measure.site.source, measure.site.output, measure.site.hosts, measure.commands.render",
+        "measure.site.source, measure.site.output, measure.site.generators, measure.commands.render",
         ("onnxruntime", "onnx", "torch", "mkdocs", "plotly"),
     ),
 ]

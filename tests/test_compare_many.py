@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from measure.analysis import tdist
-from measure.analysis.cache import SummaryCache
 from measure.analysis.comparison import CaseSamples, Drift, compare, compare_many
 from measure.analysis.stats import summarize
 from measure.policy import Policy
+from measure.results.cache import SummaryCache
 
 
 def _samples(rng: np.random.Generator, scale: float, noise: float, cases: int = 12) -> dict[str, CaseSamples]:

@@ -16,8 +16,8 @@ import pytest
 from tests_support import build, html, site_project, write_config
 
 from measure import bundled
-from measure.analysis.analyse import analyse
 from measure.analysis.cost_model import cost_model
+from measure.analysis.record_analysis import analyse
 from measure.analysis.speedup import fit_batch_cost
 from measure.analysis.stats import paired_ratio, predicted_speedup
 from measure.analysis.timings import pair_timings

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_project
 
-from measure.analysis.analyse import analyse
 from measure.analysis.current import compose
-from measure.analysis.verdicts import verdicts
+from measure.analysis.record_analysis import analyse
+from measure.analysis.rules import verdicts
 from measure.record.io import load_record, validate, write_atomic
 from measure.record.model import from_document
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from tests_support import build, html, site_project
 
-from measure.analysis.cache import SummaryCache, load_results
-from measure.analysis.calibration import load_calibration
 from measure.analysis.history import machine_history, verdict_series
 from measure.cli import main
 from measure.record.io import load_record, write_atomic
 from measure.record.tree import by_machine
+from measure.results.cache import SummaryCache
+from measure.results.calibration_file import load_calibration
+from measure.results.reader import load_results
 from measure.site.pages.history import CHART_POINTS, CHART_RUNS, chart_runs
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -24,9 +24,9 @@ import pytest
 from tests_support import ROOT
 
 from measure import bundled
-from measure.site.hosts import HOSTS, yaml_config
+from measure.site.generators import HOSTS, yaml_config
 from measure.site.loader import PLOTLY, SCRIPT, STYLE
-from measure.site.render import PAGES
+from measure.site.nav import PAGES
 
 AUDIT = """\
 import os, sys

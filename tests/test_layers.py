@@ -1,4 +1,4 @@
-"""The package's stages import one way: engine -> suites -> record -> analysis -> site.
+"""The package's stages import one way: engine -> suites -> record -> analysis -> results -> site.
 
 Read from the source (every ``import``, at module level or inside a function), so a late import cannot hide
 a step back up the flow.
@@ -14,27 +14,45 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "measure"
 CORE = ("errors", "writing", "terminal", "bundled", "policy")
 """The small shared core every stage may import; it imports no stage."""
-STAGES = ("engine", "suites", "record", "analysis", "site", "tools", "commands")
+STAGES = ("engine", "suites", "record", "analysis", "results", "site", "tools", "commands")
 
 NEVER: dict[str, tuple[str, ...]] = {
     "engine": (
         "measure.suites",
         "measure.record",
         "measure.analysis",
+        "measure.results",
         "measure.site",
         "measure.tools",
         "measure.commands",
     ),
-    "suites": ("measure.analysis", "measure.site", "measure.tools", "measure.commands"),
+    # the two tier families meet only in the engine's shared modules (tier, load, speculative, folder)
+    "engine/seq2seq": ("measure.engine.causal", "measure.engine.load", "measure.engine.speculative"),
+    "engine/causal": ("measure.engine.seq2seq", "measure.engine.load", "measure.engine.speculative"),
+    "suites": ("measure.analysis", "measure.results", "measure.site", "measure.tools", "measure.commands"),
     "record": (
         "measure.engine",
         "measure.suites",
         "measure.analysis",
+        "measure.results",
         "measure.site",
         "measure.tools",
         "measure.commands",
     ),
     "analysis": (
+        "measure.engine",
+        "measure.suites",
+        "measure.results",
+        "measure.site",
+        "measure.tools",
+        "measure.commands",
+        "onnxruntime",
+        "onnx",
+        "subprocess",
+        "concurrent",
+        "multiprocessing",
+    ),
+    "results": (
         "measure.engine",
         "measure.suites",
         "measure.site",

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.analysis.analyse import analyse
 from measure.analysis.profile import ProfileRatios, tier_costs
+from measure.analysis.record_analysis import analyse
+from measure.analysis.rules import failed_gates, verdicts
 from measure.analysis.stats import Estimate, fit_exponent, summarize
 from measure.analysis.timings import pair_timings, tier_timings
-from measure.analysis.verdicts import failed_gates, verdicts
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 from measure.site.charts import Palette

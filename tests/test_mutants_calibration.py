@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from measure.analysis.calibration import AAPair, Calibration, build_key, calibrate, from_dict, load_calibration, write
+from measure.analysis.calibration import AAPair, Calibration, build_key, calibrate, from_dict
 from measure.analysis.comparison import CaseSamples
 from measure.analysis.stats import Estimate
 from measure.errors import MeasureError
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
+from measure.results.calibration_file import load_calibration, write
 
 MACHINE = "m1"
 DATA = Path(__file__).resolve().parent / "data"

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from measure.analysis.analyse import analyse
-from measure.analysis.verdicts import failed_gates, verdicts
+from measure.analysis.record_analysis import analyse
+from measure.analysis.rules import failed_gates, verdicts
 from measure.engine.speculative import Pair, Round
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from measure.analysis.rules import failed_gates, framing_verdicts, verdicts, wallclock_verdicts
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import PairTiming, TierTiming
 from measure.analysis.verdict import Verdict, from_table, to_table
-from measure.analysis.verdicts import failed_gates, framing_verdicts, verdicts, wallclock_verdicts
 from measure.policy import Policy
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from tests_support import ROOT, write_config
 
-from measure.analysis.analyse import analyse
 from measure.analysis.comparison import compare_records
 from measure.analysis.profile import metric_samples, tier_costs
+from measure.analysis.record_analysis import analyse
 from measure.cli import main
 from measure.errors import MeasureError
 from measure.record.io import load, load_record

@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from measure.analysis.cache import ANALYSIS_VERSION
 from measure.record.io import read_bytes
+from measure.results.cache import ANALYSIS_VERSION
 from measure.site.build import FACTS
 from measure.site.pages.runs import RUN_FACTS_VERSION, _sum_line, facts_from_entry
 from measure.site.render import render_results

@@ -100,7 +100,7 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
     import csv
     import io
 
-    from measure.analysis.analyse import analyse
+    from measure.analysis.record_analysis import analyse
     from measure.record.model import from_document
     from measure.site.pages.headline import headline
 
@@ -454,7 +454,8 @@ def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
 
 
 def _site(results: Path):
-    from measure.analysis.cache import SummaryCache, load_results
+    from measure.results.cache import SummaryCache
+    from measure.results.reader import load_results
     from measure.site.build import build_site
 
     cache = SummaryCache(None)
@@ -493,9 +494,11 @@ def test_machines_page_shows_platform_parity_by_precision_with_the_first_diverge
 
 
 def test_history_charts_ms_per_token_and_calls_a_30_percent_slowdown_on_that_tier_only(built, tmp_path):
-    from measure.analysis.cache import SummaryCache, load_results
-    from measure.analysis.calibration import calibrate, write
+    from measure.analysis.calibration import calibrate
     from measure.record.io import load_record
+    from measure.results.cache import SummaryCache
+    from measure.results.calibration_file import write
+    from measure.results.reader import load_results
 
     project, _ = built
     base = load_record(ROOT / "tests" / "data" / "record-v1.json")  # a real recorded run, 5 repeats
@@ -557,7 +560,7 @@ def _slug(path: str) -> str:
 )
 def test_the_plugin_adds_its_pages_to_the_nav_once(tmp_path, options, nav, sections):
     """A site with only theme and plugins gets measure's section; a nav that lists its pages is kept as written."""
-    from measure.site.render import PAGES
+    from measure.site.nav import PAGES
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "index.md").write_text("# Start\n", encoding="utf-8")
@@ -588,7 +591,7 @@ def test_every_verdict_topic_has_a_row_to_link_to():
     """A new verdict topic must say where its evidence is (else its link would fall back to Methods)."""
     import inspect
 
-    from measure.analysis import verdicts
+    from measure.analysis import rules as verdicts
     from measure.site.evidence import ROWS
 
     source = inspect.getsource(verdicts)

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from measure.analysis import cache as cache_module
-from measure.analysis.cache import ANALYSIS_VERSION, SummaryCache, load_results
 from measure.analysis.history import machine_history
 from measure.analysis.summary import Summary, summarize_record
 from measure.analysis.verdict import text_fields as verdict_fields
 from measure.record.io import load, load_record, write_atomic
+from measure.results import cache as cache_module
+from measure.results.cache import ANALYSIS_VERSION, SummaryCache
+from measure.results.reader import load_results
 from measure.site.render import render_results
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -6,8 +6,8 @@ import copy
 from dataclasses import replace
 from pathlib import Path
 
-from measure.analysis.verdicts import failed_gates
-from measure.analysis.verdicts import verdicts as judge
+from measure.analysis.rules import failed_gates
+from measure.analysis.rules import verdicts as judge
 from measure.policy import policy_from
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document

@@ -14,8 +14,8 @@ import pytest
 from tests_support import build, html, site_project, write_config
 
 from measure import bundled
+from measure.analysis.rules import verdicts
 from measure.analysis.runtime_axis import runtime_speeds
-from measure.analysis.verdicts import verdicts
 from measure.engine.load import load_tier
 from measure.engine.options import SessionConfig
 from measure.engine.tier import Tier

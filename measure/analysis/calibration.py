@@ -42,7 +42,7 @@ import numpy as np
 from measure.analysis.comparison import CaseSamples, Drift
 from measure.errors import MeasureError
 from measure.record.model import Record
-from measure.record.tree import Dated, in_time_order, read_calibration, write_calibration
+from measure.record.tree import Dated, in_time_order
 
 CALIBRATION_VERSION = 2
 """2 adds ``drift_sd`` (and ``weak``); a version-1 file is read with a drift derived from its ratios alone."""
@@ -232,10 +232,6 @@ def _drift_sd(excess: list[float]) -> float | None:
     return float(np.sqrt(max(0.0, float(np.mean(excess))) / 2)) if excess else None
 
 
-def write(results: Path, cal: Calibration) -> Path:
-    return write_calibration(results, cal.machine_id, cal.to_dict())
-
-
 def _field(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], expected: str, path: Path) -> Any:
     value = doc.get(name)
     if not isinstance(value, kinds) or isinstance(value, bool):
@@ -243,18 +239,25 @@ def _field(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], expec
     return value
 
 
-def from_dict(doc: Any, path: Path) -> Calibration:
-    if not isinstance(doc, dict):
-        raise MeasureError(f"{path}: expected a JSON object (a measure calibration)")
-    version = _field(doc, "calibration_version", int, "an integer", path)
-    if version not in (1, CALIBRATION_VERSION):
-        raise MeasureError(f"{path}: field 'calibration_version': expected 1 or {CALIBRATION_VERSION}, got {version}")
-    machine = _field(doc, "machine_id", str, "a machine id", path)
-    quantile = float(_field(doc, "quantile", (int, float), "a number", path))
-    tolerance = doc.get("tolerance")
-    number = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
-    if tolerance is not None and (not number or tolerance < 0):
-        raise MeasureError(f"{path}: field 'tolerance': expected a number >= 0 or null, got {tolerance!r}")
+def _number(doc: dict[str, Any], name: str, path: Path) -> float | None:
+    """An optional number >= 0 (a tolerance, a drift): None when absent or null."""
+    value = doc.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise MeasureError(f"{path}: field '{name}': expected a number >= 0 or null, got {value!r}")
+    return float(value)
+
+
+def _count(doc: dict[str, Any], name: str, path: Path) -> int:
+    """An optional count of pairs (0 when absent)."""
+    value = doc.get(name, 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise MeasureError(f"{path}: field '{name}': expected an integer >= 0, got {value!r}")
+    return value
+
+
+def _pairs(doc: dict[str, Any], path: Path) -> tuple[AAPair, ...]:
     pairs = []
     for i, p in enumerate(_field(doc, "pairs", list, "a list of A/A pairs", path)):
         try:
@@ -263,46 +266,25 @@ def from_dict(doc: Any, path: Path) -> Calibration:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             what = "expected base, new, commit and ratios {case: number}"
             raise MeasureError(f"{path}: field 'pairs[{i}]': {what}") from exc
+    return tuple(pairs)
+
+
+def from_dict(doc: Any, path: Path) -> Calibration:
+    """A calibration file's object, checked field by field (``path`` names it in errors)."""
+    if not isinstance(doc, dict):
+        raise MeasureError(f"{path}: expected a JSON object (a measure calibration)")
+    version = _field(doc, "calibration_version", int, "an integer", path)
+    if version not in (1, CALIBRATION_VERSION):
+        raise MeasureError(f"{path}: field 'calibration_version': expected 1 or {CALIBRATION_VERSION}, got {version}")
+    machine = _field(doc, "machine_id", str, "a machine id", path)
+    quantile = float(_field(doc, "quantile", (int, float), "a number", path))
+    tolerance = _number(doc, "tolerance", path)
+    pairs = _pairs(doc, path)
     if version == 1:  # no drift recorded: all of each ratio's log taken as drift (an upper bound)
         logs = [np.log(r) ** 2 for p in pairs for _, r in p.ratios if r > 0]
-        drift_sd = float(np.sqrt(np.mean(logs) / 2)) if logs else None
+        drift = float(np.sqrt(np.mean(logs) / 2)) if logs else None
     else:
-        drift_sd = doc.get("drift_sd")
-        number = isinstance(drift_sd, int | float) and not isinstance(drift_sd, bool)
-        if drift_sd is not None and (not number or drift_sd < 0):
-            raise MeasureError(f"{path}: field 'drift_sd': expected a number >= 0 or null, got {drift_sd!r}")
-    tol = None if tolerance is None else float(tolerance)
-    drift = None if drift_sd is None else float(drift_sd)
-    cpu_sd, cpu_pairs = doc.get("cpu_drift_sd"), doc.get("cpu_pairs", 0)
-    if cpu_sd is not None and (not isinstance(cpu_sd, int | float) or isinstance(cpu_sd, bool) or cpu_sd < 0):
-        raise MeasureError(f"{path}: field 'cpu_drift_sd': expected a number >= 0 or null, got {cpu_sd!r}")
-    if not isinstance(cpu_pairs, int) or isinstance(cpu_pairs, bool) or cpu_pairs < 0:
-        raise MeasureError(f"{path}: field 'cpu_pairs': expected an integer >= 0, got {cpu_pairs!r}")
-    ins_sd, ins_pairs = doc.get("instructions_drift_sd"), doc.get("instructions_pairs", 0)
-    if ins_sd is not None and (not isinstance(ins_sd, int | float) or isinstance(ins_sd, bool) or ins_sd < 0):
-        raise MeasureError(f"{path}: field 'instructions_drift_sd': expected a number >= 0 or null, got {ins_sd!r}")
-    if not isinstance(ins_pairs, int) or isinstance(ins_pairs, bool) or ins_pairs < 0:
-        raise MeasureError(f"{path}: field 'instructions_pairs': expected an integer >= 0, got {ins_pairs!r}")
-    return Calibration(
-        machine,
-        quantile,
-        tuple(pairs),
-        tol,
-        drift,
-        None if cpu_sd is None else float(cpu_sd),
-        cpu_pairs,
-        None if ins_sd is None else float(ins_sd),
-        ins_pairs,
-    )
-
-
-def load_calibration(results: Path, machine_id: str) -> Calibration | None:
-    """The recorded calibration of one machine in a results tree, or None when none was written."""
-    found = read_calibration(results, machine_id)
-    if found is None:
-        return None
-    path, doc = found
-    cal = from_dict(doc, path)
-    if cal.machine_id != machine_id:
-        raise MeasureError(f"{path}: field 'machine_id': expected {machine_id} (its folder), got {cal.machine_id}")
-    return cal
+        drift = _number(doc, "drift_sd", path)
+    cpu_sd, cpu_pairs = _number(doc, "cpu_drift_sd", path), _count(doc, "cpu_pairs", path)
+    ins_sd, ins_pairs = _number(doc, "instructions_drift_sd", path), _count(doc, "instructions_pairs", path)
+    return Calibration(machine, quantile, pairs, tolerance, drift, cpu_sd, cpu_pairs, ins_sd, ins_pairs)

@@ -22,14 +22,28 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Protocol
 
-from measure.analysis.cache import SummaryCache
 from measure.analysis.calibration import Calibration
-from measure.analysis.comparison import Comparison
+from measure.analysis.comparison import Comparison, Drift
 from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary
 from measure.analysis.verdict import Verdict
 from measure.policy import Policy
+
+
+class Judge(Protocol):
+    """What judges many (BASE, NEW) pairs of summaries, as :func:`measure.analysis.comparison.compare_many` does
+    (the results stage's cache answers from disk what it judged before)."""
+
+    def comparisons_many(
+        self,
+        pairs: list[tuple[Summary, Summary]],
+        tolerance: float | None,
+        drift: Drift | None = None,
+        metric: str = "wall",
+        outcomes: frozenset[str] | None = None,
+    ) -> list[list[Comparison]]: ...
 
 
 @dataclass(frozen=True)
@@ -120,9 +134,7 @@ def region_changed(base: Summary, new: Summary) -> str | None:
     return f"timed region changed ({was} -> {now}): a step here is tokenizing moved in or out, not a speed change"
 
 
-def machine_history(
-    machine: str, runs: list[Summary], calibration: Calibration | None, cache: SummaryCache
-) -> MachineHistory:
+def machine_history(machine: str, runs: list[Summary], calibration: Calibration | None, cache: Judge) -> MachineHistory:
     """``runs``: one machine's complete records, oldest first; ``calibration``: its recorded one, if any."""
     runs = [r for r in runs if r.samples]
     policy = runs[-1].policy if runs else Policy()

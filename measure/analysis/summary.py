@@ -3,7 +3,7 @@
 A summary holds everything the History, the Runs index and the A/A
 calibration read of a record (ids, commit, golden rows, each case's ms/token
 per repeat and median interval, every verdict), so a build re-analyses only
-new or changed records; :mod:`measure.analysis.cache` keeps them on disk.
+new or changed records; :mod:`measure.results.cache` keeps them on disk.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any
 
 from measure.analysis.calibration import build_key
 from measure.analysis.comparison import CaseSamples, instruction_samples_of, samples_of
+from measure.analysis.rules import verdicts
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.analysis.verdict import Verdict, from_table, to_table
-from measure.analysis.verdicts import verdicts
 from measure.policy import Policy, policy_from
 from measure.record.model import Git, Record
 

@@ -1,6 +1,6 @@
 """A verdict: one question about a record, answered yes / no / inconclusive with its value, rule and evidence.
 
-The rules that make verdicts live in :mod:`measure.analysis.verdicts`; this is what they make, what the summary
+The rules that make verdicts live in :mod:`measure.analysis.rules`; this is what they make, what the summary
 cache stores and what the pages link to their evidence.
 """
 

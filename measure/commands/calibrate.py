@@ -27,9 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis.cache import SummaryCache, load_results
-    from measure.analysis.calibration import calibrate, write
+    from measure.analysis.calibration import calibrate
     from measure.errors import MeasureError
+    from measure.results.cache import SummaryCache
+    from measure.results.calibration_file import write
+    from measure.results.reader import load_results
     from measure.terminal import clean
 
     if not args.results.is_dir():

@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.analysis.current import compose
-    from measure.analysis.verdicts import failed_gates, verdicts
+    from measure.analysis.rules import failed_gates, verdicts
     from measure.errors import MeasureError
     from measure.record.io import load
     from measure.record.tree import current_parts, entries

@@ -17,6 +17,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from measure.writing import write_report
+
 if TYPE_CHECKING:
     from measure.analysis.comparison import Comparison, Drift
     from measure.record.model import Record
@@ -106,8 +108,9 @@ def _newest(results: Path, machine: str | None, commit: str | None) -> Path | No
 
 def _calibrated(base_path: Path, machine: str, metric: str) -> tuple[Drift | None, str]:
     """The A/A drift of ``metric`` recorded for NEW's machine in the results tree BASE's record lies in."""
-    from measure.analysis.calibration import STRONG_PAIRS, load_calibration
+    from measure.analysis.calibration import STRONG_PAIRS
     from measure.record.archive import machine_folder
+    from measure.results.calibration_file import load_calibration
 
     results = machine_folder(base_path).parent  # <results>/<machine-id>/<run-id>.json, or in its month archive
     cal = load_calibration(results, machine)
@@ -136,7 +139,7 @@ def _records(args: argparse.Namespace) -> tuple[Path, Record, Path, Record] | No
             raise MeasureError(what)
         print(f"no baseline: {what}")
         if args.markdown is not None:
-            args.markdown.write_text(f"### measure compare\n\nNo baseline: {what}.\n", encoding="utf-8")
+            write_report(args.markdown, f"### measure compare\n\nNo baseline: {what}.\n")
         return None
     return base_path, load(base_path), new_path, new
 
@@ -204,5 +207,5 @@ def run(args: argparse.Namespace) -> int:
     failing = [c for c in rows if c.outcome in args.fail_on]
     if args.markdown is not None:
         text = _markdown(args.base, args.new, rows, failing, source, args.metric)
-        args.markdown.write_text(text, encoding="utf-8")
+        write_report(args.markdown, text)
     return 1 if failing else 0

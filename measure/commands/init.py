@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.site.hosts import HOSTS, detect, host
+    from measure.site.generators import HOSTS, detect, host
     from measure.tools.scaffold import CONFIG, plan, write_new
 
     root = Path.cwd()

@@ -11,6 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
+from measure.writing import write_report
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("tiers", type=Path, nargs="+", metavar="TIER_DIR", help="tier folders")
@@ -45,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"{c.tier:<24}{c.instructions:>16,}{c.tokens:>8}{c.per_token:>14,.0f}")
     print("callgrind Ir of the decode region only; a proxy for one tier over time, never for comparing tiers")
     if args.json is not None:
-        args.json.write_text(json.dumps([c.to_dict() for c in found], indent=2) + "\n", encoding="utf-8")
+        write_report(args.json, json.dumps([c.to_dict() for c in found], indent=2) + "\n")
     return 0

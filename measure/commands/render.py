@@ -48,8 +48,8 @@ def _state(*folders: Path) -> tuple[tuple[str, int, int], ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis.cache import SummaryCache
     from measure.errors import MeasureError, SettingError
+    from measure.results.cache import SummaryCache
     from measure.site.output import write_site_source
     from measure.site.render import TEMPLATES
     from measure.site.source import site_source

@@ -8,8 +8,8 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from measure.analysis.analyse import Analysis
     from measure.analysis.profile import TierCost
+    from measure.analysis.record_analysis import Analysis
     from measure.analysis.timings import PairTiming
     from measure.record.model import Record
 
@@ -239,8 +239,8 @@ def _print_pairs(pairs: tuple[PairTiming, ...]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis.analyse import analyse
     from measure.analysis.profile import has_profile
+    from measure.analysis.record_analysis import analyse
     from measure.record.io import load
 
     a = analyse(load(args.file))

@@ -1,7 +1,7 @@
 """What git already knows of a results tree: the content id of every tracked record file it has not seen change.
 
 A publish job checks the ``results`` branch out afresh each time, so every record file is new to the
-file-stamp index a build keeps (:mod:`measure.analysis.cache`), and finding each record's sha256 would mean
+file-stamp index a build keeps (:mod:`measure.results.cache`), and finding each record's sha256 would mean
 reading a year of records. Git's own index holds each tracked file's blob id (the SHA-1 of its bytes) and the
 stamps of the checkout it wrote, so ``git ls-files`` and ``git diff-files`` name every unmodified file's
 content without reading it. The summary index maps blob ids to the sha256 it keys summaries by.

@@ -96,7 +96,7 @@ from measure.record import archive
 from measure.record.checks import check
 from measure.record.model import Record, from_document
 from measure.record.pack import compress, decompress, is_gzip, pack, unpack
-from measure.record.seconds import Unpacked, stand_in
+from measure.record.sample_codec import Unpacked, stand_in
 from measure.writing import json_text, reason, write_bytes, write_json
 
 SCHEMA_VERSION = 3

@@ -7,7 +7,7 @@ left as it is):
 
 * seconds: under ``wallclock``, every ``*_s`` field of samples as integers of
   the coarsest exact unit, one line of text per field, repeats as differences,
-  some fields against others (:mod:`measure.record.seconds`).
+  some fields against others (:mod:`measure.record.sample_codec`).
 * columns: under ``framing``, a list of two or more objects with the same keys
   in the same order (legs' tiers, blocks, layers) is stored as
   ``{"~rows": n, "~columns": {key: [values] | {"~same": value}}}``: keys once
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
-from measure.record.seconds import Unpacked, nested, pack_seconds, unpack_seconds
+from measure.record.sample_codec import Unpacked, nested, pack_seconds, unpack_seconds
 
 ROWS = "~rows"
 COLUMNS = "~columns"
@@ -111,7 +111,7 @@ def unpack(
     """The plain document of a stored one (a plain one comes back as it is); bad packing names the file.
 
     ``spans``: where to note each seconds field made from packed integers
-    (see :class:`~measure.record.seconds.Unpacked`).
+    (see :class:`~measure.record.sample_codec.Unpacked`).
     ``arrays``: leave those fields as read-only float arrays instead of lists (for a reader that makes the
     record model straight away and never writes the document out: no float object per sample).
     """

@@ -15,17 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from measure.analysis.analyse import analyse
-from measure.analysis.cache import Loaded, SummaryCache, file_sha256
-from measure.analysis.calibration import load_calibration
 from measure.analysis.current import compose
 from measure.analysis.history import machine_history, verdict_series
+from measure.analysis.record_analysis import analyse
 from measure.analysis.summary import Summary
 from measure.record.archive import container
 from measure.record.io import read_bytes
 from measure.record.model import Record
 from measure.record.tree import by_machine, current_parts
 from measure.record.tree import reference_machine as pick_reference
+from measure.results.cache import SummaryCache, file_sha256
+from measure.results.calibration_file import load_calibration
+from measure.results.reader import Loaded
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
 from measure.site.metrics import metrics

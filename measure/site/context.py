@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current, label
+from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.record.model import Record
 from measure.record.tree import Dated, Reference

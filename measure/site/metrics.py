@@ -1,6 +1,6 @@
 """metrics.json: the headline numbers of each machine's current state, for scripts that read the site.
 
-A rendering of each machine's :class:`~measure.analysis.analyse.Analysis`, as the pages are: plain numbers
+A rendering of each machine's :class:`~measure.analysis.record_analysis.Analysis`, as the pages are: plain numbers
 (times in ms, memory in bytes), no markup.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from measure.analysis.analyse import Analysis
 from measure.analysis.cost_model import CostModel
 from measure.analysis.current import Current
 from measure.analysis.profile import TierProfile
+from measure.analysis.record_analysis import Analysis
 
 
 def _estimate(e: Any) -> dict[str, Any] | None:

@@ -25,7 +25,8 @@ from mkdocs.structure.files import File, Files, InclusionLevel, file_sort_key
 from mkdocs.utils import nest_paths
 
 from measure.errors import MeasureError, SettingError
-from measure.site.render import PAGES, PREFIX, TEMPLATES, bytecode_cache
+from measure.site.nav import PAGES, PREFIX
+from measure.site.render import TEMPLATES, bytecode_cache
 from measure.site.source import site_source
 
 MARKER = "<!-- measure:summary -->"

@@ -10,16 +10,17 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import jinja2
 from markupsafe import Markup
 
-from measure.analysis.cache import Loaded, SummaryCache, load_results
 from measure.errors import MeasureError
+from measure.results.cache import SummaryCache
+from measure.results.reader import Loaded, load_results
 from measure.site.build import Site, build_site
+from measure.site.nav import PAGES, PREFIX
 from measure.writing import finite, json_text
 
 PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -28,8 +29,6 @@ CHECKOUT_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
 """The source of the templates: templates/ in a checkout (what an editable install reads)."""
 TEMPLATES = PACKAGED_TEMPLATES if PACKAGED_TEMPLATES.is_dir() else CHECKOUT_TEMPLATES
 """The default templates: the installed copy, else the checkout's (never site-packages/templates)."""
-
-PREFIX = "results"
 
 
 def _finalize(value: Any) -> Any:
@@ -75,29 +74,6 @@ def bytecode_cache() -> jinja2.BytecodeCache | None:
         return None
 
 
-@dataclass(frozen=True)
-class Page:
-    """One fixed page of the site: the plugin builds both the files and the nav from these."""
-
-    path: str
-    """Where it goes, relative to the prefix."""
-    template: str
-    context: str
-    """The :class:`Site` attribute the template receives as ``page``."""
-    title: str
-    """Its nav title."""
-
-
-PAGES = (
-    Page("index.md", "overview.md.j2", "overview", "Overview"),
-    Page("wallclock.md", "wallclock.md.j2", "wallclock", "Wall-clock"),
-    Page("framing.md", "framing.md.j2", "framing", "Framing parity"),
-    Page("history.md", "history.md.j2", "history", "History"),
-    Page("machines.md", "machines.md.j2", "machines", "Machines"),
-    Page("methods.md", "methods.md.j2", "methods", "Methods"),
-    Page("runs/index.md", "runs.md.j2", "runs_index", "Runs"),
-)
-"""The site's fixed pages, in nav order; each run adds ``runs/<slug>.md`` (kept out of the nav)."""
 RUN_PAGE = "run.md.j2"
 
 

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure.analysis.cache import SummaryCache
+from measure.results.cache import SummaryCache
 from measure.site.loader import asset_sources, with_assets
-from measure.site.render import PAGES, TEMPLATES, render_results
+from measure.site.nav import PAGES
+from measure.site.render import TEMPLATES, render_results
 
 METRICS = "metrics.json"
 

@@ -15,8 +15,8 @@ import sys
 from time import perf_counter
 from typing import Any
 
-from measure.engine.session import SessionConfig
 from measure.engine.load import load_tier  # imported before any timing: the baseline imports the same
+from measure.engine.session import SessionConfig
 from measure.suites.resources import peak_rss
 
 

@@ -26,7 +26,7 @@ from measure.engine.meta import read_meta
 from measure.engine.seq2seq.graphs import LAYOUT_FILES, detect_layout
 from measure.errors import MeasureError
 from measure.suites.golden import GoldenRows, load_golden
-from measure.writing import make_dirs, reason
+from measure.writing import make_dirs, reason, write_text
 
 TARGETS = ("int8", "int8-static", "int4")
 
@@ -233,7 +233,7 @@ def _build(
     meta["name"] = name
     meta["note"] = f"{_LABELS[to]} of {src.name}"  # the source's note describes the source, not this tier
     meta["quantization"] = params | {"from": src.name}
-    (dst / "tier.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(dst / "tier.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n", root=dst)
     os.chmod(dst, 0o755)  # mkdtemp makes 0700; a tier folder is meant to be read
 
 

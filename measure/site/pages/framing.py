@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.parity import Cell, runtime_matrix
+from measure.analysis.record_analysis import Analysis
 from measure.record.model import Framing, FramingTier
 from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance

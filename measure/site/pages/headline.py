@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis
+from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate, paired_ratio
 from measure.analysis.timings import PairTiming
 from measure.analysis.verdict import Verdict

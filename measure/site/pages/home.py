@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis
+from measure.analysis.record_analysis import Analysis
 from measure.analysis.summary import Summary
 from measure.site.context import KIND, Md, md
 

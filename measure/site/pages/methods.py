@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
+from measure.analysis.record_analysis import Analysis
 from measure.analysis.runtime_axis import GENAI
 from measure.site.context import Md, RunLinks, RunRef, Setting, md, prompt_templates, provenance
 

@@ -13,9 +13,9 @@ import csv
 import io
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
+from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
 from measure.record.tree import Reference

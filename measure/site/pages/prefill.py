@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from measure.analysis.analyse import Analysis
+from measure.analysis.record_analysis import Analysis
 from measure.record.model import FramingTier
 from measure.site import charts
 from measure.site.context import Chart, Md, chart, fmt_sci, md, prompt_templates, stacked, trusted

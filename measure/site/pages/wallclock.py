@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.analysis.analyse import Analysis
 from measure.analysis.current import Current
 from measure.analysis.profile import TierProfile, has_profile
+from measure.analysis.record_analysis import Analysis
 from measure.analysis.runtime_axis import compiled_loops
 from measure.analysis.stats import Estimate
 from measure.record.model.wallclock import Wallclock

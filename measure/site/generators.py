@@ -14,7 +14,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from measure.errors import MeasureError
-from measure.site.render import PAGES, PREFIX
+from measure.site.nav import PAGES, PREFIX
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from measure.analysis.cost_model import CostModel, cost_model
 from measure.analysis.prefill import CausalTiming, causal_timings
 from measure.analysis.profile import TierProfile, profile_ratios, tier_costs
+from measure.analysis.rules import verdicts
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict
-from measure.analysis.verdicts import verdicts
 from measure.record.model import Record
 
 
