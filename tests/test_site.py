@@ -100,9 +100,9 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
     import csv
     import io
 
+    from measure.analysis.headline import headline
     from measure.analysis.record_analysis import analyse
     from measure.record.model import from_document
-    from measure.site.pages.headline import headline
 
     project, doc = built
     h = headline(analyse(from_document(doc, "built")))

@@ -52,47 +52,58 @@ class RuntimeMatrix:
     """Per Python tier: its greedy-decode parity under each other runtime, as a sentence."""
 
 
+def _cell(leg: Leg, precision: str) -> Cell | str:
+    """One leg's tiers of one precision, or the status that says why none was measured."""
+    tiers = [t for t in leg.tiers if t.precision == precision]
+    measured = [t for t in tiers if t.measured]
+    if not measured:
+        return leg.status if not leg.measured else "not measured"
+    if all(t.genai is not None and not t.blocks for t in measured):
+        return _decodes_cell(measured, len(tiers) - len(measured))
+    return Cell(
+        sum(t.rows_same for t in measured),
+        sum(t.rows for t in measured),
+        max(t.present_max_abs_diff for t in measured),
+        max(t.logits_max_abs_diff for t in measured),
+        len(tiers) - len(measured),
+    )
+
+
+def _parity_sentence(leg: Leg, ref: FramingTier) -> str:
+    t = leg.tier(ref.tier)
+    if t is None or not t.measured:
+        return t.status if t else leg.status if not leg.measured else "-"
+    if ref.output_ids is None:
+        return "not comparable: the Python leg kept no token ids"
+    return output_parity(ref, t)
+
+
 def runtime_matrix(record: Record) -> RuntimeMatrix | None:
     """None for records with one runtime leg only."""
     legs = record.legs
     if len(legs) < 2:
         return None
     precisions = ordered_precisions({t.precision for leg in legs for t in leg.tiers if t.measured})
-    rows = []
-    for leg in legs:
-        cells: list[Cell | str] = []
-        for precision in precisions:
-            tiers = [t for t in leg.tiers if t.precision == precision]
-            measured = [t for t in tiers if t.measured]
-            if not measured:
-                cells.append(leg.status if not leg.measured else "not measured")
-                continue
-            if all(t.genai is not None and not t.blocks for t in measured):
-                cells.append(_decodes_cell(measured, len(tiers) - len(measured)))
-                continue
-            cells.append(
-                Cell(
-                    sum(t.rows_same for t in measured),
-                    sum(t.rows for t in measured),
-                    max(t.present_max_abs_diff for t in measured),
-                    max(t.logits_max_abs_diff for t in measured),
-                    len(tiers) - len(measured),
-                )
-            )
-        rows.append(MatrixRow(leg, tuple(cells)))
-    parity = []
-    for ref in legs[0].tiers:
-        sentences = []
-        for leg in legs[1:]:
-            t = leg.tier(ref.tier)
-            if t is None or not t.measured:
-                sentences.append(t.status if t else leg.status if not leg.measured else "-")
-            elif ref.output_ids is None:
-                sentences.append("not comparable: the Python leg kept no token ids")
-            else:
-                sentences.append(output_parity(ref, t))
-        parity.append((ref, tuple(sentences)))
-    return RuntimeMatrix(tuple(precisions), tuple(rows), tuple(parity))
+    rows = tuple(MatrixRow(leg, tuple(_cell(leg, p) for p in precisions)) for leg in legs)
+    parity = tuple((ref, tuple(_parity_sentence(leg, ref) for leg in legs[1:])) for ref in legs[0].tiers)
+    return RuntimeMatrix(tuple(precisions), rows, parity)
+
+
+def rows_as_python(record: Record, tier: str) -> tuple[tuple[str, str], ...]:
+    """Per leg after Python onnxruntime: the rows ``tier`` decodes as Python does ("64/64"), or why there is no
+    count ("not measured"; "-" without token ids to compare)."""
+    python = record.legs[0].tier(tier) if record.legs else None
+    cells = []
+    for leg in record.legs[1:]:
+        t = leg.tier(tier)
+        if not leg.measured or t is None or not t.measured:
+            cells.append((leg.name, "not measured"))
+        elif python is not None and t.output_ids is not None and python.output_ids is not None:
+            equal = sum(x == y for x, y in zip(python.output_ids, t.output_ids, strict=False))
+            cells.append((leg.name, f"{equal}/{len(python.output_ids)}"))
+        else:
+            cells.append((leg.name, "-"))
+    return tuple(cells)
 
 
 def _decodes_cell(measured: list[FramingTier], unmeasured: int) -> Cell:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -168,6 +169,24 @@ def profile_ratios(record: Record) -> list[ProfileRatios]:
     return out
 
 
+def _threads(sweep: Any) -> dict[int, Estimate]:
+    """ms/token at each intra-op thread count of a thread sweep (the counts that measured something)."""
+    threads: dict[int, Estimate] = {}
+    if sweep is not None:
+        total_tokens = max(1, sum(sweep.tokens))
+        for n, wall in sorted(sweep.wall_s.items()):
+            if wall.size:
+                threads[n] = summarize(1000 * wall.sum(axis=1) / total_tokens)
+    return threads
+
+
+def _loads(samples: Any) -> tuple[Estimate | None, Estimate | None, Estimate | None]:
+    """Cold and warm load ms and the worker's peak resident bytes, where the profile measured them."""
+    if samples is None:
+        return None, None, None
+    return _summary(samples.load_cold_s, 1000), _summary(samples.load_warm_s, 1000), _summary(samples.peak_rss_bytes)
+
+
 def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) -> list[TierProfile]:
     """The cost profile of every tier the record names, as far as the record measured it; ``ratios``: the
     record's :func:`profile_ratios` when the caller has them already (the verdicts read them too)."""
@@ -181,15 +200,9 @@ def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) ->
     out = []
     for name, tier in record.tiers.items():
         case = cases.get(name)
-        samples = profile.tiers.get(name) if profile else None
         token_ms, next_ms = _per_token(case) if case is not None else (None, None)
-        sweep = (profile.threads or {}).get(name) if profile else None
-        threads: dict[int, Estimate] = {}
-        if sweep is not None:
-            total_tokens = max(1, sum(sweep.tokens))
-            for n, wall in sorted(sweep.wall_s.items()):
-                if wall.size:
-                    threads[n] = summarize(1000 * wall.sum(axis=1) / total_tokens)
+        threads = _threads((profile.threads or {}).get(name) if profile else None)
+        cold, warm, peak = _loads(profile.tiers.get(name) if profile else None)
         first = case.first_token_s if case is not None else None
         r = by_tier.get(name)
         out.append(
@@ -198,9 +211,9 @@ def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) ->
                 role=tier.role,
                 precision=tier.precision,
                 bytes=tier.total_bytes,
-                load_cold_ms=_summary(samples.load_cold_s, 1000) if samples is not None else None,
-                load_warm_ms=_summary(samples.load_warm_s, 1000) if samples is not None else None,
-                peak_rss_bytes=_summary(samples.peak_rss_bytes) if samples is not None else None,
+                load_cold_ms=cold,
+                load_warm_ms=warm,
+                peak_rss_bytes=peak,
                 memory_bytes=_summary(_memory(record, name)),
                 first_token_ms=_summary(first, 1000),
                 next_token_ms=_summary(next_ms),

@@ -71,6 +71,19 @@ def _repeat(value: Any, n: int) -> list[Any]:
 _WALKED = (dict, list)
 
 
+def _unpack_rows(n: int, columns: dict[str, Any]) -> list[dict[str, Any]]:
+    """A packed list's rows from its columns (a column stored as ``{SAME: value}`` repeats one value)."""
+    cols = {k: _repeat(v[SAME], n) if type(v) is dict and list(v) == [SAME] else v for k, v in columns.items()}
+    if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
+        raise ValueError("a packed list's columns differ in length from its rows")
+    walk = [k for k, v in cols.items() if any(type(x) in _WALKED for x in v)]  # the rest are scalars
+    rows = [{k: v[i] for k, v in cols.items()} for i in range(n)]
+    for row in rows:
+        for k in walk:
+            row[k] = _unpack_columns(row[k])
+    return rows
+
+
 def _unpack_columns(node: Any) -> Any:
     if type(node) is list:
         return [_unpack_columns(v) if type(v) in _WALKED else v for v in node] if nested(node) else node
@@ -79,15 +92,7 @@ def _unpack_columns(node: Any) -> Any:
     if len(node) == 2 and ROWS in node and COLUMNS in node:
         n, columns = node[ROWS], node[COLUMNS]
         if isinstance(columns, dict) and type(n) is int:
-            cols = {k: _repeat(v[SAME], n) if type(v) is dict and list(v) == [SAME] else v for k, v in columns.items()}
-            if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
-                raise ValueError("a packed list's columns differ in length from its rows")
-            walk = [k for k, v in cols.items() if any(type(x) in _WALKED for x in v)]  # the rest are scalars
-            rows = [{k: v[i] for k, v in cols.items()} for i in range(n)]
-            for row in rows:
-                for k in walk:
-                    row[k] = _unpack_columns(row[k])
-            return rows
+            return _unpack_rows(n, columns)
     return {k: _unpack_columns(v) if type(v) in _WALKED else v for k, v in node.items()}
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from measure.analysis.current import compose
+from measure.analysis.headline import headline
 from measure.analysis.history import machine_history, verdict_series
-from measure.analysis.record_analysis import analyse
+from measure.analysis.record_analysis import Analysis, analyse
 from measure.analysis.summary import Summary
 from measure.record.archive import container
 from measure.record.io import read_bytes
@@ -31,7 +32,6 @@ from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
 from measure.site.metrics import metrics
 from measure.site.pages.framing import FramingPage, framing_page
-from measure.site.pages.headline import headline
 from measure.site.pages.history import History, HistoryMachine, history_page
 from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
@@ -99,6 +99,24 @@ def download_name(path: Path) -> str:
     return ".json.gz" if path.name.endswith(".json.gz") else ".json"
 
 
+def _downloads(loaded: Loaded, pages: list[Summary]) -> tuple[dict[str, str], dict[str, Path], dict[str, str]]:
+    """Each paged run's record, published as the file it is stored in (copied, never read: gzipped as the results
+    branch keeps it), its page naming that file; a month archive's member is written out as the JSON it holds.
+    Returns (files to write, files to copy, each paged run's download suffix by sha256)."""
+    stored = {s.sha256: download_name(loaded.paths[s.sha256]) for s in pages}
+    downloads = {f"runs/{run_slug(s)}{stored[s.sha256]}": loaded.paths[s.sha256] for s in pages}
+    files = {name: read_bytes(path).decode("utf-8") for name, path in downloads.items() if container(path)}
+    return files, {name: path for name, path in downloads.items() if name not in files}, stored
+
+
+def _palette(current: Analysis | None) -> Palette:
+    """The current state's tiers claim the first colours; a pair wears its drafter's."""
+    palette = Palette()
+    for name in current.record.tiers if current else ():
+        palette.of(name)
+    return palette
+
+
 def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | None = None) -> Site:
     """``reference_machine``: the machine the Overview, Wall-clock, Framing parity and Methods answer for (the
     plugin's option); None picks the machine with the most complete records
@@ -117,9 +135,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     state = states[reference.machine] if reference else None
     current = analysed[reference.machine] if reference else None
     pages = paged_runs(summaries)
-    palette = Palette()  # the current state's tiers claim the first colours; a pair wears its drafter's
-    for name in current.record.tiers if current else ():
-        palette.of(name)
+    palette = _palette(current)
     links = RunLinks(frozenset(run_slug(s) for s in pages))
     histories = [
         machine_history(m, runs, load_calibration(loaded.root, m), cache) for m, runs in by_machine(summaries).items()
@@ -127,12 +143,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
     history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
-    # each paged run's record is published as the file it is stored in (copied, never read: gzipped as the results
-    # branch keeps it); its page names that file
-    stored = {s.sha256: download_name(loaded.paths[s.sha256]) for s in pages}
-    downloads = {f"runs/{run_slug(s)}{stored[s.sha256]}": loaded.paths[s.sha256] for s in pages}
-    files = {name: read_bytes(path).decode("utf-8") for name, path in downloads.items() if container(path)}
-    downloads = {name: path for name, path in downloads.items() if name not in files}
+    files, downloads, stored = _downloads(loaded, pages)
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)

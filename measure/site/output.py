@@ -127,14 +127,8 @@ def _prune(folder: Path, emptied: set[Path]) -> None:
             path = path.parent
 
 
-def write_site_source(source: SiteSource, folder: Path) -> Rendered:
-    """Make ``folder`` hold exactly ``source`` among the files measure wrote there; see the module docstring."""
-    new = dict(source.contents())
-    if MANIFEST in new:
-        raise MeasureError(f"{MANIFEST}: a page cannot take the manifest's name")
-    hashes = {path: _sha256(data) for path, data in new.items()}
-    old = read_manifest(folder)
-    present = {path: _on_disk(folder / path, folder) for path in new}
+def _refuse_foreign(folder: Path, present: dict[str, str | None], old: dict[str, str], hashes: dict[str, str]) -> None:
+    """A file at a page's path that measure did not write (not in the manifest, other bytes) is never replaced."""
     foreign = sorted(p for p, sha in present.items() if sha is not None and p not in old and sha != hashes[p])
     if foreign:
         more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
@@ -142,12 +136,11 @@ def write_site_source(source: SiteSource, folder: Path) -> Rendered:
             f"{folder / foreign[0]}{more}: exists and measure did not write it (it is not in {folder / MANIFEST}); "
             "move it away or render into another folder"
         )
-    changed = [p for p in new if present[p] != hashes[p]]
-    stale = [p for p in old if p not in new]
-    if changed or stale:
-        _write_manifest(folder, old | hashes)  # first: a render stopped half-way still knows every file it wrote
-    for path in changed:
-        write_bytes(folder / path, new[path], root=folder)
+
+
+def _remove_stale(folder: Path, stale: list[str], old: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Files measure wrote before that the site no longer has: removed while they hold what measure wrote
+    (then their emptied folders too), kept when someone changed them. Returns (removed, kept)."""
     removed: list[str] = []
     kept: list[str] = []
     emptied: set[Path] = set()
@@ -166,6 +159,25 @@ def write_site_source(source: SiteSource, folder: Path) -> Rendered:
         else:
             kept.append(path)
     _prune(folder, emptied)
+    return removed, kept
+
+
+def write_site_source(source: SiteSource, folder: Path) -> Rendered:
+    """Make ``folder`` hold exactly ``source`` among the files measure wrote there; see the module docstring."""
+    new = dict(source.contents())
+    if MANIFEST in new:
+        raise MeasureError(f"{MANIFEST}: a page cannot take the manifest's name")
+    hashes = {path: _sha256(data) for path, data in new.items()}
+    old = read_manifest(folder)
+    present = {path: _on_disk(folder / path, folder) for path in new}
+    _refuse_foreign(folder, present, old, hashes)
+    changed = [p for p in new if present[p] != hashes[p]]
+    stale = [p for p in old if p not in new]
+    if changed or stale:
+        _write_manifest(folder, old | hashes)  # first: a render stopped half-way still knows every file it wrote
+    for path in changed:
+        write_bytes(folder / path, new[path], root=folder)
+    removed, kept = _remove_stale(folder, stale, old)
     _write_manifest(folder, hashes)
     pages = sum(p.endswith(".md") for p in new)
     return Rendered(folder, len(new), pages, tuple(changed), tuple(removed), tuple(kept))

@@ -27,7 +27,7 @@ from mkdocs.utils import nest_paths
 from measure.errors import MeasureError, SettingError
 from measure.site.nav import PAGES, PREFIX
 from measure.site.render import TEMPLATES, bytecode_cache
-from measure.site.source import site_source
+from measure.site.source import SiteSource, site_source
 
 MARKER = "<!-- measure:summary -->"
 """Where a site's own page (Home) gets the summary of its records."""
@@ -110,10 +110,11 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
             where += f" ({resolved})"
         return where
 
-    def on_files(self, files: Files, config) -> Files:
-        results, templates = self._dirs(config)
-        # Only the configured default may be missing (a fresh checkout before its first run); a results
-        # folder named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site.
+    def _check_folders(self, config, results: Path, templates: Path) -> bool:
+        """Whether the results folder was named (then it must exist); a templates folder must hold the pages.
+
+        Only the configured default may be missing (a fresh checkout before its first run); a results folder
+        named by MEASURE_RESULTS or by mkdocs.yml that does not exist is a typo, never an empty site."""
         explicit = bool(os.environ.get("MEASURE_RESULTS")) or self.config.results != "results"
         if (explicit or results.exists()) and not results.is_dir():
             what = "is not a folder" if results.exists() else "no such folder"
@@ -126,8 +127,12 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
                 f"measure: {self._setting(config, 'templates', templates)}: no measure page templates "
                 "(expected overview.md.j2 and the others)"
             )
+        return explicit
+
+    def _source(self, config, results: Path, templates: Path, explicit: bool) -> SiteSource:
+        """The site source, its errors named by the setting they come from."""
         try:
-            source = site_source(
+            return site_source(
                 results,
                 templates,
                 self._cache(config),
@@ -139,6 +144,11 @@ class MeasurePlugin(BasePlugin[MeasureConfig]):
             raise PluginError(f"measure: {where}: {exc.problem}") from exc
         except MeasureError as exc:
             raise PluginError(f"measure: {exc}") from exc
+
+    def on_files(self, files: Files, config) -> Files:
+        results, templates = self._dirs(config)
+        explicit = self._check_folders(config, results, templates)
+        source = self._source(config, results, templates, explicit)
         self._home = source.home
         theirs = [f for f in (files.get_file_from_path(self._uri(p)) for p in (*source.texts, *source.copies)) if f]
         if theirs:  # never replace a file of the docs folder silently (a folder measure render wrote, or the user's)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
+from measure.analysis.headline import Headline, PairLine, TierLine, headline
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
@@ -22,7 +23,7 @@ from measure.record.tree import Reference
 from measure.site.context import KIND, Md, RunLinks, RunRef, States, badge, link, md, megabytes, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
-from measure.site.pages.headline import Headline, PairLine, TierLine, headline, sentences
+from measure.site.pages.headline import sentences
 from measure.site.pages.history import machine_slug
 
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
