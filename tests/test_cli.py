@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from tests_support import DATA_DIR
 
 from measure import bundled
 
@@ -83,9 +84,8 @@ def test_run_writes_a_record_and_prints_its_path(mini_config, tmp_path):
 
 
 def test_compare_fail_on_slower_is_a_gate(tmp_path):
-    from pathlib import Path
 
-    data = Path(__file__).resolve().parent / "data" / "record-v1.json"
+    data = DATA_DIR / "record-v1.json"
     doc = json.loads(data.read_text(encoding="utf-8"))
     case = doc["wallclock"]["cases"]["base-int8"]
     case["wall_s"] = [[w * 1.5 for w in rep] for rep in case["wall_s"]]
@@ -102,9 +102,8 @@ def test_compare_fail_on_slower_is_a_gate(tmp_path):
 
 
 def test_check_fails_on_an_fp32_preservation_bug(tmp_path):
-    from pathlib import Path
 
-    data = Path(__file__).resolve().parent / "data" / "record-v1.json"
+    data = DATA_DIR / "record-v1.json"
     doc = json.loads(data.read_text(encoding="utf-8"))
     doc["tiers"]["base-int8"]["fingerprint"]["precision"] = "fp32"
     acc = doc["framing"]["acceptance"][0]
@@ -174,9 +173,8 @@ def test_imports_flow_one_way(modules, forbidden):
 
 
 def test_compare_takes_its_baseline_from_a_results_tree_by_commit(tmp_path):
-    from pathlib import Path
 
-    data = Path(__file__).resolve().parent / "data" / "record-v1.json"
+    data = DATA_DIR / "record-v1.json"
     doc = json.loads(data.read_text(encoding="utf-8"))
     commit = doc["environment"]["git"]["commit"] or "0" * 40
     doc["environment"]["git"]["commit"] = commit

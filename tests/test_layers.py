@@ -10,8 +10,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from tests_support import ROOT
 
-PACKAGE = Path(__file__).resolve().parent.parent / "measure"
+PACKAGE = ROOT / "measure"
 CORE = ("errors", "writing", "terminal", "bundled", "policy")
 """The small shared core every stage may import; it imports no stage."""
 STAGES = ("engine", "suites", "record", "analysis", "results", "site", "tools", "commands")

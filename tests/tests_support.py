@@ -15,6 +15,8 @@ from typing import Any
 from measure import bundled
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "tests" / "data"
+"""Golden records and other fixtures every test folder reads."""
 
 MINI_TOML = """
 golden = "rows.jsonl"

@@ -8,7 +8,7 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from measure.analysis.profile import TierCost
+    from measure.analysis.profile import TierProfile
     from measure.analysis.record_analysis import Analysis
     from measure.analysis.timings import PairTiming
     from measure.record.model import Record
@@ -67,7 +67,7 @@ def _print_cost_model(m, w: int) -> None:
         _print(f"\nlayouts {f.name}: merged costs {_ci(f.ratio)}x split per token{same}")
 
 
-def _print_profile(costs: tuple[TierCost, ...], w: int) -> None:
+def _print_profile(costs: tuple[TierProfile, ...], w: int) -> None:
     """Size, load, memory, first token and percentiles per tier; records from before the profile print sizes only."""
     print("\ncost profile (medians; memory: a one-tier worker's peak over an import-only worker's)")
     print(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
-from measure.engine.result import Decoded
+from measure.engine.result import Decoded, finish
 from measure.engine.session import Trace
 from measure.engine.tier import KINDS, Opening, Tier
 from measure.errors import MeasureError
@@ -149,19 +149,8 @@ class Pair:
     ) -> SpeculativeDecoded:
         """What the decode made and cost, built after the clock stopped: the text is decoded here, timed apart."""
         out = opening.seq[opening.prompt :]
-        wall = max(0.0, (trace.ended or perf_counter()) - trace.started)
-        detokenize = perf_counter()
-        text = self.verifier.tokenizer.decode(out)  # after the clock: reported with tokenizing
-        detokenize = perf_counter() - detokenize
         return SpeculativeDecoded(
-            text=text,
-            tokens=tuple(out),
-            stopped=stopped,
-            wall_s=wall,
-            calls=trace.calls(),
-            run_s=trace.run_s(),
-            first_token_s=opening.first_token_s,
-            detokenize_s=detokenize,
+            **vars(finish(self.verifier, out, stopped, trace, opening.first_token_s)),
             rounds=tuple(Round(proposed=p, accepted=a, bonus=p > 0 and a == p) for p, a in rounds),
             drafter_calls=calls[0],
             verifier_calls=calls[1],

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_support import DATA_DIR
 
 from measure import bundled
 from measure.analysis.prefill import causal_timings
@@ -155,7 +156,7 @@ def test_every_verb_takes_a_decoder_only_record(lm_run, tmp_path, capsys):
 
 
 def test_the_committed_lm_fixture_is_a_valid_decoder_only_record(capsys):
-    path = Path(__file__).parent / "data" / "record-v3-lm.json"
+    path = DATA_DIR / "record-v3-lm.json"
     assert main(["validate", str(path)]) == 0
     record = load(path)
     kinds = {name: t.kind for name, t in record.tiers.items()}
@@ -168,7 +169,7 @@ def test_source_tokens_of_another_length_than_the_rows_is_refused():
     from measure.errors import MeasureError
     from measure.record.io import validate
 
-    doc = load_record(Path(__file__).parent / "data" / "record-v3-lm.json")
+    doc = load_record(DATA_DIR / "record-v3-lm.json")
     doc["wallclock"]["cases"]["lm-base-int8"]["source_tokens"].pop()
     where = "lm.json: field wallclock/cases/lm-base-int8/source_tokens: expected 8 counts"
     with pytest.raises(MeasureError, match=re.escape(where)):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import build, html, site_project, write_config
+from tests_support import DATA_DIR, build, html, site_project, write_config
 
 from measure import bundled
 from measure.analysis.rules import verdicts
@@ -421,7 +421,7 @@ def _with_web_leg(doc: dict) -> dict:
 
 
 def _golden_doc() -> dict:
-    return load_record(Path(__file__).parent / "data" / f"record-v{SCHEMA_VERSION}.json")
+    return load_record(DATA_DIR / f"record-v{SCHEMA_VERSION}.json")
 
 
 def test_a_record_with_a_browser_leg_is_schema_valid_and_read_typed():

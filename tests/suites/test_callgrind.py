@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests_support import DATA_DIR
 
 from measure import bundled
 from measure.engine.load import load_tier
@@ -23,7 +24,7 @@ from measure.record.io import load, load_record, write_atomic
 from measure.suites.callgrind import HOOKS, callgrind_total, count
 from measure.suites.golden import load_golden
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 COUNTS = json.loads((DATA / "instructions-section.json").read_text(encoding="utf-8"))
 
 CALLGRIND_OUT = """# callgrind format

@@ -12,10 +12,10 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_support import ROOT
 
 from measure.engine.causal.genai_config import read_genai_config
 from measure.engine.causal.genai_export import genai_config_for, genai_folder
@@ -24,7 +24,7 @@ from measure.engine.load import load_tier
 from measure.errors import MeasureError
 from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
 
-DEMO = Path(__file__).resolve().parent.parent / "measure" / "demo"
+DEMO = ROOT / "measure" / "demo"
 GOLDEN = [json.loads(line)["input"] for line in (DEMO / "golden-v1.jsonl").read_text(encoding="utf-8").splitlines()]
 ROWS = GOLDEN[:16]
 

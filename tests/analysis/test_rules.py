@@ -1,26 +1,75 @@
-"""Each verdict's rule at and around its threshold, its answer text, and which failures are gates.
-
-Timings are handed in as :class:`TierTiming`/:class:`PairTiming` values, so every interval is
-exactly where the test puts it; framing facts are edited in the recorded fixture.
-"""
+"""Verdicts are pure functions of facts plus policy: re-judging needs no re-run; gates catch bugs."""
 
 from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from tests_support import DATA_DIR
 
-from measure.analysis.rules import failed_gates, framing_verdicts, verdicts, wallclock_verdicts
+from measure.analysis.rules import failed_gates, framing_verdicts, wallclock_verdicts
+from measure.analysis.rules import verdicts as judge
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import PairTiming, TierTiming
 from measure.analysis.verdict import Verdict, from_table, to_table
-from measure.policy import Policy
+from measure.policy import Policy, policy_from
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
+
+
+def _doc():
+    return load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+
+
+def verdicts(doc: dict, policy=None):
+    return judge(from_document(doc, "test"), policy)
+
+
+def test_the_recorded_fixture_gets_the_verdicts_its_numbers_call_for():
+    found = {(v.topic, v.subject): v.outcome for v in verdicts(_doc())}
+    assert found[("decode-linear", "base-int8")] == "success"
+    assert found[("harness-overhead", "small-int4")] == "warning"  # 10.2% outside session.run
+    assert found[("framing-parity", "base-int8")] == "warning"  # presents move 0.12, argmax does not
+    assert found[("output-preservation", "small-int4->base-int8")] == "success"
+    assert found[("self-acceptance", "base-int8->base-int8")] == "success"
+    assert not failed_gates(verdicts(_doc()))
+
+
+def test_a_policy_change_rejudges_without_a_rerun():
+    doc = _doc()
+    strict = replace(policy_from(doc["config"]["policy"]), overhead_max=0.0)
+    loose = replace(strict, overhead_max=1.0)
+    overhead = lambda vs: {v.subject: v.outcome for v in vs if v.topic == "harness-overhead"}  # noqa: E731
+    assert set(overhead(verdicts(doc, strict)).values()) == {"warning"}
+    assert set(overhead(verdicts(doc, loose)).values()) == {"success"}
+
+
+def test_framing_verdicts_follow_the_measured_facts():
+    found = {(v.topic, v.subject): v for v in verdicts(_doc())}
+    fp32 = found[("framing-parity", "base-fp32")]
+    assert fp32.outcome == "success" and fp32.value < 1e-4
+    int8 = found[("framing-parity", "base-int8")]
+    assert int8.outcome in ("warning", "failure") and int8.value > 1e-2
+
+
+def test_fp32_output_preservation_failure_is_a_gate():
+    doc = _doc()
+    assert not [v for v in failed_gates(verdicts(doc)) if v.outcome == "failure"]
+    broken = copy.deepcopy(doc)
+    broken["tiers"]["base-int8"]["fingerprint"]["precision"] = "fp32"  # pretend the verifier is fp32
+    acc = next(a for a in broken["framing"]["acceptance"] if a["verifier"] == "base-int8" and not a["self"])
+    acc["preserved"] -= 1
+    acc["differing"].append({"line": 1, "input": "x", "speculative": "a", "greedy": "b"})
+    gates = [v for v in failed_gates(verdicts(broken)) if v.outcome == "failure"]
+    assert [v.topic for v in gates] == ["output-preservation"]
+
+
+# --- Each verdict's rule at and around its threshold, its answer text, and which failures are gates ---
+
+
 POLICY = Policy(exponent_max=1.15, overhead_max=0.1, framing_tolerance=1e-4, speedup_min=1.0)
 
 
@@ -288,11 +337,11 @@ def test_a_runtime_or_tier_that_did_not_run_is_recorded_with_its_reason():
 def test_the_record_policy_is_the_default_and_verdicts_round_trip():
     r = _record()
     stated = r.config.policy
-    assert verdicts(r) == verdicts(r, stated)
-    assert verdicts(r) != verdicts(r, replace(stated, overhead_max=0.0))
-    assert from_table(to_table(verdicts(r))) == tuple(verdicts(r))  # as the summary cache stores them
+    assert judge(r) == judge(r, stated)
+    assert judge(r) != judge(r, replace(stated, overhead_max=0.0))
+    assert from_table(to_table(judge(r))) == tuple(judge(r))  # as the summary cache stores them
     with pytest.raises(KeyError):
-        from_table(to_table(verdicts(r)) | {"extra": 1})
+        from_table(to_table(judge(r)) | {"extra": 1})
     found = [_tier("x", 2, 3)]
     v = wallclock_verdicts(r, POLICY, found, [])
     assert failed_gates(v) == [v[0]] and failed_gates([]) == []
@@ -314,7 +363,7 @@ QUESTIONS = {
 
 
 def test_every_topic_asks_its_one_question():
-    found = verdicts(_record())
+    found = judge(_record())
     assert {v.topic for v in found} == set(QUESTIONS)
     assert all(v.question == QUESTIONS[v.topic] for v in found)
 
@@ -328,7 +377,7 @@ def test_a_tie_in_the_pairs_interval_keeps_the_smallest_k():
 
 
 def test_a_cached_verdict_with_other_fields_is_refused():
-    table = to_table(verdicts(_record()))
+    table = to_table(judge(_record()))
     table["rows"][0] = table["rows"][0][:-1]  # no gate
     with pytest.raises(ValueError):
         from_table(table)
@@ -351,7 +400,7 @@ NOT_MEASURED = "the leg runs where its runtime is installed; a missing runtime o
 
 
 def test_every_verdict_states_its_rule():
-    found = verdicts(_record(), POLICY)
+    found = judge(_record(), POLICY)
     assert {v.topic for v in found} == set(RULES)
     assert all(v.rule == RULES[v.topic] for v in found)
     doc = _doc()
@@ -425,7 +474,7 @@ def test_decodes_of_unequal_length_compare_row_by_row():
 
 
 def test_a_stale_cached_verdict_raises_the_key_error_the_cache_expects():
-    table = to_table(verdicts(_record()))
+    table = to_table(judge(_record()))
     with pytest.raises(KeyError, match=r"^'verdict table fields'$"):
         from_table(table | {"extra": 1})
 

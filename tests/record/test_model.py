@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from tests_support import DATA_DIR
 
 from measure.record.io import load, load_record
 from measure.record.model import Record
@@ -20,7 +19,7 @@ from measure.record.model.write_wallclock import (
     wallclock_header,
 )
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 
 
 def _check(r: Record, doc: dict) -> None:

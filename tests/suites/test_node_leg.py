@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import build, html, ort_node_installed, site_project, write_config
+from tests_support import DATA_DIR, build, html, ort_node_installed, site_project, write_config
 
 from measure import bundled
 from measure.engine.load import load_tier
@@ -149,7 +149,7 @@ def test_script_ships_inside_the_package():
 
 
 def test_a_leg_reason_is_escaped_on_the_page(tmp_path):
-    doc = load_record(Path(__file__).parent / "data" / f"record-v{SCHEMA_VERSION}.json")
+    doc = load_record(DATA_DIR / f"record-v{SCHEMA_VERSION}.json")
     hostile = "<img src=x onerror=alert(1)> | `x`"
     node = doc["framing"]["legs"][1]
     node["tiers"][0] = {"tier": node["tiers"][0]["tier"], "status": "failed", "reason": hostile}

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests_support import DATA_DIR
 
 from measure.analysis.history import machine_history
 from measure.analysis.summary import Summary, summarize_record
@@ -19,7 +20,7 @@ from measure.results.cache import ANALYSIS_VERSION, SummaryCache
 from measure.results.reader import load_results
 from measure.site.render import render_results
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 
 
 def _tree(folder: Path, n: int = 4) -> Path:

@@ -13,10 +13,10 @@ import copy
 import html
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_support import DATA_DIR
 
 from measure.analysis.profile import ProfileRatios, tier_costs
 from measure.analysis.record_analysis import analyse
@@ -30,7 +30,7 @@ from measure.site.context import RunLinks
 from measure.site.metrics import metrics
 from measure.site.pages.wallclock import wallclock_page
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 SCALE = (1.0, 1.2, 0.9)  # one factor per repeat: the median repeat is the first
 PLAIN, REF, LITE = "base-int8", "base-fp32", "small-int4"
 K2, K4 = "small-int4->base-int8@k2", "small-int4->base-int8@k4"

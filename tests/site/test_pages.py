@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests_support import CHROMIUM_ARGS, build, html, later, screenshots, site_project, write_config
+from tests_support import CHROMIUM_ARGS, ROOT, build, html, later, screenshots, site_project, write_config
 
 from measure.record.io import load_record, write_atomic
 from measure.site.escape import md
 from measure.suites.config import load_config
 from measure.suites.runner import run
 
-ROOT = Path(__file__).resolve().parent.parent
 HOSTILE_IN = "<script>alert(1)</script> | `x` **b**"
 HOSTILE_OUT = "<img src=x onerror=alert(2)> | *y* [l](javascript:alert(3))"
 """The expected output: no tier can decode it ('=' and '(' are not in the demo's vocabulary), so it is a miss
@@ -226,7 +225,7 @@ def test_a_bad_record_fails_the_build_with_its_name(built, tmp_path):
 
 def test_no_records_still_builds(tmp_path):
     project = site_project(tmp_path / "p")
-    (tmp_path / "empty").mkdir()  # an empty tree; a missing one is an error (tests/test_plugin.py)
+    (tmp_path / "empty").mkdir()  # an empty tree; a missing one is an error (tests/site/test_plugin.py)
     done = build(project, tmp_path / "empty")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "No run records yet" in html(project, "results")

@@ -13,16 +13,16 @@ from __future__ import annotations
 import copy
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests_support import DATA_DIR
 
 from measure.cli import main
 from measure.errors import MeasureError
 from measure.record.io import validate
 
-V2 = json.loads((Path(__file__).parent / "data" / "record-v2.json").read_text(encoding="utf-8"))
+V2 = json.loads((DATA_DIR / "record-v2.json").read_text(encoding="utf-8"))
 VALUES: list[Any] = [0, -1, 1, 2, 1e-9, 1e300, 0.5, "", "x\x1b[2J", "<script>", [], {}, None, True, [0], "whole"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import build, html, site_project, write_config
+from tests_support import DATA_DIR, build, html, site_project, write_config
 
 from measure import bundled
 from measure.analysis.cost_model import cost_model
@@ -32,7 +32,7 @@ from measure.site.render import render_results
 from measure.suites.config import load_config
 from measure.suites.runner import run
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 LAYOUTS = f"""
 [[layouts]]
 name = "small-fp32"

@@ -16,14 +16,14 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import later, run_cli
+from tests_support import DATA_DIR, later, run_cli
 
 from measure.cli import main
 from measure.errors import MeasureError
 from measure.record.io import load, load_record, migrate, read_bytes, write_record
 from measure.record.pack import compress, pack, unpack
 
-DATA = Path(__file__).parent / "data"
+DATA = DATA_DIR
 
 
 def _pages(results: Path, out: Path, cache: Path | None = None) -> Path:

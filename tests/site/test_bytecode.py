@@ -6,10 +6,12 @@ import json
 import tempfile
 from pathlib import Path
 
+from tests_support import DATA_DIR
+
 from measure.site import render as render_module
 from measure.site.render import bytecode_cache, render_results
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 
 
 def _results(tmp_path: Path) -> Path:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_support import DATA_DIR
 
 from measure.analysis.record_analysis import analyse
 from measure.analysis.rules import failed_gates, verdicts
@@ -22,7 +22,7 @@ from measure.site.metrics import metrics
 from measure.suites.framing import _Diff, pair_acceptance
 from measure.suites.golden import GoldenRows
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 
 
 def _step(logits: list[list[float]], kv: list[np.ndarray]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:

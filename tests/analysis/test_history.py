@@ -6,7 +6,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from tests_support import build, html, site_project
+from tests_support import DATA_DIR, build, html, site_project
 
 from measure.analysis.history import machine_history, verdict_series
 from measure.cli import main
@@ -17,7 +17,7 @@ from measure.results.calibration_file import load_calibration
 from measure.results.reader import load_results
 from measure.site.pages.history import CHART_POINTS, CHART_RUNS, chart_runs
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 
 
 def _record(base: dict, i: int, commit: str, scale: dict[str, float] | None = None, golden: str | None = None) -> dict:
