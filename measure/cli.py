@@ -25,6 +25,7 @@ VERBS = {
     "run": "run the wall-clock and framing-parity suites; write a JSON run record",
     "ab": "measure two artifact sets in one job, repeats paired; write a record for each (BASE, NEW)",
     "show": "summarise a run record: timings, pairs, framing, verdicts",
+    "fidelity": "judge tiers against a full-precision reference: KL divergence, same top token, perplexity ratio",
     "validate": "check run records against the JSON Schema",
     "env": "print the environment fingerprint a run would record",
     "check": "exit 1 when a policy gate fails in any machine's current results",

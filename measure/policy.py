@@ -6,8 +6,15 @@ measurement) read a record's policy without importing onnxruntime.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+Bound = float | dict[str, float]
+"""One figure for every role, or one per role (``plain``, ``lite``, ...) with ``default`` for the rest."""
+
+KLD_MEAN_MAX = {"plain": 0.01, "lite": 0.05, "default": 0.05}
+SAME_TOP1_MIN = {"plain": 0.97, "lite": 0.93, "default": 0.93}
+PPL_RATIO_MAX = {"plain": 1.02, "lite": 1.05, "default": 1.05}
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,22 @@ class Policy:
     called in 96-100% of simulated pairs: ``benchmarks/bench_compare.py instructions``)."""
     lite_ratio_max: float = 1.0
     """The lite tier is smaller / lighter / faster to load when its ratio to plain (95% interval) is below this."""
+    kld_mean_max: Bound = field(default_factory=lambda: dict(KLD_MEAN_MAX))
+    """A tier is faithful to its reference when its mean KL divergence (nats per position, 95% interval) lies
+    below this. The defaults follow llama.cpp's published tables: 8-bit quantizations sit near 0.001, 4-bit
+    ones near 0.03."""
+    same_top1_min: Bound = field(default_factory=lambda: dict(SAME_TOP1_MIN))
+    """... and its share of positions picking the reference's top token lies above this (Q8_0: 99%, Q4: ~94%)."""
+    ppl_ratio_max: Bound = field(default_factory=lambda: dict(PPL_RATIO_MAX))
+    """... and its perplexity on the golden outputs over the reference's lies below this."""
+
+    def bound(self, name: str, role: str) -> float:
+        """One fidelity bound for a tier of ``role``: the figure, or the role's (else the default's)."""
+        value = getattr(self, name)
+        if isinstance(value, dict):
+            defaults = {"kld_mean_max": KLD_MEAN_MAX, "same_top1_min": SAME_TOP1_MIN, "ppl_ratio_max": PPL_RATIO_MAX}
+            return float(value.get(role, value.get("default", defaults[name]["default"])))
+        return float(value)
 
 
 def tolerance_of(policy: Policy, metric: str) -> float:

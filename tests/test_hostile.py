@@ -372,6 +372,12 @@ def _nothing_archived(tmp: Path, files: int) -> None:
     assert len(list(machine.glob("*.json"))) == files and not list(machine.glob("*.archive.json.gz"))
 
 
+def _fidelity_no_output(tmp: Path) -> list[str]:
+    rows = tmp / "rows.jsonl"
+    rows.write_text(json.dumps({"input": "да", "output": ""}) + "\n", encoding="utf-8")
+    return [str(bundled.DEMO_DIR / "base-fp32"), str(bundled.DEMO_DIR / "base-int8"), "--golden", str(rows)]
+
+
 def _into_file(tmp: Path) -> list[str]:
     (tmp / "into.txt").write_text("x", encoding="utf-8")
     return [str(DATA / "record-v2.json"), "--into", str(tmp / "into.txt")]
@@ -395,6 +401,7 @@ def _machine_folder_file(tmp: Path) -> list[str]:
 def _renamed_tier_run(tmp: Path) -> list[str]:
     folder = tier_copy(tmp, {"name": "onnx-small-int4"})
     folder = folder.rename(tmp / "onnx-small-int4")
+    shutil.copytree(bundled.DEMO_DIR / "small-fp32", tmp / "small-fp32")  # its quantization.from, beside it
     path = config_text(
         tmp,
         lambda t: (
@@ -722,6 +729,18 @@ CASES: dict[str, Case] = {
         "error",
         ("20261101T000000Z-badbad.json", "not UTF-8 text", "nothing archived"),
         check=lambda tmp, out, err: _nothing_archived(tmp, 2),
+    ),
+    "fidelity of two model kinds": Case(
+        "fidelity",
+        lambda tmp: [str(bundled.DEMO_DIR / "lm-base-fp32"), str(bundled.DEMO_DIR / "base-int8"), "--rows", "2"],
+        "error",
+        ("base-int8", "lm-base-fp32", "one model kind"),
+    ),
+    "fidelity against a missing folder": Case(
+        "fidelity", lambda tmp: [str(tmp / "nope"), str(bundled.DEMO_DIR / "base-int8")], "error", ("nope",)
+    ),
+    "fidelity over a row without an output": Case(
+        "fidelity", _fidelity_no_output, "error", ("rows.jsonl:1", "field 'output'")
     ),
     # ---- containment: merge
     "merge into a file": Case("merge", _into_file, "error", ("into.txt", "not a folder")),

@@ -128,6 +128,7 @@ def compose(sources: Mapping[str, Record]) -> Current:
         tiers=tiers,
         wallclock=wallclock,
         framing=fr.framing if fr is not None else None,
+        fidelity=fr.fidelity if fr is not None else None,  # the framing suite's pass, on its golden rows
         instructions=ins.instructions if ins is not None else None,
         test_slowdown_factor=wc.test_slowdown_factor if wc is not None else None,
         pairing=None,

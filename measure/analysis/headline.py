@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.analysis.fidelity import TierFidelityFigures
 from measure.analysis.parity import rows_as_python
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate, paired_ratio
@@ -43,6 +44,8 @@ class TierLine:
     """Decoder-only tiers: prompt positions whose argmax changes between the prompt fed token by token and in
     blocks (every prefill framing summed); None without prefill facts."""
     prompt_total: int | None = None
+    fidelity: TierFidelityFigures | None = None
+    """Against its full-precision reference, teacher-forced (None: the tier has none, or no fidelity pass)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         reference,
         prompt_changed,
         prompt_total,
+        a.fidelity_of(name),
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from measure.analysis.fidelity import TierFidelityFigures, fidelity_verdicts
 from measure.analysis.profile import ProfileRatios, profile_ratios
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict, against, ci
@@ -358,17 +359,20 @@ def verdicts(
     tiers: Sequence[TierTiming] | None = None,
     pairs: Sequence[PairTiming] | None = None,
     ratios: Sequence[ProfileRatios] | None = None,
+    fidelity: tuple[TierFidelityFigures, ...] | None = None,
 ) -> list[Verdict]:
     """Every verdict for one record, under ``policy`` (default: the policy the record states).
 
-    ``tiers``, ``pairs``, ``ratios``: what the caller has computed of the record already (the full analysis
-    has all three), judged as given; whatever is None is computed here. The verdicts are the same either way.
+    ``tiers``, ``pairs``, ``ratios``, ``fidelity``: what the caller has computed of the record already (the full
+    analysis has them all), judged as given; whatever is None is computed here. The verdicts are the same either
+    way.
     """
     policy = policy or record.config.policy
     return (
         wallclock_verdicts(record, policy, tiers, pairs)
         + profile_verdicts(record, policy, ratios)
         + framing_verdicts(record, policy)
+        + fidelity_verdicts(record, policy, fidelity)
     )
 
 

@@ -203,11 +203,18 @@ def _print_header(r: Record) -> None:
 def _print_wallclock(a: Analysis, w: int, pw: int) -> None:
     """Per-tier ms/token, ratio to plain, exponent and overhead; then what the samples time."""
     _print("\nwall-clock (median [95% CI])")
-    _print(f"  {'tier':<{w}}{'precision':<{pw}}{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}")
+    faithful = " fidelity (mean KLD, same top-1)" if a.fidelity else ""
+    head = f"{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}"
+    _print(f"  {'tier':<{w}}{'precision':<{pw}}{head}{faithful}")
     for t in a.tiers:
         ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
         exp_s = _ci(t.exponent) if t.exponent else "-"
-        _print(f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}{t.overhead:>8.1%}")
+        f = a.fidelity_of(t.tier)
+        tail = f" {f.greedy.kld_mean.value:.3g}, {f.greedy.same_top1.value:.1%}" if f else ""
+        _print(
+            f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}"
+            f"{t.overhead:>8.1%}{tail}"
+        )
     if a.record.wallclock is not None:
         _print_tokenizing(a.record.wallclock)
 
@@ -238,6 +245,30 @@ def _print_pairs(pairs: tuple[PairTiming, ...]) -> None:
         )
 
 
+def _print_fidelity(a: Analysis, w: int) -> None:
+    """Each judged tier against its reference, llama.cpp's figures in one line; each pair's drafter beside its
+    acceptance (``measure fidelity`` prints one tier's figures in full)."""
+    _print("\nfidelity to the full-precision reference (teacher-forced on its greedy path; PPL on the golden outputs)")
+    rw = max([12, *(len(f.reference) + 2 for f in a.fidelity)])
+    head = f"{'mean KLD [95% CI]':<32}{'p99':>10}{'max':>10}  {'same top-1 [95% CI]':<28}{'RMS Δp':>8}  PPL ratio"
+    _print(f"  {'tier':<{w}}{'reference':<{rw}}{head}")
+    for f in a.fidelity:
+        g, q = f.greedy, f.greedy.kld_quantiles
+        kld = f"{g.kld_mean.value:.3g} [{g.kld_mean.lo:.3g}, {g.kld_mean.hi:.3g}]"
+        top = f"{g.same_top1.value:.2%} [{g.same_top1.lo:.2%}, {g.same_top1.hi:.2%}]"
+        _print(
+            f"  {f.tier:<{w}}{f.reference:<{rw}}{kld:<32}{q.get(0.99, 0):>10.3g}{q.get(1.0, 0):>10.3g}  {top:<28}"
+            f"{g.rms_dp:>8.2%}  {_ci(f.ppl_ratio)}"
+        )
+    for p in a.pair_fidelity:
+        g = p.greedy
+        acc = "not measured" if p.acceptance is None else f"{p.acceptance:.4f}"
+        _print(
+            f"  pair {p.drafter}->{p.verifier}: mean KLD {g.kld_mean.value:.3g}, same top-1 {g.same_top1.value:.2%} "
+            f"on the verifier's greedy path; runtime acceptance {acc}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from measure.analysis.profile import has_profile
     from measure.analysis.record_analysis import analyse
@@ -259,6 +290,8 @@ def run(args: argparse.Namespace) -> int:
     _print_cost_model(a.cost_model, w)
     if r.framing:
         _print_framing(r, w, pw)
+    if a.fidelity or a.pair_fidelity:
+        _print_fidelity(a, w)
     if r.instructions:
         _print_instructions(r.instructions, w)
     _print("\nverdicts")

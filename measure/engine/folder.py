@@ -76,6 +76,10 @@ class TierFolder:
     def greedy_ids(self, ids: list[int], *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
         raise NotImplementedError
 
+    def target_ids(self, text: str) -> list[int]:
+        """An expected output as the decoder would emit it (no special token): what a teacher-forced pass feeds."""
+        return self.tokenizer.encode_target(text)
+
     def greedy(self, text: str, *, max_new_tokens: int | None = None, trace: Trace | None = None) -> Decoded:
         """Cached greedy decode of one source text: tokenized here, then :meth:`greedy_ids` (whose clock starts
         after tokenizing unless ``trace``, made earlier, says otherwise)."""

@@ -74,18 +74,22 @@ def vocab_mismatch(drafter: Tier, verifier: Tier) -> str | None:
     return None
 
 
+def mismatch(a: Tier, b: Tier, roles: tuple[str, str] = ("drafter", "verifier")) -> str | None:
+    """Why two tiers cannot share token ids (two model kinds, or two vocabularies), or None; ``roles`` name them."""
+    if a.kind != b.kind:
+        both = "a pair" if roles == ("drafter", "verifier") else "judging one against the other"
+        kinds = f"the {roles[0]} is {KINDS[a.kind]} and the {roles[1]} {KINDS[b.kind]}"
+        return f"{kinds}; {both} needs two tiers of one model kind"
+    if vocab := vocab_mismatch(a, b):
+        return f"they do not share one vocabulary: {vocab.replace('drafter', roles[0]).replace('verifier', roles[1])}"
+    return None
+
+
 def refuse_pair(drafter: Tier, verifier: Tier) -> None:
     """A one-line error unless both tiers are of one kind and share one vocabulary."""
-    if drafter.kind != verifier.kind:
-        why = (
-            f"the drafter is {KINDS[drafter.kind]} and the verifier {KINDS[verifier.kind]}; "
-            f"a pair needs two tiers of one model kind"
-        )
-    elif vocab := vocab_mismatch(drafter, verifier):
-        why = f"they do not share one vocabulary: {vocab}"
-    else:
-        return
-    raise MeasureError(f"speculative pair refused: drafter {drafter.path} and verifier {verifier.path}: {why}")
+    why = mismatch(drafter, verifier)
+    if why is not None:
+        raise MeasureError(f"speculative pair refused: drafter {drafter.path} and verifier {verifier.path}: {why}")
 
 
 class Pair:

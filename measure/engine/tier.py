@@ -103,6 +103,15 @@ class Tier(Protocol):
 
     def open_speculative(self, ids: list[int], limit: int, trace: Trace) -> Opening: ...
 
+    def target_ids(self, text: str) -> list[int]:
+        """An expected output as the decoder would emit it (no special token)."""
+        ...
+
+    def teacher_forced(self, ids: list[int], tokens: list[int], trace: Trace | None = None) -> np.ndarray:
+        """``tokens`` fed in one call on the cache the source left: logits ``(len(tokens) + 1, vocab)``, row i
+        deciding ``tokens[i]`` and the last row deciding end-of-sequence."""
+        ...
+
     def prefill_framed(
         self, ids: list[int], block: int | None, trace: Trace | None = None
     ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:

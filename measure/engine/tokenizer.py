@@ -20,6 +20,7 @@ class Tokenizer(Protocol):
     name: str
 
     def encode(self, text: str) -> list[int]: ...
+    def encode_target(self, text: str) -> list[int]: ...
     def decode(self, ids: list[int]) -> str: ...
     def vocab_size(self) -> int: ...
     def vocabulary(self) -> dict[str, int]: ...
@@ -34,6 +35,10 @@ class ByteTokenizer:
 
     def encode(self, text: str) -> list[int]:
         return [b + BYTE_OFFSET for b in text.encode("utf-8")] + [1]
+
+    def encode_target(self, text: str) -> list[int]:
+        """An output text as the decoder emits it: its bytes, no eos."""
+        return [b + BYTE_OFFSET for b in text.encode("utf-8")]
 
     def decode(self, ids: list[int]) -> str:
         return bytes(i - BYTE_OFFSET for i in ids if BYTE_OFFSET <= i < 256 + BYTE_OFFSET).decode(
@@ -67,6 +72,10 @@ class JsonTokenizer:
 
     def encode(self, text: str) -> list[int]:
         return list(self._tok.encode(text).ids)
+
+    def encode_target(self, text: str) -> list[int]:
+        """An output text as the decoder emits it: no special token added (no bos, no eos)."""
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
 
     def decode(self, ids: list[int]) -> str:
         return self._tok.decode(ids, skip_special_tokens=True)

@@ -69,6 +69,13 @@ JSON format history (``schema_version``, kept apart from the tool version):
   a microsecond (1e-6) since 2026-12; absent, a nanosecond (the suites rounded
   there before). The finer digits were timer jitter, which no compression
   shrinks.
+* 4 — fidelity: the top-level ``fidelity`` block (the framing suite's
+  teacher-forced pass: each tier with a reference against it, per golden row,
+  on the reference's greedy path and the golden outputs; each pair's drafter
+  against its verifier; :mod:`measure.record.model.fidelity`), the policy's
+  ``kld_mean_max``, ``same_top1_min`` and ``ppl_ratio_max`` (a number, or one
+  per role), ``config.framing.fidelity`` and a tier's ``reference``. Migrated
+  from 3: no fidelity block (no pass was run).
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -99,7 +106,7 @@ from measure.record.pack import compress, decompress, is_gzip, pack, unpack
 from measure.record.sample_codec import Unpacked, stand_in
 from measure.writing import json_text, reason, write_bytes, write_json
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 """What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
 MACHINE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
@@ -128,7 +135,12 @@ def _v2_to_v3(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 ran no fidelity pass: the block stays absent, so every reader says it was not measured."""
+    return doc
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 """``MIGRATIONS[n]`` upgrades a version-n document to version n + 1."""
 
 

@@ -35,7 +35,8 @@ class Palette:
         return self.colors[name]
 
 
-def _layout(**extra: Any) -> dict[str, Any]:
+def layout(**extra: Any) -> dict[str, Any]:
+    """The layout every chart starts from: margins, height, a legend under the plot."""
     return {
         "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
         "height": 440,
@@ -67,7 +68,7 @@ def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, A
                 "hovertemplate": "%{x} (%{text}): %{y:.3f} ms/token<extra></extra>",
             }
         ],
-        "layout": _layout(yaxis={"title": {"text": "ms per output token"}}, xaxis={"title": {"text": "tier"}}),
+        "layout": layout(yaxis={"title": {"text": "ms per output token"}}, xaxis={"title": {"text": "tier"}}),
     }
 
 
@@ -98,7 +99,7 @@ def phases(tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
                 "hovertemplate": "%{x}: %{y:.4f} ms per token<extra></extra>",
             }
         ],
-        "layout": _layout(
+        "layout": layout(
             showlegend=False,
             yaxis={
                 "title": {"text": "ms per prompt token (prefill) / generated token (decode)"},
@@ -127,7 +128,7 @@ def first_token(record: Record, tiers: tuple[CausalTiming, ...], palette: Palett
         )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             xaxis={"title": {"text": "prompt tokens (the template applied)"}, "rangemode": "tozero"},
             yaxis={"title": {"text": "time to first token, ms (median of repeats)"}, "rangemode": "tozero"},
         ),
@@ -153,7 +154,7 @@ def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> d
         )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             xaxis={"type": "log", "title": {"text": "output tokens + 1 (decoder calls)"}},
             yaxis={"type": "log", "title": {"text": "row wall time, ms (median of repeats)"}},
         ),
@@ -198,7 +199,7 @@ def speedup(pairs: tuple[PairTiming, ...], palette: Palette) -> dict[str, Any]:
         )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             xaxis={"title": {"text": "k (draft tokens per round)"}, "type": "log", "dtick": 0.30103},
             yaxis={"title": {"text": "speedup over the verifier's greedy decode"}},
             shapes=[_unit_line()],
@@ -222,7 +223,7 @@ def by_position(pairs: tuple[PairTiming, ...], palette: Palette) -> dict[str, An
     ]
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             xaxis={"title": {"text": "draft position"}}, yaxis={"title": {"text": "acceptance"}, "range": [0, 1.05]}
         ),
     }
@@ -264,7 +265,7 @@ def batch_cost(tiers: tuple[BatchCost, ...], palette: Palette) -> dict[str, Any]
             )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             xaxis={"title": {"text": "tokens per verifier call (n)"}, "dtick": 1},
             yaxis={"title": {"text": "µs per call (median of repeats)"}, "rangemode": "tozero"},
         ),
@@ -298,7 +299,7 @@ def layer_diffs(tiers: tuple[FramingTier, ...], palette: Palette) -> dict[str, A
             )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             xaxis={"title": {"text": "decoder layer"}, "dtick": 1},
             yaxis={"type": "log", "title": {"text": "mean |present diff| (log)"}, "exponentformat": "e"},
         ),
@@ -368,7 +369,7 @@ def over_time(
         )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": layout(
             yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
             xaxis={"title": {"text": "run started (UTC)"}, "type": "date"},
         ),

@@ -22,6 +22,7 @@ ROWS = {
     "output-preservation": ("framing.md", "accept"),
     "self-acceptance": ("framing.md", "accept"),
     "acceptance": ("framing.md", "accept"),
+    "fidelity": ("framing.md", "fidelity"),
     "lite-smaller": ("index.md", "summary"),  # bytes on disk: the summary's size column (records without a profile too)
     "lite-lighter": ("wallclock.md", "profile"),
     "lite-faster-load": ("wallclock.md", "profile"),

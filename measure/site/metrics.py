@@ -98,6 +98,22 @@ def _framing_metrics(a: Analysis) -> dict[str, Any]:
     return out
 
 
+def _fidelity_metrics(a: Analysis) -> dict[str, Any]:
+    """Each judged tier against its reference: mean KLD, same top-1 and PPL ratio with their intervals."""
+    return {
+        f.tier: {
+            "reference": f.reference,
+            "positions": f.greedy.positions,
+            "kld_mean": f.greedy.kld_mean.to_dict(),
+            "kld_quantiles": {str(q): v for q, v in f.greedy.kld_quantiles.items()},
+            "same_top1": f.greedy.same_top1.to_dict(),
+            "rms_dp": f.greedy.rms_dp,
+            "ppl_ratio": f.ppl_ratio.to_dict(),
+        }
+        for f in a.fidelity
+    }
+
+
 def metrics(
     latest: dict[str, Analysis], states: dict[str, Current] | None = None, reference: str | None = None
 ) -> dict[str, Any]:
@@ -136,6 +152,7 @@ def metrics(
             **_cost_metrics(a.cost_model),
             **_decoder_only_metrics(a),
             "framing": _framing_metrics(a),
+            "fidelity": _fidelity_metrics(a),
             "verdicts": [
                 {k: v.to_dict()[k] for k in ("topic", "subject", "outcome", "answer", "value", "lo", "hi")}
                 for v in a.verdicts

@@ -31,11 +31,15 @@ class TierSpec:
     """reference, plain, lite, drafter or verifier; exactly one plain tier anchors the ratios."""
     prompt: str | None = None
     """A decoder-only tier's prompt template (holding ``{input}``), overriding its tier.json's; None: tier.json's."""
+    reference: str | None = None
+    """The full-precision tier the fidelity pass judges this one against: a tier name of the config, or a folder
+    (relative to the config); None: its tier.json ``quantization.from``, if any."""
 
     def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "path": str(self.path), "role": self.role} | (
-            {"prompt": self.prompt} if self.prompt is not None else {}
-        )
+        optional = {"prompt": self.prompt, "reference": self.reference}
+        return {"name": self.name, "path": str(self.path), "role": self.role} | {
+            k: v for k, v in optional.items() if v is not None
+        }
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,10 @@ class FramingConfig:
     """Also decode the decoder-only tiers and pairs under onnxruntime-genai's compiled loop (the ``genai`` extra);
     recorded as skipped, with the reason, where it is not importable. A run without decoder-only tiers has no
     such leg."""
+    fidelity: bool = True
+    """Also judge each tier with a reference against it, teacher-forced (KL divergence, same top token, perplexity
+    ratio), and each pair's drafter against its verifier (the fidelity pass); a reference not in the suite is
+    loaded for the pass only."""
     leg_repeats: int = 2
     """Greedy passes over the golden rows each other runtime (Node, browser) times: the one that records the
     decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add
@@ -312,7 +320,7 @@ def _folder(base: Path, value: str, where: str, path: Path) -> Path:
 def _tiers(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
     """``[[tiers]]``: named, unique, existing folders, a known role each, and exactly one plain tier."""
     tiers = []
-    for i, t in _entries(entries, "tiers", ("name", "path", "role", "prompt"), path):
+    for i, t in _entries(entries, "tiers", ("name", "path", "role", "prompt", "reference"), path):
         for key in ("name", "path", "role"):
             if not isinstance(t.get(key), str):
                 raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
@@ -326,7 +334,11 @@ def _tiers(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
                 f"{path}: tiers[{i}].prompt: expected a template containing {{input}} (where the source text goes), "
                 f"got {prompt!r}"
             )
-        tiers.append(TierSpec(t["name"], _folder(base, t["path"], f"tiers[{i}].path", path), t["role"], prompt))
+        reference = t.get("reference")
+        if reference is not None and (not isinstance(reference, str) or not reference):
+            raise MeasureError(f"{path}: tiers[{i}].reference: expected a tier name or a folder, got {reference!r}")
+        folder = _folder(base, t["path"], f"tiers[{i}].path", path)
+        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, reference))
     names = [t.name for t in tiers]
     if not tiers:
         raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")

@@ -30,6 +30,7 @@ from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
 from measure.suites.config import SUITES, SuiteConfig
 from measure.suites.environment import environment
+from measure.suites.fidelity import Judged, check_streams, resolve_references, run_fidelity
 from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
@@ -61,6 +62,20 @@ def check_decodes(tiers: dict[str, Tier], golden: GoldenRows, config: Path) -> N
                 f"{golden.path}: tier {tier.name} decoded no token on {empty}/{len(golden)} rows "
                 f"(end-of-sequence first on each): {fix}; nothing was measured"
             )
+
+
+def references(config: SuiteConfig, tiers: dict[str, Tier], golden: GoldenRows) -> list[Judged]:
+    """Each tier's reference for the fidelity pass, loaded and checked before anything is measured."""
+
+    def load(folder: Path, name: str, prompt: str | None) -> Tier:
+        causal = detect_kind(folder) == "causal"
+        return load_tier(
+            folder, config.session, label=f"{name}~reference", name=name, prompt=prompt if causal else None
+        )
+
+    judged = resolve_references(tiers, {t.name: t.reference for t in config.tiers}, load, config.path)
+    check_streams(judged, golden)
+    return judged
 
 
 def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
@@ -131,6 +146,7 @@ def run(
     check_rows(tiers, golden)
     check_decodes(tiers, golden, config.path)
     pairs = speculative_pairs(config, tiers)
+    judged = references(config, tiers, golden) if "framing" in suites and config.framing.fidelity else None
     env = environment(argv=argv)
     doc = new_document(config, suites, golden, tiers, env)
     note_slowdowns(doc, hooks)
@@ -144,6 +160,10 @@ def run(
             selves = _self_pairs(config, tiers)
             framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
             run_framing(*framing, runtime_version=env["onnxruntime"])
+            if judged is not None:
+                doc["fidelity"] = {}
+                drafted = [(p.drafter, p.verifier) for p in pairs.values()]
+                run_fidelity(judged, drafted, golden, doc["fidelity"], writer.save, progress)
         if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
             doc["instructions"] = {}
             run_instructions(config, golden, valgrind, doc["instructions"], writer.save, progress)

@@ -14,14 +14,14 @@ from measure.analysis.stats import Estimate
 from measure.analysis.timings import PairTiming, TierTiming
 from measure.analysis.verdict import Verdict, from_table, to_table
 from measure.policy import Policy, policy_from
-from measure.record.io import SCHEMA_VERSION, load_record
+from measure.record.io import load_record
 from measure.record.model import from_document
 
 DATA = DATA_DIR
 
 
 def _doc():
-    return load_record(DATA / f"record-v{SCHEMA_VERSION}.json")
+    return load_record(DATA / "record-v3.json")
 
 
 def verdicts(doc: dict, policy=None):
@@ -74,7 +74,7 @@ POLICY = Policy(exponent_max=1.15, overhead_max=0.1, framing_tolerance=1e-4, spe
 
 
 def _doc() -> dict:
-    return copy.deepcopy(load_record(DATA / f"record-v{SCHEMA_VERSION}.json"))
+    return copy.deepcopy(load_record(DATA / "record-v3.json"))
 
 
 def _record(doc: dict | None = None):

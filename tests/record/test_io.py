@@ -61,11 +61,23 @@ def test_migrations_run_step_by_step():
 
         return up
 
-    doc = migrate({"schema_version": 1}, "x.json", migrations={1: step(1), 2: step(2)})
-    assert calls == [1, 2]
-    assert doc["schema_version"] == 3 and doc["from_v1"] and doc["from_v2"]
+    doc = migrate({"schema_version": 1}, "x.json", migrations={1: step(1), 2: step(2), 3: step(3)})
+    assert calls == [1, 2, 3]
+    assert doc["schema_version"] == 4 and doc["from_v1"] and doc["from_v2"] and doc["from_v3"]
     with pytest.raises(MeasureError, match="older than any this measure can migrate"):
         migrate({"schema_version": 0}, "x.json", migrations={1: step(1)})
+
+
+def test_a_version_3_record_reads_with_no_fidelity_pass_and_a_version_4_one_with_it():
+    v3 = load(DATA / "record-v3.json")
+    assert v3.schema_version == 4 and v3.fidelity is None  # migrated: no pass was run
+    v4 = load(DATA / "record-v4.json")
+    assert [t.tier for t in v4.fidelity.tiers] == ["base-int8", "small-int4"]
+    refs = v4.fidelity.references
+    assert refs["base-fp32"].in_run and not refs["small-fp32"].in_run  # small-fp32 loaded for the pass only
+    rows = v4.golden.rows
+    assert all(len(t.greedy.kld) == len(t.golden_nll) == rows for t in v4.fidelity.tiers)
+    assert [(p.drafter, p.verifier) for p in v4.fidelity.pairs] == [("small-int4", "base-int8")]
 
 
 def test_version_1_framing_becomes_the_python_onnxruntime_leg():
@@ -170,11 +182,13 @@ def _never(doc):
 def test_a_newer_version_is_refused_by_migrate_itself():
     with pytest.raises(MeasureError, match=rf"x\.json: schema_version {SCHEMA_VERSION + 1} was written by a newer"):
         migrate({"schema_version": SCHEMA_VERSION + 1}, "x.json")
-    with pytest.raises(MeasureError, match="reads versions up to 3: upgrade measure"):
-        migrate({"schema_version": 4}, "x.json", migrations={1: _never, 2: _never})
+    with pytest.raises(MeasureError, match=f"reads versions up to {SCHEMA_VERSION}: upgrade measure"):
+        migrate({"schema_version": SCHEMA_VERSION + 1}, "x.json", migrations={1: _never, 2: _never, 3: _never})
     doc = {"schema_version": SCHEMA_VERSION, "a": 1}
     assert migrate(doc, "x.json") == {"schema_version": SCHEMA_VERSION, "a": 1}
-    assert migrate({"schema_version": 3}, "x.json", migrations={1: _never, 2: _never}) == {"schema_version": 3}
+    assert migrate({"schema_version": 4}, "x.json", migrations={1: _never, 2: _never, 3: _never}) == {
+        "schema_version": 4
+    }
 
 
 @pytest.mark.parametrize("version", [None, "2", 2.0])
@@ -188,7 +202,7 @@ def test_a_document_without_an_integer_version_is_not_a_record(version):
 def test_migrating_version_1_moves_framing_and_keeps_everything_else():
     old = json.loads((DATA / "record-v1.json").read_text(encoding="utf-8"))
     doc = migrate(copy.deepcopy(old), "v1.json")
-    assert doc["schema_version"] == 3
+    assert doc["schema_version"] == SCHEMA_VERSION
     assert {k: v for k, v in doc.items() if k not in ("framing", "schema_version", "tiers")} == {
         k: v for k, v in old.items() if k not in ("framing", "schema_version", "tiers")
     }
@@ -197,13 +211,13 @@ def test_migrating_version_1_moves_framing_and_keeps_everything_else():
     assert leg["tiers"] == [{**t, "status": "measured"} for t in old["framing"]["tiers"]]
     assert (leg["language"], leg["version"]) == ("python", old["environment"]["onnxruntime"])
     bare = migrate({"schema_version": 1, "framing": None}, "f.json")
-    assert bare == {"schema_version": 3, "framing": None}
+    assert bare == {"schema_version": SCHEMA_VERSION, "framing": None}
 
 
 def test_migrating_version_2_states_every_tier_encoder_decoder_and_changes_nothing_else():
     old = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
     doc = migrate(copy.deepcopy(old), "v2.json")
-    assert doc["schema_version"] == 3 and all(t["kind"] == "seq2seq" for t in doc["tiers"].values())
+    assert doc["schema_version"] == SCHEMA_VERSION and all(t["kind"] == "seq2seq" for t in doc["tiers"].values())
     assert {k: v for k, v in doc.items() if k not in ("schema_version", "tiers")} == {
         k: v for k, v in old.items() if k not in ("schema_version", "tiers")
     }

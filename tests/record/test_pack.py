@@ -142,7 +142,7 @@ def test_a_packed_record_gives_the_same_pages_as_its_plain_twin(both_suites, tmp
 def test_a_v2_record_and_its_migration_show_and_render_the_same(tmp_path, capsys):
     v2 = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
     migrated = migrate(json.loads(json.dumps(v2)), "v2")
-    assert migrated["schema_version"] == 3 and v2["schema_version"] == 2
+    assert migrated["schema_version"] == 4 and v2["schema_version"] == 2
     old = _place(tmp_path / "old", v2, json.dumps(v2).encode("utf-8"))
     new = write_record(tmp_path / "new" / v2["machine_id"] / f"{v2['run_id']}.json", migrated)
     shown = [run_cli(capsys, "show", str(p)) for p in (old, new)]

@@ -203,6 +203,17 @@ class CausalTier(TierFolder):
         logits, lane = self.feed_prefix(ids, tokens, block or max(len(tokens), 1), trace)
         return logits, lane.kv()
 
+    def teacher_forced(self, ids: list[int], tokens: list[int], trace: Trace | None = None) -> np.ndarray:
+        """The prompt prefilled in one call, then ``tokens`` in one call on its cache (as a verifier checks a
+        block): logits ``(len(tokens) + 1, vocab)``, row i the distribution that decides ``tokens[i]`` (row 0:
+        the prompt's last position; the last row decides eos)."""
+        trace = trace or Trace()
+        lane = self.begin()
+        rows = [lane.feed(ids, trace)[-1:]]
+        if tokens:
+            rows.append(lane.feed(tokens, trace))
+        return np.concatenate(rows)
+
     def prefill_framed(
         self, ids: list[int], block: int | None, trace: Trace | None = None
     ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:

@@ -190,6 +190,12 @@ class Seq2SeqTier(TierFolder):
         logits, cache = self.feed_prefix(ids, prefix, block or len(prefix), trace)
         return logits, cache.self_kv
 
+    def teacher_forced(self, ids: list[int], tokens: list[int], trace: Trace | None = None) -> np.ndarray:
+        """The start token and ``tokens`` in one decoder call after the encoder (as a verifier checks a block):
+        logits ``(len(tokens) + 1, vocab)``, row i the distribution that decides ``tokens[i]`` (the last: eos)."""
+        trace = trace or Trace()
+        return self.begin(ids, trace).feed([self.special.decoder_start, *tokens], trace)
+
     def prefill_framed(
         self, ids: list[int], block: int | None, trace: Trace | None = None
     ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:

@@ -12,6 +12,7 @@ Simple sums that several pages print (argmax agreement, rows whose decode
 framing leaves unchanged) are properties of the part they sum, written once.
 """
 
+from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.framing import (
     FP32,
     Acceptance,
@@ -56,6 +57,8 @@ __all__ = [
     "Divergence",
     "Environment",
     "Execution",
+    "Fidelity",
+    "FidelityReference",
     "Framing",
     "FramingTier",
     "GenaiPair",
@@ -70,7 +73,9 @@ __all__ = [
     "LegTiming",
     "Machine",
     "Miss",
+    "PairFidelity",
     "Pairing",
+    "PathFidelity",
     "Profile",
     "Quality",
     "Record",
@@ -78,6 +83,7 @@ __all__ = [
     "ThreadSweep",
     "TierCalls",
     "TierEntry",
+    "TierFidelity",
     "Wallclock",
     "WorkerSamples",
     "from_document",

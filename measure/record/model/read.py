@@ -11,6 +11,7 @@ from typing import Any
 from measure.policy import policy_from
 from measure.record.model.convert import ints
 from measure.record.model.instructions import Instructions, instruction_tier
+from measure.record.model.read_fidelity import fidelity
 from measure.record.model.read_framing import framing
 from measure.record.model.read_wallclock import wallclock
 from measure.record.model.run import (
@@ -135,4 +136,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
         instructions=_instructions(doc.get("instructions")),
+        fidelity=fidelity(doc.get("fidelity")),
     )

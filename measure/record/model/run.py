@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.policy import Policy
+from measure.record.model.fidelity import Fidelity
 from measure.record.model.framing import Framing, FramingTier, Leg
 from measure.record.model.instructions import Instructions
 from measure.record.model.wallclock import Wallclock
@@ -173,6 +174,8 @@ class Record:
     """Set when the record is one side of a paired job (records of ``measure run`` have none)."""
     instructions: Instructions | None = None
     """Callgrind instruction counts per greedy tier (``measure run --instructions``); None in most records."""
+    fidelity: Fidelity | None = None
+    """The framing suite's fidelity pass: each quantized tier against its full-precision reference (schema v4)."""
 
     @property
     def date(self) -> str:

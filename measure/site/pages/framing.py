@@ -12,6 +12,7 @@ from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.site.pages.fidelity import FidelitySection, fidelity_section
 from measure.site.pages.legs import LegFacts, leg_facts
 from measure.site.pages.prefill import PromptFraming, prompt_framing
 
@@ -118,6 +119,8 @@ class FramingPage:
     """How those runs' builds differ."""
     prompt: PromptFraming | None = None
     """Decoder-only tiers: the prompt prefilled token by token against blocks of k and whole."""
+    fidelity: FidelitySection | None = None
+    """Each quantized tier against its full-precision reference, teacher-forced (None: no fidelity pass)."""
 
 
 def _cell(c: Cell | str) -> Md:
@@ -236,4 +239,5 @@ def framing_page(
         provenance(state, links) if several and state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
         prompt_framing(tiers, palette),
+        fidelity_section(a, palette),
     )

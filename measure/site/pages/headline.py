@@ -28,6 +28,13 @@ def _tier_sentence(role: str, t: TierLine, reference: str | None) -> Md:
             else:
                 word = "no clear difference"
             parts.append(f", {_x(v)} the time per token of the reference {md(reference)} ({word})")
+    if t.fidelity is not None:
+        f, g = t.fidelity, t.fidelity.greedy
+        parts.append(
+            f"; against the full-precision {md(f.reference)} its mean KL divergence is {g.kld_mean.value:.2g} "
+            f"[{g.kld_mean.lo:.2g}, {g.kld_mean.hi:.2g}] nats per token and it picks the same next token "
+            f"{g.same_top1.value:.1%} of the time ({link('fidelity', 'framing.md#' + row_id('fidelity', t.tier))})"
+        )
     if t.exact is not None:
         parts.append(f"; it matches the expected output on {t.exact}/{t.rows} golden rows")
         if t.same_as_reference is not None and reference and t.tier != reference:

@@ -36,6 +36,13 @@ def _resolution(seconds: float) -> str:
     return f"{seconds * 1e9:g} ns, every sample rounded to it"
 
 
+def _policy_value(v: object) -> str:
+    """A policy figure, or one per role ("plain 0.01, lite 0.05, default 0.05")."""
+    if isinstance(v, dict):
+        return ", ".join(f"{role} {value:g}" for role, value in v.items())
+    return str(v)
+
+
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
     if a is None:
         return Methods(None, (), ())
@@ -70,7 +77,7 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
     return Methods(
         links.ref(r),
         tuple(Setting(md(k), md(v)) for k, v in settings),
-        tuple(Setting(md(k), md(v)) for k, v in vars(r.config.policy).items()),
+        tuple(Setting(md(k), md(_policy_value(v))) for k, v in vars(r.config.policy).items()),
         provenance(state, links) if state is not None else None,
         tuple(md(d) for d in state.differences()) if state is not None else (),
         causal,

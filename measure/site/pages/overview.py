@@ -23,6 +23,7 @@ from measure.record.tree import Reference
 from measure.site.context import KIND, Md, RunLinks, RunRef, States, badge, link, md, megabytes, provenance, trusted
 from measure.site.escape import slug
 from measure.site.evidence import evidence, row_id, verdict_id
+from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.headline import sentences
 from measure.site.pages.history import machine_slug
 
@@ -165,7 +166,7 @@ def _summary_row(t: TierLine, mixed: bool) -> SummaryRow:
         name,
         trusted(f"{md(t.role)}<br><small>{md(t.precision)}{f'<br>{KIND[t.kind]}' if mixed else ''}</small>"),
         md(megabytes(t.size_bytes)),
-        _pm(t.ms_per_token, 3),
+        _with_fidelity(_pm(t.ms_per_token, 3), t),
         _pm(t.vs_reference, 2, "×") if t.vs_reference else md("reference" if t.vs_reference is None else "-"),
         md(f"{t.exact}/{rows}" if t.exact is not None else "-"),
         md(f"{t.same_as_reference}/{rows}" if t.same_as_reference is not None else "-"),
@@ -173,6 +174,13 @@ def _summary_row(t: TierLine, mixed: bool) -> SummaryRow:
         tuple(md(c) for _, c in t.runtimes),
         _worst(t.verdicts),
     )
+
+
+def _with_fidelity(speed: Md, t: TierLine) -> Md:
+    """Where a tier's speed is stated, its fidelity too: mean KLD and same top-1 against its reference."""
+    if t.fidelity is None:
+        return speed
+    return trusted(f"{speed}<br><small>{fidelity_cell(t.fidelity)}</small>")
 
 
 def _pair_row(p: PairLine) -> PairSummaryRow:
@@ -324,6 +332,14 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
     )
 
 
+def _fidelity_cells(t: TierLine) -> tuple[object, ...]:
+    f = t.fidelity
+    if f is None:
+        return ("",) * 6
+    k = f.greedy.kld_mean
+    return (f.reference, k.value, k.lo, k.hi, f.greedy.same_top1.value, f.ppl_ratio.value)
+
+
 def summary_csv(h: Headline, state: Current | None = None) -> str:
     """The summary table as CSV, plain numbers (no markup), for a spreadsheet; with ``state``, the run each
     tier's wall-clock and framing numbers come from."""
@@ -335,6 +351,7 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
             *("tier", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
             *("vs_reference", "vs_reference_lo", "vs_reference_hi", "exact", "rows", "same_as_reference"),
             *("framing_changed", "framing_decisions", *(f"greedy_parity {leg}" for leg in legs), "worst_outcome"),
+            *("fidelity_reference", "kld_mean", "kld_mean_lo", "kld_mean_hi", "same_top1", "ppl_ratio"),
             *(("wallclock_run", "framing_run") if state is not None else ()),
         ]
     )
@@ -350,6 +367,7 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
                 *(t.exact, t.rows, t.same_as_reference, t.framing_changed, t.framing_total),
                 *(cell for _, cell in t.runtimes),
                 min(judged, key=lambda o: RANK[o]) if judged else "",
+                *_fidelity_cells(t),
                 *runs,
             ]
         )

@@ -15,6 +15,7 @@ from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, pr
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
 from measure.site.pages.cost_model import CostSection, cost_section
+from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.prefill import Phases, phases_section
 
 
@@ -31,6 +32,8 @@ class TierRow:
     ratio: Md
     exponent: Md
     overhead: Md
+    fidelity: Md
+    """Mean KLD and same top-1 against the tier's full-precision reference, linked to the figures."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,8 @@ class WallclockPage:
     """Decoder-only tiers: prefill and decode timed apart; None for records without them."""
     compiled: tuple[Md, ...] = ()
     """Per decoder-only tier the onnxruntime-genai leg measured: measure's loop over the compiled one, a sentence."""
+    fidelity: bool = False
+    """Whether the tier rows carry fidelity figures (a fidelity pass ran): the table explains the column."""
 
 
 def _timed(wc: Wallclock) -> str:
@@ -227,6 +232,7 @@ def _tier_rows(a: Analysis) -> tuple[TierRow, ...]:
             stacked(t.ratio_vs_plain, 2, "×"),
             stacked(t.exponent, 2),
             md(f"{t.overhead:.1%}"),
+            fidelity_cell(a.fidelity_of(t.tier)),
         )
         for t in a.tiers
     )
@@ -300,4 +306,5 @@ def wallclock_page(
         tuple(md(d) for d in state.differences()) if state is not None else (),
         phases_section(a, palette),
         _compiled(a),
+        bool(a.fidelity),
     )

@@ -1,0 +1,226 @@
+"""The fidelity pass: each quantized tier against the full-precision tier it was made from, teacher-forced.
+
+A tier's **reference** is its ``[[tiers]]`` entry's ``reference`` (a tier of the
+config, or a folder), else its tier.json ``quantization.from`` (which ``measure
+quantize`` writes: a tier of the config by that name, else the folder of that
+name beside the tier's); a reference that is not a tier of the run is loaded for
+this pass only. Both tiers score the same token streams, each row in one batched
+call on the cache its source left (:meth:`measure.engine.tier.Tier.teacher_forced`):
+the reference's own greedy continuation, and the golden row's expected output,
+each followed by end-of-sequence. Each speculative pair's drafter is scored the
+same way against its verifier on the verifier's greedy path.
+
+References are resolved and checked (kind, vocabulary, how they tokenize the
+rows) before anything is measured, so a bad one is one line and no record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from measure.engine.speculative import mismatch
+from measure.engine.tier import Tier
+from measure.errors import MeasureError
+from measure.record.model.write_fidelity import (
+    add_divergence_row,
+    add_golden_row,
+    add_reference_row,
+    close_divergence,
+    fidelity_part,
+    pair_fidelity_part,
+    reference_part,
+    tier_fidelity_part,
+)
+from measure.suites import Progress, Save, no_progress
+from measure.suites.divergence import compare_logits
+from measure.suites.golden import GoldenRows
+
+Loader = Callable[[Path, str, str | None], Tier]
+"""Loads a reference folder as a tier named so, with a decoder-only tier's prompt template (the run's session
+options)."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One tier and the reference it is judged against; ``source`` says how the reference was found."""
+
+    tier: Tier
+    reference: Tier
+    source: str
+    in_run: bool
+
+
+def files_sha256(tier: Tier) -> str:
+    """One digest over a tier's files' names and sha256: which artifact the reference was."""
+    files = tier.fingerprint().files
+    return hashlib.sha256("".join(f"{f.name}:{f.sha256};" for f in files).encode()).hexdigest()
+
+
+def _from_tier_json(tier: Tier) -> str | None:
+    quantization = tier.meta.get("quantization")
+    found = quantization.get("from") if isinstance(quantization, dict) else None
+    if found is not None and (not isinstance(found, str) or not found):
+        raise MeasureError(f"{tier.path / 'tier.json'}: field quantization.from: expected a tier name, got {found!r}")
+    return found
+
+
+def _reference(
+    tier: Tier, named: str | None, tiers: dict[str, Tier], load: Loader, config: Path, loaded: dict[Path, Tier]
+) -> Judged | None:
+    """The reference of one tier (None: it has none), loaded and checked against the tier."""
+    source = "config" if named is not None else "quantization.from"
+    name = named if named is not None else _from_tier_json(tier)
+    if name is None or (name == tier.name and named is None):
+        return None
+    if name in tiers:
+        reference, in_run = tiers[name], True
+    else:
+        base = config.parent if named is not None else tier.path.parent
+        folder = (base / name).resolve()
+        if not folder.is_dir():
+            where = (
+                f"{config}: the reference of tier {tier.name}"
+                if named is not None
+                else (f"{tier.path / 'tier.json'}: field quantization.from")
+            )
+            raise MeasureError(
+                f"{where}: {name!r} is neither a tier of the suite nor a folder ({folder}); expected the "
+                f'full-precision tier this one was made from (name it with reference = "..." on the tier, or set '
+                "[framing] fidelity = false)"
+            )
+        if folder not in loaded:  # a decoder-only reference reads the rows as the tier it judges does
+            loaded[folder] = load(folder, folder.name, tier.prompt)
+        reference, in_run = loaded[folder], False
+    _refuse(tier, reference)
+    return Judged(tier, reference, source, in_run)
+
+
+def _refuse(tier: Tier, reference: Tier) -> None:
+    why = mismatch(tier, reference, ("tier", "reference"))
+    if why is not None:
+        raise MeasureError(f"tier {tier.path} cannot be judged against reference {reference.path}: {why}")
+
+
+def resolve_references(
+    tiers: dict[str, Tier], named: dict[str, str | None], load: Loader, config: Path
+) -> list[Judged]:
+    """Every tier's reference, where it has one: ``named`` maps tier names to their config ``reference`` key."""
+    loaded: dict[Path, Tier] = {}
+    found = (_reference(t, named.get(n), tiers, load, config, loaded) for n, t in tiers.items())
+    return [j for j in found if j is not None]
+
+
+def check_streams(judged: Iterable[Judged], golden: GoldenRows) -> None:
+    """Before anything is measured: each golden row has an output to score, and tier and reference take the same
+    ids for it (a decoder-only tier's prompt template must match its reference's)."""
+    judged = list(judged)
+    for row in golden.rows if judged else ():
+        if not row.output:
+            raise MeasureError(
+                f"{golden.path}:{row.line}: field 'output': empty; the fidelity pass scores each expected output "
+                "teacher-forced (set [framing] fidelity = false to measure without it)"
+            )
+        for j in judged:
+            if j.tier.source_ids(row.input) != j.reference.source_ids(row.input):
+                raise MeasureError(
+                    f"{golden.path}:{row.line}: tier {j.tier.name} and its reference {j.reference.name} take "
+                    "different token ids for this row (their prompt templates differ?); expected the same stream"
+                )
+
+
+def _by_reference(judged: list[Judged]) -> dict[str, tuple[Tier, list[Judged]]]:
+    groups: dict[str, tuple[Tier, list[Judged]]] = {}
+    for j in judged:
+        groups.setdefault(j.reference.name, (j.reference, []))[1].append(j)
+    return groups
+
+
+def _judge_reference(reference: Tier, group: list[Judged], golden: GoldenRows, out: dict[str, Any]) -> None:
+    """Every row once for the reference (its greedy path, its logits on both streams), then each of its tiers."""
+    first = group[0]
+    ref = reference_part(
+        reference.name, str(reference.path), reference.fingerprint().precision, first.in_run, files_sha256(reference)
+    )
+    parts = [tier_fidelity_part(j.tier.name, reference.name, j.source) for j in group]
+    out["references"].append(ref)
+    out["tiers"].extend(parts)
+    klds: list[list[np.ndarray]] = [[] for _ in group]
+    eos = reference.special.eos
+    for row in golden.rows:
+        ids = reference.source_ids(row.input)
+        greedy = list(reference.greedy_ids(ids).tokens)
+        target = reference.target_ids(row.output)
+        ref_greedy = reference.teacher_forced(ids, greedy)
+        ref_golden = reference.teacher_forced(ids, target)
+        golden_facts = None
+        for i, j in enumerate(group):
+            facts = compare_logits(ref_greedy, j.tier.teacher_forced(ids, greedy), [*greedy, eos])
+            add_divergence_row(parts[i]["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
+            klds[i].append(facts.kld)
+            golden_facts = compare_logits(ref_golden, j.tier.teacher_forced(ids, target), [*target, eos])
+            add_golden_row(parts[i], golden_facts.kld, golden_facts.same_top1, golden_facts.nll_tier)
+        assert golden_facts is not None  # a group holds at least one tier
+        add_reference_row(ref, len(greedy) + 1, len(target) + 1, float(golden_facts.nll_ref.sum()))
+    for i, part in enumerate(parts):
+        close_divergence(part["greedy"], np.concatenate(klds[i]))
+
+
+def _judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, Any]:
+    part = pair_fidelity_part(drafter.name, verifier.name)
+    eos, klds = verifier.special.eos, []
+    for row in golden.rows:
+        ids = verifier.source_ids(row.input)
+        tokens = list(verifier.greedy_ids(ids).tokens)
+        facts = compare_logits(
+            verifier.teacher_forced(ids, tokens), drafter.teacher_forced(ids, tokens), [*tokens, eos]
+        )
+        add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
+        part["positions"].append(len(tokens) + 1)
+        klds.append(facts.kld)
+    close_divergence(part["greedy"], np.concatenate(klds))
+    return part
+
+
+def judge(reference: Tier, tiers: list[Tier], golden: GoldenRows, in_run: bool = False) -> dict[str, Any]:
+    """``tiers`` against ``reference`` outside a run (``measure fidelity``): a fidelity block of one reference;
+    each tier is checked against it as the run checks its references (kind, vocabulary, the rows' ids)."""
+    judged = []
+    for tier in tiers:
+        _refuse(tier, reference)
+        judged.append(Judged(tier, reference, "config", in_run))
+    check_streams(judged, golden)
+    out = fidelity_part()
+    _judge_reference(reference, judged, golden, out)
+    return out
+
+
+def run_fidelity(
+    judged: list[Judged],
+    pairs: Iterable[tuple[Tier, Tier]],
+    golden: GoldenRows,
+    out: dict[str, Any],
+    save: Save,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Fill ``out`` (the record's ``fidelity`` block) in place, saving after every reference and pair."""
+    out.update(fidelity_part())
+    groups = _by_reference(judged)
+    pairs = list(pairs)
+    total, done = len(groups) + len(pairs), 0
+    for reference, group in groups.values():
+        _judge_reference(reference, group, golden, out)
+        done += 1
+        progress(f"fidelity against {reference.name}", done, total)
+        save()
+    for drafter, verifier in pairs:
+        out["pairs"].append(_judge_pair(drafter, verifier, golden))
+        done += 1
+        progress(f"fidelity {drafter.name}->{verifier.name}", done, total)
+        save()
+    return out
