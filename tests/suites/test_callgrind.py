@@ -347,9 +347,10 @@ def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts
     """The real thing, end to end (about 35 s): three separate callgrind runs per tier, saved in a valid record.
 
     With onnxruntime's telemetry thread off (it woke on the wall clock, so a loaded machine put more of its
-    work inside the count) three runs agree to a few parts in 100,000, idle or with every core busy
-    (``bench_compare.py instructions --busy`` shows both side by side). So: all three within 0.1%, whatever
-    else the machine is doing."""
+    work inside the count) runs agree to a few parts in 100,000, idle or with every core busy
+    (``bench_compare.py instructions --busy`` shows both side by side); an odd run still lands up to 0.25% away
+    now and then (once in a full test run beside other jobs). So: two runs of three within 0.01%, all three
+    within 0.5%, whatever else the machine is doing."""
     from measure.analysis.comparison import compare_records
     from measure.suites.config import load_config
     from measure.suites.runner import run
@@ -361,7 +362,8 @@ def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts
     tiers = r.instructions.tiers
     for t in tiers.values():
         assert t.runs == 3
-        assert (max(t.instructions) - min(t.instructions)) / min(t.instructions) <= 0.001, t.instructions
+        a, b, c = sorted(t.instructions)
+        assert min(b - a, c - b) / b <= 0.0001 and (c - a) / a <= 0.005, t.instructions
     # base-int8 has twice small-int4's layers: its decode runs more instructions per token. (A sanity check of
     # the count, not a comparison of tiers: that is what the metric must never be used for.)
     assert tiers["base-int8"].per_token.min() > 1.2 * tiers["small-int4"].per_token.max()
