@@ -316,7 +316,7 @@ def test_the_tier_step_lists_the_config_and_its_tier_folders_relative_to_the_roo
         f"measure/demo/{t}"
         for t in (
             *("base-fp32", "base-int8", "base-int8-static", "small-int4", "small-int8", "small-fp32"),
-            *("lm-base-int8", "lm-small-int4", "genai-base-int4"),
+            *("lm-base-fp32", "lm-base-int8", "lm-small-int4", "genai-base-int4"),
         )
     ]
     from tests_support import write_config

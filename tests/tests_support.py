@@ -161,3 +161,20 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def timed_cases(doc: dict[str, Any], ms: dict[str, float]) -> dict[str, Any]:
+    """``doc`` (an unpacked record) with each wall-clock case in ``ms`` decoding at that many ms/token: every
+    timing of a repeat scaled alike (run <= wall, CPU beside it), times a jitter per case and repeat."""
+    import numpy as np
+
+    doc = copy.deepcopy(doc)
+    for i, (case, target) in enumerate(ms.items()):
+        c = doc["wallclock"]["cases"][case]
+        wall = np.asarray(c["wall_s"], dtype=float)
+        jitter = 1 + np.random.default_rng(i).uniform(-0.01, 0.01, len(wall))  # each case its own: ratios vary
+        factor = target * jitter / (1000 * wall.sum(axis=1) / sum(c["tokens"]))
+        for key, value in c.items():
+            if key.endswith("_s") and isinstance(value, list) and len(value) == len(factor):
+                c[key] = (np.asarray(value, dtype=float) * factor[:, None]).tolist()
+    return doc

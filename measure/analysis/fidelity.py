@@ -161,18 +161,25 @@ def _judge(figures: TierFidelityFigures, policy: Policy, role: str) -> tuple[str
     """Outcome, answer and rule: every figure wholly within its bound is faithful, any wholly past it is not."""
     kld, top1, ppl = (policy.bound(n, role) for n in ("kld_mean_max", "same_top1_min", "ppl_ratio_max"))
     g = figures.greedy
-    checks = (
-        (against(g.kld_mean, kld, want_above=False)[0], f"mean KLD {g.kld_mean.value:.3g} ≤ {kld:g}"),
-        (against(g.same_top1, top1, want_above=True)[0], f"same top-1 {g.same_top1.value:.1%} ≥ {top1:.0%}"),
-        (against(figures.ppl_ratio, ppl, want_above=False)[0], f"PPL ratio {figures.ppl_ratio.value:.3f} ≤ {ppl:g}"),
+    checks = (  # (outcome, as it holds, as it fails)
+        (against(g.kld_mean, kld, want_above=False)[0], "mean KLD {:.3g} {} {:g}", g.kld_mean.value, "≤>", kld),
+        (against(g.same_top1, top1, want_above=True)[0], "same top-1 {:.1%} {} {:.0%}", g.same_top1.value, "≥<", top1),
+        (
+            against(figures.ppl_ratio, ppl, want_above=False)[0],
+            "PPL ratio {:.3f} {} {:g}",
+            figures.ppl_ratio.value,
+            "≤>",
+            ppl,
+        ),
     )
-    outcomes = {o for o, _ in checks}
+    said = [(o, form.format(v, signs[o == "failure"], b)) for o, form, v, signs, b in checks]
+    outcomes = {o for o, _ in said}
     rule = f"95% intervals: mean KLD ≤ {kld:g}, same top-1 ≥ {top1:.0%}, PPL ratio ≤ {ppl:g} (role {role})"
     if "failure" in outcomes:
-        return "failure", "no: not " + ", not ".join(w for o, w in checks if o == "failure"), rule
+        return "failure", "no: " + ", ".join(w for o, w in said if o == "failure"), rule
     if outcomes == {"success"}:
-        return "success", "yes: " + ", ".join(w for _, w in checks), rule
-    unsure = ", ".join(w.split(" ≤")[0].split(" ≥")[0] for o, w in checks if o == "inconclusive")
+        return "success", "yes: " + ", ".join(w for _, w in said), rule
+    unsure = ", ".join(w.split(" ≤")[0].split(" ≥")[0] for o, w in said if o == "inconclusive")
     return "inconclusive", f"inconclusive: {unsure} straddle their bounds", rule
 
 

@@ -46,6 +46,8 @@ class TierLine:
     prompt_total: int | None = None
     fidelity: TierFidelityFigures | None = None
     """Against its full-precision reference, teacher-forced (None: the tier has none, or no fidelity pass)."""
+    present_max: float | None = None
+    """The largest present key/value difference batched framing made (None: framing not measured)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class Headline:
     """Whether the record holds tiers of both kinds (seq2seq and decoder-only): then each tier names its kind."""
 
 
-def _reference(record: Record, kind: str | None = None) -> str | None:
+def kind_reference(record: Record, kind: str | None = None) -> str | None:
     """The tier a tier of ``kind`` is measured against: that kind's reference role, else its first fp32 tier
     (None: any kind). A decoder-only tier is never timed against an encoder-decoder one."""
     tiers = [(n, t) for n, t in record.tiers.items() if kind is None or t.kind == kind]
@@ -107,10 +109,21 @@ def _framing_counts(framing: FramingTier | None) -> tuple[int | None, int | None
     return framing.argmax_total - framing.argmax_agree, framing.argmax_total, changed, total
 
 
+def _timed_reference(a: Analysis, name: str) -> str | None:
+    """The tier a tier's speed is set against: its own full-precision source where the run timed it (precision
+    alone), else its kind's reference, named beside the ratio (never a tier of the other kind)."""
+    r = a.record
+    fid = a.fidelity_of(name)
+    cases = r.wallclock.cases if r.wallclock else {}
+    if fid is not None and fid.reference in cases:
+        return fid.reference
+    return kind_reference(r, r.tiers[name].kind)
+
+
 def _tier_line(a: Analysis, name: str) -> TierLine:
     r = a.record
     tier = r.tiers[name]
-    reference = _reference(r, tier.kind)
+    reference = _timed_reference(a, name)
     timing = next((t for t in a.tiers if t.tier == name), None)
     framing = next((t for t in r.python_tiers if t.tier == name), None)
     ref = next((t for t in r.python_tiers if t.tier == reference), None)
@@ -122,7 +135,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         tier.precision,
         tier.total_bytes,
         timing.ms_per_token if timing else None,
-        _vs(r, name, reference) if name != reference else None,
+        _vs(r, name, reference) if reference and name != reference else None,
         quality.exact if quality else None,
         quality.rows if quality else None,
         _same_rows(framing, ref),
@@ -135,6 +148,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         prompt_changed,
         prompt_total,
         a.fidelity_of(name),
+        framing.present_max_abs_diff if framing else None,
     )
 
 
@@ -142,7 +156,7 @@ def headline(a: Analysis) -> Headline:
     r = a.record
     role = {t.role: n for n, t in reversed(r.tiers.items())}
     plain = r.tiers.get(role.get("plain", ""))
-    reference = _reference(r, plain.kind if plain else None)
+    reference = kind_reference(r, plain.kind if plain else None)
     pairs = []
     for name in dict.fromkeys(p.pair for p in a.pairs):
         ks = tuple(sorted((p for p in a.pairs if p.pair == name), key=lambda p: p.k))

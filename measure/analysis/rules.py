@@ -378,3 +378,19 @@ def verdicts(
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:
     return [v for v in found if v.gate]
+
+
+GATED = {"decode-linear": False, "framing-parity": True, "output-preservation": True, "self-acceptance": True}
+"""Topics whose failure fails ``measure check`` (a bug, not a trade-off): True where only an fp32 subject gates."""
+
+
+def gateable(record: Record, v: Verdict) -> bool:
+    """Whether this verdict is one ``measure check`` gates on, whatever its outcome (the rules above set ``gate``
+    on the failing ones): decoding O(T) for every tier; framing parity, speculative output preservation and
+    self-acceptance where the tier (or the pair's verifier) is fp32."""
+    if v.topic not in GATED:
+        return False
+    if not GATED[v.topic]:
+        return True
+    tier = v.key.split("->")[-1]
+    return record.precision(tier) in FP32

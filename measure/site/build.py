@@ -49,6 +49,7 @@ from measure.site.pages.runs import (
     run_page,
     runs_pages,
 )
+from measure.site.pages.verdicts import VerdictsPage, verdicts_page
 from measure.site.pages.wallclock import WallclockPage, wallclock_page
 
 
@@ -62,6 +63,7 @@ class Site:
     history: History
     machines: Machines
     methods: Methods
+    verdicts: VerdictsPage
     runs: list[tuple[str, RunPage]] = field(default_factory=list)
     runs_index: RunsIndex = field(default_factory=lambda: RunsIndex((), 0, ()))
     months: dict[str, RunsMonth] = field(default_factory=dict)
@@ -148,13 +150,14 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
     return Site(
-        overview=overview_page(machines, len(summaries), links),
+        overview=overview_page(machines, len(summaries), links, palette),
         wallclock=wallclock_page(current, links, palette, state),
         framing=framing_page(current, links, palette, state),
         history=history,
         history_pages=history_pages,
         machines=machines_page(machines, links),
         methods=methods_page(current, links, state),
+        verdicts=verdicts_page(machines, links),
         runs=[(run_slug(s), run_page(_facts(loaded, cache, s), s, links, stored[s.sha256])) for s in pages],
         runs_index=index,
         months=months,

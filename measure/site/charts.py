@@ -1,15 +1,15 @@
 """Plotly figures as plain JSON-ready dicts, built from analysed numbers (no plotly import needed).
 
-Every trace gets its colour here, from one colour-blind-safe palette
-(Okabe and Ito) with one colour per tier on every chart of a build; the
-page script only applies the light or dark axis and text colours, following
-Material's palette toggle. Exact zeros are never drawn as a tiny positive
+Every trace gets its colour and marker here (:mod:`measure.site.chart_style`),
+one per tier on every chart of a build; the page script applies the light or
+dark axis and text colours, and the dark variants of the series colours,
+following Material's palette toggle. Exact zeros are never drawn as a tiny positive
 number on a log axis: they are left out and said in the trace's name.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,34 +18,7 @@ from measure.analysis.cost_model import BatchCost
 from measure.analysis.prefill import CausalTiming
 from measure.analysis.timings import PairTiming, TierTiming
 from measure.record.model import FramingTier, Record
-
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
-"""Distinguishable with every common colour-vision deficiency; no red next to green."""
-
-
-@dataclass
-class Palette:
-    """Name (a tier, a pair) -> its colour, the same on every chart of one build, in first-seen order."""
-
-    colors: dict[str, str] = field(default_factory=dict)
-
-    def of(self, name: str) -> str:
-        if name not in self.colors:
-            self.colors[name] = OKABE_ITO[len(self.colors) % len(OKABE_ITO)]
-        return self.colors[name]
-
-
-def layout(**extra: Any) -> dict[str, Any]:
-    """The layout every chart starts from: margins, height, a legend under the plot."""
-    return {
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
-        "height": 440,
-        "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
-    } | extra
-
-
-def _error(e_hi: list[float], e_lo: list[float], color: str) -> dict[str, Any]:
-    return {"type": "data", "symmetric": False, "array": e_hi, "arrayminus": e_lo, "color": color, "thickness": 1.5}
+from measure.site.chart_style import Palette, error, layout, log_ticks
 
 
 def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, Any]:
@@ -58,7 +31,7 @@ def ms_per_token(tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, A
                 "x": [t.tier for t in tiers],
                 "y": [t.ms_per_token.value for t in tiers],
                 "marker": {"color": colors},
-                "error_y": _error(
+                "error_y": error(
                     [t.ms_per_token.hi - t.ms_per_token.value for t in tiers],
                     [t.ms_per_token.value - t.ms_per_token.lo for t in tiers],
                     "#7f7f7f",
@@ -91,7 +64,7 @@ def phases(tiers: tuple[CausalTiming, ...], palette: Palette) -> dict[str, Any]:
                     "color": [palette.of(t.tier) for t, _, _ in bars],
                     "pattern": {"shape": ["/" if p == "prefill" else "" for _, p, _ in bars], "solidity": 0.5},
                 },
-                "error_y": _error(
+                "error_y": error(
                     [0.0 if e is None else e.hi - e.value for _, _, e in bars],
                     [0.0 if e is None else e.value - e.lo for _, _, e in bars],
                     "#7f7f7f",
@@ -147,7 +120,7 @@ def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> d
                 "type": "scatter",
                 "mode": "markers",
                 "name": label,
-                "marker": {"color": palette.of(t.tier), "size": 6, "opacity": 0.8},
+                "marker": {"color": palette.of(t.tier), "symbol": palette.symbol(t.tier), "size": 6, "opacity": 0.8},
                 "x": [n + 1 for n in case.tokens],
                 "y": [round(float(v), 5) for v in per_row],
             }
@@ -155,8 +128,14 @@ def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> d
     return {
         "data": data,
         "layout": layout(
-            xaxis={"type": "log", "title": {"text": "output tokens + 1 (decoder calls)"}},
-            yaxis={"type": "log", "title": {"text": "row wall time, ms (median of repeats)"}},
+            xaxis={
+                "title": {"text": "output tokens + 1 (decoder calls)"},
+                **log_ticks([x for d in data for x in d["x"]]),
+            },
+            yaxis={
+                "title": {"text": "row wall time, ms (median of repeats)"},
+                **log_ticks([y for d in data for y in d["y"]]),
+            },
         ),
     }
 
@@ -190,7 +169,7 @@ def speedup(pairs: tuple[PairTiming, ...], palette: Palette) -> dict[str, Any]:
                 "y": [p.observed_speedup.value for p in ps],
                 "line": {"color": color},
                 "marker": {"color": color},
-                "error_y": _error(
+                "error_y": error(
                     [p.observed_speedup.hi - p.observed_speedup.value for p in ps],
                     [p.observed_speedup.value - p.observed_speedup.lo for p in ps],
                     color,
@@ -242,7 +221,7 @@ def batch_cost(tiers: tuple[BatchCost, ...], palette: Palette) -> dict[str, Any]
                 "x": list(t.n),
                 "y": [round(e.value, 3) for e in t.call_us],
                 "marker": {"color": color, "size": 7},
-                "error_y": _error(
+                "error_y": error(
                     [round(e.hi - e.value, 3) for e in t.call_us],
                     [round(e.value - e.lo, 3) for e in t.call_us],
                     color,
@@ -275,33 +254,48 @@ def batch_cost(tiers: tuple[BatchCost, ...], palette: Palette) -> dict[str, Any]
 def layer_diffs(tiers: tuple[FramingTier, ...], palette: Palette) -> dict[str, Any]:
     """Mean |single - batched| of presents per layer for each tier (worst block), log scale.
 
-    A tier whose presents are exactly equal cannot sit on a log axis: it is left out of the plot area and
-    its legend entry says "exactly 0", rather than drawn at an invented 1e-12.
+    An exact zero cannot sit on a log axis: it is drawn at a floor a decade below the smallest difference on the
+    chart, as an open marker that says "exactly 0", and the axis title names the floor. A tier whose every layer
+    is exactly equal is left out of the plot area and its legend entry says so.
     """
-    data = []
+    series = []
     for t in tiers:
         if not t.blocks:
             continue
         worst = max(t.blocks, key=lambda b: b.present_max_abs_diff)
         for part, dash in (("key", "solid"), ("value", "dot")):
-            ys = [getattr(layer, f"{part}_mean_abs_diff") for layer in worst.layers]
-            zero = all(y == 0 for y in ys)
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": f"{t.tier} ({t.precision}) {part}" + (": exactly 0" if zero else ""),
-                    "line": {"color": palette.of(t.tier), "dash": dash},
-                    "x": [layer.layer for layer in worst.layers],
-                    "y": [y if y > 0 else None for y in ys],
-                    **({"visible": "legendonly"} if zero else {}),
-                }
-            )
+            series.append((t, part, dash, worst, [getattr(layer, f"{part}_mean_abs_diff") for layer in worst.layers]))
+    positive = [y for *_, ys in series for y in ys if y > 0]
+    floor = 10.0 ** (np.floor(np.log10(min(positive))) - 1) if positive else 1e-12
+    data = []
+    for t, part, dash, worst, ys in series:
+        zero = all(y == 0 for y in ys)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{t.tier} ({t.precision}) {part}" + (": exactly 0" if zero else ""),
+                "line": {"color": palette.of(t.tier), "dash": dash},
+                "marker": {
+                    "symbol": [palette.symbol(t.tier) + ("-open" if y == 0 else "") for y in ys],
+                    "color": palette.of(t.tier),
+                    "size": 7,
+                },
+                "x": [layer.layer for layer in worst.layers],
+                "y": [y if y > 0 else floor for y in ys],
+                "text": ["exactly 0 (drawn at the floor)" if y == 0 else f"{y:.2g}" for y in ys],
+                "hovertemplate": "%{fullData.name}, layer %{x}: %{text}<extra></extra>",
+                **({"visible": "legendonly"} if zero else {}),
+            }
+        )
     return {
         "data": data,
         "layout": layout(
             xaxis={"title": {"text": "decoder layer"}, "dtick": 1},
-            yaxis={"type": "log", "title": {"text": "mean |present diff| (log)"}, "exponentformat": "e"},
+            yaxis={
+                "title": {"text": f"mean |present diff| (log; 0 at {floor:.0e}, ○)"},
+                **log_ticks([*positive, floor]),
+            },
         ),
     }
 
@@ -342,7 +336,7 @@ def over_time(
                 "marker": {"color": color, "size": 5},
                 "x": [p.when for p in points],
                 "y": [None if p.value is None else round(p.value, 6) for p in points],
-                "error_y": _error(
+                "error_y": error(
                     [None if p.value is None else round(p.hi - p.value, 6) for p in points],
                     [None if p.value is None else round(p.value - p.lo, 6) for p in points],
                     color,

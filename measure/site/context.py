@@ -19,6 +19,7 @@ from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.record.model import Record
 from measure.record.tree import Dated, Reference
+from measure.site.chart_style import DARK
 from measure.site.escape import Md, json_for_attribute, md, slug, trusted
 from measure.writing import finite
 
@@ -186,6 +187,7 @@ def chart(chart_id: str, title: str, figure: dict[str, Any]) -> Chart:
         for key in ("name", "x", "text"):
             if key in trace:
                 trace[key] = _inert(trace[key])
+    figure.setdefault("layout", {}).setdefault("meta", {})["dark"] = DARK  # the page script's dark palette
     data = json.dumps(finite(figure), separators=(",", ":"), allow_nan=False)  # browsers' JSON.parse has no NaN
     return Chart(slug(chart_id), md(title), json_for_attribute(data))
 

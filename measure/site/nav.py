@@ -29,6 +29,7 @@ PAGES = (
     Page("index.md", "overview.md.j2", "overview", "Overview"),
     Page("wallclock.md", "wallclock.md.j2", "wallclock", "Wall-clock"),
     Page("framing.md", "framing.md.j2", "framing", "Framing parity"),
+    Page("verdicts.md", "verdicts.md.j2", "verdicts", "Verdicts"),
     Page("history.md", "history.md.j2", "history", "History"),
     Page("machines.md", "machines.md.j2", "machines", "Machines"),
     Page("methods.md", "methods.md.j2", "methods", "Methods"),

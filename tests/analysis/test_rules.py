@@ -485,3 +485,22 @@ def test_no_rows_to_compare_gives_no_share():
     _node_tier(doc, "small-int4")["output_ids"] = []
     same = _by(framing_verdicts(_record(doc), POLICY), "runtime-parity")["small-int4 under onnxruntime-node"]
     assert (same.answer, same.value) == ("yes: 0/0 greedy decodes identical", None)
+
+
+@pytest.mark.parametrize("record", ["record-v3.json", "record-v4.json", "record-v3-lm.json"])
+def test_what_the_overview_lists_as_gated_is_what_the_rules_gate(record):
+    """``gateable`` (the Overview's list of what ``measure check`` gates) agrees with the rules: every gating
+    verdict is listed, and every listed one that fails gates; under a policy strict enough that most checks fail."""
+    from measure.analysis.rules import gateable
+
+    doc = load_record(DATA / record)
+    r = from_document(doc, record)
+    strict = replace(policy_from(doc["config"]["policy"]), exponent_max=0.5, framing_tolerance=0.0, overhead_max=0.0)
+    found = judge(r, strict)
+    assert any(v.gate for v in found)
+    for v in found:
+        if v.gate:
+            assert gateable(r, v), (v.topic, v.subject)
+        if gateable(r, v) and v.outcome == "failure":
+            assert v.gate, (v.topic, v.subject)
+    assert not any(gateable(r, v) for v in found if v.topic in ("harness-overhead", "fidelity", "speculative-speedup"))

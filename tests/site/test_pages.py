@@ -83,16 +83,18 @@ def test_every_verdict_has_a_stable_anchor_and_evidence_that_resolves(built):
     import re
 
     project, doc = built
-    page = html(project, "results")
-    assert doc["started_at"][:10] not in re.findall(r'id="([^"]+)"', page)  # no dated anchors on the Overview
+    overview, verdicts = html(project, "results"), html(project, "results/verdicts")
+    for page in (overview, verdicts):
+        assert doc["started_at"][:10] not in re.findall(r'id="([^"]+)"', page)  # no dated anchors
     for topic in ("decode-linear", "harness-overhead", "framing-parity", "output-preservation", "self-acceptance"):
-        assert f'id="{topic}"' in page, topic
-    assert 'id="decode-linear-base-fp32"' in page
-    links = re.findall(r'href="((?:wallclock|framing|methods|history|machines)/)#([^"]+)"', page)
-    assert len(links) >= 20
-    for target, anchor in links:
-        assert f'id="{anchor}"' in html(project, "results/" + target.rstrip("/")), (target, anchor)
-    assert "Is decoding O(T)?" in html_module.unescape(page)
+        assert f'id="{topic}"' in verdicts, topic
+    assert 'id="decode-linear-base-fp32"' in verdicts
+    for page, least in ((overview, 10), (verdicts, 20)):
+        links = re.findall(r'href="(?:\.\./)?((?:wallclock|framing|methods|history|machines|verdicts)/)#([^"]+)"', page)
+        assert len(links) >= least
+        for target, anchor in links:
+            assert f'id="{anchor}"' in html(project, "results/" + target.rstrip("/")), (target, anchor)
+    assert "Is decoding O(T)?" in html_module.unescape(verdicts)
 
 
 def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
@@ -121,7 +123,7 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
             assert float(row["vs_reference"]) == t.vs_reference.value
             assert f"{t.vs_reference.value:.2f}×" in page
         assert f"{t.ms_per_token.value:.3f}" in page
-    assert page.index("Summary") < page.index("Every question")
+    assert page.index("What to ship") < page.index("Summary") < page.index("Every check behind this page")
 
 
 def test_chart_data_is_embedded_and_plotly_left_to_the_chart_script(built):
@@ -382,11 +384,14 @@ def test_pages_fit_answer_first_and_load_plotly_only_where_they_draw(browser_pag
                     ".filter(w => w.scrollWidth > w.clientWidth + 1).length"
                 )
                 assert overflow == 0, f"{path}: {overflow} table(s) scroll sideways at {width} px"
-            if path == "results/" and height == 900:
-                top = tab.evaluate(
-                    "() => document.querySelector('#summary ~ .md-typeset__scrollwrap').getBoundingClientRect().top"
+            if path == "results/" and height == 900:  # the decision, its first ship line whole, on the first screen
+                bottom = tab.evaluate(
+                    "() => document.querySelector('#decision + ul > li').getBoundingClientRect().bottom"
                 )
-                assert top < 900, f"the summary table starts at {top} px, below the first screen"
+                assert bottom < 900, f"the first decision line ends at {bottom} px, below the first screen"
+                if width == 1440:
+                    tall = tab.evaluate("() => document.body.scrollHeight")
+                    assert tall <= 4 * 900, f"the Overview is {tall} px tall, over four screens"
             if path == run_page:
                 first = tab.evaluate("() => document.querySelector('.md-content article').innerText.trim()")
                 assert first.startswith("Run " + hostile_record[0]["run_id"]), first[:80]
@@ -408,6 +413,46 @@ def test_chart_grid_and_text_colours_follow_the_palette(browser_page):
         )
         context.close()
     assert all(a != b for a, b in zip(seen["light"], seen["dark"], strict=True)), seen
+
+
+CONTRAST_JS = """() => {
+  const rgb = c => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (m) return m[1].split(',').slice(0, 3).map(Number);
+    const h = c.replace('#', ''); const f = h.length === 3 ? h.split('').map(x => x + x).join('') : h;
+    return [0, 2, 4].map(i => parseInt(f.slice(i, i + 2), 16)); };
+  const lum = c => { const [r, g, b] = rgb(c).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92
+    : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const page = getComputedStyle(document.querySelector('.md-main')).backgroundColor;
+  const bg = page === 'rgba(0, 0, 0, 0)' ? getComputedStyle(document.body).backgroundColor : page;
+  const found = [];
+  document.querySelectorAll('.measure-chart').forEach(div => (div._fullData || []).forEach(t => {
+    if (!(t.mode || '').includes('markers') || !t.marker) return;
+    [].concat(t.marker.color).forEach(c => found.push(['marker ' + t.name, c, ratio(c, bg)]));
+  }));
+  document.querySelectorAll('.md-typeset mark').forEach(m => { const st = getComputedStyle(m);
+    found.push(['highlight', st.backgroundColor, ratio(st.backgroundColor, bg)]);
+    found.push(['highlighted text', st.color, ratio(st.color, st.backgroundColor)]); });
+  return {bg, found};
+}"""
+
+
+def test_dark_mode_markers_and_highlights_reach_wcag_aa(browser_page):
+    """Every chart marker and every highlight of a differing character at 4.5:1 or more against the slate page,
+    measured in the browser on the colours Plotly and the stylesheet actually applied."""
+    page, base, _ = browser_page
+    context = _context(page, "dark", 1440, 900)
+    tab = context.new_page()
+    kinds = set()
+    for path in ("results/", "results/wallclock/", "results/framing/"):
+        tab.goto(f"{base}/{path}", wait_until="networkidle")
+        if tab.locator(".measure-chart").count():
+            tab.wait_for_selector(".measure-chart .main-svg", timeout=15000)
+        seen = tab.evaluate(CONTRAST_JS)
+        low = [(what, colour, round(r, 2)) for what, colour, r in seen["found"] if r < 4.5]
+        assert low == [], (path, seen["bg"], low)
+        kinds |= {what.split(" ")[0] for what, _, _ in seen["found"]}
+    context.close()
+    assert {"marker", "highlight"} <= kinds  # both were on the pages and measured
 
 
 def test_mkdocs_serve_shows_a_new_record_without_a_restart(built, tmp_path):
@@ -579,6 +624,7 @@ def test_the_plugin_adds_its_pages_to_the_nav_once(tmp_path, options, nav, secti
             "Overview",
             "Wall-clock",
             "Framing parity",
+            "Verdicts",
             "History",
             "Machines",
             "Methods",

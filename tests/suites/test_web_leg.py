@@ -287,8 +287,8 @@ def test_the_suite_records_the_web_leg_and_the_framing_page_shows_it(both_suites
     assert page.count(str(md("onnxruntime-web 1.30.0 (browser)"))) >= 4  # matrix, parity, hosts, speed columns
     assert "Greedy ms/token by runtime" in page and "Where each runtime ran" in page
     assert str(md("wasm, 1 thread, cross-origin isolated, SIMD on")) in page
-    overview = html(project, "results")
-    assert str(md("Are decodes unchanged in the browser?")) in overview
+    assert str(md("onnxruntime-web 1.30.0 (browser)")) in html(project, "results")  # its column in the Summary
+    assert str(md("Are decodes unchanged in the browser?")) in html(project, "results/verdicts")
     _screenshots(project, "framing-web-leg")
 
 
@@ -486,9 +486,26 @@ def test_the_pages_show_the_browser_leg_and_name_the_differing_tiers(tmp_path):
     assert "Where another runtime&#8217;s decode leaves Python&#8217;s" in framing or "decode leaves Python" in framing
     assert str(md("3: 9 → 5")) in framing and str(md("0.0123 / 0.0045")) in framing
     assert str(md("wasm, 1 thread, cross-origin isolated, SIMD on, 2 logical cores")) in framing
-    overview = html(project, "results")
-    sentence = str(md("onnxruntime-web 1.30.0 (browser) decodes "))
-    assert sentence in overview
-    named = overview[overview.index(sentence) :][:400]
-    assert "base-fp32" in named and "small-int4" in named and "base-int8" not in named
-    assert str(md("Are decodes unchanged in the browser?")) in overview
+    web = _summary_column(html(project, "results"), "onnxruntime-web 1.30.0 (browser)")
+    rows = len(doc["framing"]["legs"][0]["tiers"][0]["output_ids"])
+    assert web["base-int8"] == f"{rows}/{rows}"  # the Summary names the differing tiers by their counts
+    assert web["base-fp32"] == web["small-int4"] == f"{rows - 1}/{rows}"
+    assert str(md("Are decodes unchanged in the browser?")) in html(project, "results/verdicts")
+
+
+def _summary_column(page: str, head: str) -> dict[str, str]:
+    """One column of the Overview's Summary table, tier -> the cell's text."""
+    import html as html_module
+    import re
+
+    table = page[page.index('id="summary"') :]
+    heads = [html_module.unescape(re.sub(r"<[^>]+>", "", h)).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
+    column = heads.index(head)
+    found = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)[1:]:
+        cells = [
+            html_module.unescape(re.sub(r"<[^>]+>", " ", c)).split()
+            for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        ]
+        found[cells[0][0]] = " ".join(cells[column])
+    return found

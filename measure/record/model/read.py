@@ -91,6 +91,7 @@ def _tier(name: str, t: dict[str, Any]) -> TierEntry:
         files=tuple(FileEntry(f["name"], int(f["bytes"]), f["sha256"]) for f in fp["files"]),
         kind=t.get("kind", "seq2seq"),  # absent only before v3, which measured encoder-decoder tiers alone
         prompt=t.get("prompt"),
+        nbits=next((dict(g["nbits"]) for g in fp.get("graphs", ()) if g.get("nbits")), None),
     )
 
 

@@ -83,6 +83,8 @@ class TierEntry:
     """``seq2seq`` (encoder-decoder) or ``causal`` (decoder-only)."""
     prompt: str | None = None
     """A decoder-only tier's prompt template; None for seq2seq."""
+    nbits: dict[str, int] | None = None
+    """A MatMulNBits graph's ``bits``, ``block_size`` and ``accuracy_level`` (0: unset), read from the graph."""
 
     @property
     def decoder_only(self) -> bool:

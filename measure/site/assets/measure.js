@@ -33,6 +33,25 @@
     return document.body.getAttribute("data-md-color-scheme") === "slate";
   }
 
+  /* Under the dark palette every series colour the figure names in layout.meta.dark is swapped for its variant
+     (each at 4.5:1 or more against Material's slate background); anything else keeps its colour. */
+  function recolor(value, swap) {
+    if (typeof value === "string") return swap[value.toUpperCase()] || value;
+    if (Array.isArray(value)) return value.map(function (v) { return recolor(v, swap); });
+    if (value && typeof value === "object") {
+      var out = {};
+      Object.keys(value).forEach(function (k) { out[k] = /color$/i.test(k) || typeof value[k] === "object" ? recolor(value[k], swap) : value[k]; });
+      return out;
+    }
+    return value;
+  }
+
+  function traces(data, layout) {
+    var swap = dark() && layout.meta && layout.meta.dark;
+    if (!swap) return data;
+    return data.map(function (t) { return recolor(t, swap); });
+  }
+
   function themed(layout, width, traces) {
     var isDark = dark();
     var text = isDark ? "#e2e4e9" : "#1f2328";
@@ -47,7 +66,7 @@
     ["xaxis", "yaxis"].concat(Object.keys(layout).filter(function (k) { return /^[xy]axis\d+$/.test(k); }))
       .forEach(function (k) {
         out[k] = Object.assign({}, layout[k] || {}, {
-          gridcolor: grid, zerolinecolor: line, linecolor: line, tickcolor: line, color: text
+          gridcolor: grid, zerolinecolor: line, linecolor: line, tickcolor: line, color: text, automargin: true
         });
       });
     (out.shapes || []).forEach(function (s) { s.line = Object.assign({}, s.line || {}, { color: line }); });
@@ -66,7 +85,9 @@
       targets.forEach(function (target) {
         var figure = JSON.parse(target.getAttribute("data-figure"));
         var layout = figure.layout || {};
-        Plotly.react(target, figure.data, themed(layout, target.clientWidth, figure.data.length), { responsive: true, displaylogo: false });
+        var narrow = target.clientWidth < 600;  /* a phone: no toolbar over the data; it still zooms and hovers */
+        Plotly.react(target, traces(figure.data, layout), themed(layout, target.clientWidth, figure.data.length),
+          { responsive: true, displaylogo: false, displayModeBar: narrow ? false : "hover" });
         if (!target.dataset.linked) {
           target.dataset.linked = "1";
           target.on("plotly_click", function (ev) {

@@ -11,7 +11,7 @@ from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
 from measure.record.model.fidelity import HIST_LOW, HIST_PER_DECADE
-from measure.site import charts
+from measure.site import chart_style, charts
 from measure.site.context import Chart, Md, badge, chart, link, md
 from measure.site.escape import trusted
 from measure.site.evidence import anchor, row_id
@@ -150,7 +150,7 @@ def kld_distribution(tiers: tuple[TierFidelityFigures, ...], palette: charts.Pal
         )
     return {
         "data": data,
-        "layout": charts.layout(
+        "layout": chart_style.layout(
             xaxis={
                 "title": {"text": "KL(P_ref ‖ P_tier) per position, nats (log)"},
                 "type": "log",

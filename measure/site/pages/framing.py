@@ -12,9 +12,12 @@ from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.site.glossary import glossary
 from measure.site.pages.fidelity import FidelitySection, fidelity_section
 from measure.site.pages.legs import LegFacts, leg_facts
 from measure.site.pages.prefill import PromptFraming, prompt_framing
+
+FRAMING_TERMS = ("framing", "golden rows", "argmax decision", "presents", "k", "acceptance")
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ class FramingPage:
     """Decoder-only tiers: the prompt prefilled token by token against blocks of k and whole."""
     fidelity: FidelitySection | None = None
     """Each quantized tier against its full-precision reference, teacher-forced (None: no fidelity pass)."""
+    glossary: Md | None = None
+    """The page's words defined in one line where the page begins."""
 
 
 def _cell(c: Cell | str) -> Md:
@@ -240,4 +245,5 @@ def framing_page(
         tuple(md(d) for d in state.differences()) if state is not None else (),
         prompt_framing(tiers, palette),
         fidelity_section(a, palette),
+        glossary(*FRAMING_TERMS, *(("KLD", "same top-1", "PPL ratio") if a.fidelity else ())),
     )

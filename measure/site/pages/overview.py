@@ -1,86 +1,65 @@
 """Overview: the RESULTS entry a careful engineer would write, generated from the reference machine's current state.
 
-A few sentences with the numbers (speed against the reference, fidelity, the
-speculative result, framing and runtime parity, the gates), each suite's
-result stated with its own run and date, one summary table (and a row per
-other machine), then every question with its answer, measured value, rule and
-a link to the exact row it rests on.
+The decision first (what to ship per model, whether speculative decoding pays against the fastest greedy tier,
+what precision and size cost, framing, the gates: :mod:`measure.site.pages.decision`), then speed against
+fidelity as one chart, one compact summary table (and a row per other machine). Every question with its answer
+is one click away (Verdicts), as are the Wall-clock and Framing parity pages and each run's own page.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
-from measure.analysis.headline import Headline, PairLine, TierLine, headline
+from measure.analysis.decision import Decision, decide
+from measure.analysis.headline import Headline, TierLine, headline
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
 from measure.record.tree import Reference
-from measure.site.context import KIND, Md, RunLinks, RunRef, States, badge, link, md, megabytes, provenance, trusted
-from measure.site.escape import slug
-from measure.site.evidence import evidence, row_id, verdict_id
+from measure.site import charts
+from measure.site.context import (
+    KIND,
+    Chart,
+    Md,
+    RunLinks,
+    RunRef,
+    States,
+    badge,
+    chart,
+    link,
+    md,
+    megabytes,
+    provenance,
+    trusted,
+)
+from measure.site.evidence import row_id, verdict_id
+from measure.site.glossary import glossary
+from measure.site.pages.decision import DecisionBlock, decision_block, speed_fidelity
 from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.headline import sentences
 from measure.site.pages.history import machine_slug
 
+OVERVIEW_TERMS = ("tier", "[lo, hi]", "golden rows", "KLD", "same top-1", "k", "framing", "argmax decision", "presents")
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
 
 
 @dataclass(frozen=True)
 class SummaryRow:
     tier: Md
-    role: Md
-    size: Md
+    """The name (linked to its evidence), and below it its role, precision and kind."""
     ms_per_token: Md
+    """With its interval, and its fidelity against its reference beside it."""
     vs_reference: Md
     exact: Md
-    same: Md
     framing: Md
+    """What framing does to its decodes, answered ("argmax holds; presents move ≤ 0.21")."""
     runtimes: tuple[Md, ...]
     verdict: Md
-
-
-@dataclass(frozen=True)
-class CostSummaryRow:
-    """What a tier costs to run besides ms/token, from the cost profile's one-tier worker processes."""
-
-    tier: Md
-    size: Md
-    load: Md
-    first_token: Md
-    memory: Md
-    memory_vs_plain: Md
-
-
-@dataclass(frozen=True)
-class PairSummaryRow:
-    pair: Md
-    speedups: Md
-    acceptance: Md
-    preserved: Md
-    verdict: Md
-
-
-@dataclass(frozen=True)
-class VerdictRow:
-    anchor: Md
-    badge: Md
-    subject: Md
-    answer: Md
-    measured: Md
-    rule: Md
-    evidence: Md
-
-
-@dataclass(frozen=True)
-class Question:
-    question: Md
-    anchor: Md
-    rows: tuple[VerdictRow, ...]
+    """The worst verdict's answer, its question as the tooltip, linked to it on the Verdicts page."""
 
 
 @dataclass(frozen=True)
@@ -104,14 +83,16 @@ class MachineSummaryRow:
 class Overview:
     current: RunRef | None
     """The newest run the current state takes a part from."""
-    sentences: tuple[Md, ...]
+    lead: Md | None
+    """One sentence: the machine, the runtime, the golden rows and when."""
+    decision: DecisionBlock | None
+    chart: Chart | None
+    """Speed against fidelity, every tier a point; None without a wall-clock result."""
     tiers: tuple[SummaryRow, ...]
     runtimes: tuple[Md, ...]
-    """Column heads for the other runtimes' greedy parity."""
-    pairs: tuple[PairSummaryRow, ...]
-    costs: tuple[CostSummaryRow, ...]
-    """Empty for records without a cost profile."""
-    questions: tuple[Question, ...]
+    """Column heads for the other runtimes' greedy parity (legs that measured some tier)."""
+    folded: Md | None
+    """What no tier has (a column of "not measured" in every row), said once under the table."""
     records: int
     machine: Md
     """The machine the page answers for."""
@@ -127,6 +108,8 @@ class Overview:
     """(run id, link) of each source record published beside its run page."""
     kinds: Md | None = None
     """Where the record holds both model kinds: which reference each kind is measured against."""
+    glossary: Md | None = None
+    """The page's words (tier, KLD, framing, golden rows, ...) defined in one line under the decision."""
 
 
 def _worst(found: tuple[Verdict, ...]) -> Md:
@@ -136,8 +119,8 @@ def _worst(found: tuple[Verdict, ...]) -> Md:
     worst = min(judged, key=lambda v: RANK[v.outcome])
     if worst.outcome == "success":
         return trusted(f"{badge('success')} all {len(judged)} checks")
-    link = f"#{verdict_id(worst)}"
-    return trusted(f"{badge(worst.outcome)} [{md(worst.question)}]({link})")
+    answer = f'<span title="{md(worst.question)}">{md(worst.answer)}</span>'
+    return trusted(f"{badge(worst.outcome)} [{answer}](verdicts.md#{verdict_id(worst)})")
 
 
 def _pm(e: Estimate | None, digits: int, unit: str = "") -> Md:
@@ -146,31 +129,43 @@ def _pm(e: Estimate | None, digits: int, unit: str = "") -> Md:
     return trusted(f"{e.value:.{digits}f}{unit}<br><small>[{e.lo:.{digits}f}, {e.hi:.{digits}f}]</small>")
 
 
-def _summary_row(t: TierLine, mixed: bool) -> SummaryRow:
-    """``mixed``: the record holds both kinds, so the role cell names this tier's."""
-    rows = t.rows or 0
-    framing = "-"
-    if t.framing_total:
-        framing = "stable" if not t.framing_changed else f"{t.framing_changed} of {t.framing_total:,} change"
-    cell = str(md(framing))
+def _framing_cell(t: TierLine, tolerance: float) -> Md:
+    """The framing finding answered: every next-token decision held, or how many moved, and how far presents went."""
+    if not t.framing_total:
+        return md("-")
+    if t.framing_changed:
+        said = f"{t.framing_changed} of {t.framing_total:,} decisions change"
+    else:
+        said = "argmax holds" + (f"; presents move ≤ {t.present_max:.2g}" if (t.present_max or 0) > tolerance else "")
     if t.prompt_total:
-        moved = f"{t.prompt_changed} of {t.prompt_total:,} change" if t.prompt_changed else "stable"
-        cell += f"<br><small>prompt: {moved}</small>"
+        said += "; prompt: " + (f"{t.prompt_changed} of {t.prompt_total:,} change" if t.prompt_changed else "holds")
+    return md(said)
+
+
+def _vs_reference(t: TierLine) -> Md:
+    if t.reference == t.tier:
+        return md("the reference")
+    if t.vs_reference is None:
+        return md("-")
+    return trusted(f"{_pm(t.vs_reference, 2, '×')}<br><small>of {md(t.reference)}</small>")
+
+
+def _summary_row(t: TierLine, mixed: bool, tolerance: float) -> SummaryRow:
+    """``mixed``: the record holds both kinds, so the name cell names this tier's."""
+    rows = t.rows or 0
     if t.ms_per_token is not None:  # the row it links to exists only where the wall-clock suite ran
         name = link(t.tier, f"wallclock.md#{row_id('tier', t.tier)}")
     elif t.framing_total:
         name = link(t.tier, f"framing.md#{row_id('framing', t.tier)}")
     else:
         name = md(t.tier)
+    kind = f" · {KIND[t.kind]}" if mixed else ""
     return SummaryRow(
-        name,
-        trusted(f"{md(t.role)}<br><small>{md(t.precision)}{f'<br>{KIND[t.kind]}' if mixed else ''}</small>"),
-        md(megabytes(t.size_bytes)),
+        trusted(f"{name}<br><small>{md(t.role)} · {md(t.precision)}{kind} · {md(megabytes(t.size_bytes))}</small>"),
         _with_fidelity(_pm(t.ms_per_token, 3), t),
-        _pm(t.vs_reference, 2, "×") if t.vs_reference else md("reference" if t.vs_reference is None else "-"),
+        _vs_reference(t),
         md(f"{t.exact}/{rows}" if t.exact is not None else "-"),
-        md(f"{t.same_as_reference}/{rows}" if t.same_as_reference is not None else "-"),
-        trusted(cell),
+        _framing_cell(t, tolerance),
         tuple(md(c) for _, c in t.runtimes),
         _worst(t.verdicts),
     )
@@ -183,62 +178,19 @@ def _with_fidelity(speed: Md, t: TierLine) -> Md:
     return trusted(f"{speed}<br><small>{fidelity_cell(t.fidelity)}</small>")
 
 
-def _pair_row(p: PairLine) -> PairSummaryRow:
-    ks = "<br>".join(
-        f"k={x.k}: {x.observed_speedup.value:.2f}× <small>[{x.observed_speedup.lo:.2f}, {x.observed_speedup.hi:.2f}]"
-        "</small>"
-        for x in p.ks
-    )
-    v = p.verdict
-    return PairSummaryRow(
-        link(p.pair, f"wallclock.md#{row_id('pair', p.pair)}"),
-        trusted(ks),
-        md("-" if p.acceptance is None else f"{p.acceptance:.3f}"),
-        md(p.preserved or "-"),
-        trusted(f"{badge(v.outcome)} {md(v.answer)}") if v else md("-"),
-    )
-
-
-def _cost_rows(a: Analysis) -> tuple[CostSummaryRow, ...]:
-    if not any(c.load_cold_ms or c.memory_bytes or c.first_token_ms for c in a.costs):
-        return ()
-    mb = lambda e: None if e is None else Estimate(e.value / 1e6, e.lo / 1e6, e.hi / 1e6)  # noqa: E731
-    return tuple(
-        CostSummaryRow(
-            md(c.tier),
-            md(megabytes(c.bytes)),
-            _pm(c.load_cold_ms, 1),
-            _pm(c.first_token_ms, 2),
-            _pm(mb(c.memory_bytes), 1),
-            _pm(c.memory_vs_plain, 2, "×"),
-        )
-        for c in a.costs
-    )
-
-
-def _questions(found: tuple[Verdict, ...]) -> tuple[Question, ...]:
-    groups: dict[str, list[Verdict]] = {}
-    for v in found:
-        groups.setdefault(v.topic, []).append(v)
-    return tuple(
-        Question(
-            md(vs[0].question),
-            slug(topic),
-            tuple(
-                VerdictRow(
-                    verdict_id(v),
-                    badge(v.outcome),
-                    md(v.subject),
-                    md(v.answer),
-                    md(v.measured),
-                    md(v.rule),
-                    trusted(f"[row]({evidence(v)})"),
-                )
-                for v in sorted(vs, key=lambda v: RANK[v.outcome])
-            ),
-        )
-        for topic, vs in groups.items()
-    )
+def _folded(h: Headline) -> tuple[tuple[Md, ...], Md | None]:
+    """The runtime columns some tier has, and one line for what no tier has (a column of "not measured")."""
+    legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
+    kept, gone = [], []
+    for i, leg in enumerate(legs):
+        (kept if any(t.runtimes[i][1] not in ("not measured", "-") for t in h.tiers) else gone).append(leg)
+    unreferenced = sorted({t.fidelity.reference for t in h.tiers if t.fidelity and t.vs_reference is None})
+    said = []
+    if gone:
+        said.append(f"not measured for any tier: {', '.join(md(g) for g in gone)}")
+    if unreferenced:
+        said.append(f"judged for fidelity only, not timed: the references {', '.join(md(r) for r in unreferenced)}")
+    return tuple(md(k) for k in kept), (trusted("; ".join(said).capitalize() + ".") if said else None)
 
 
 def _choice(ref: Reference, machines: int) -> Md:
@@ -297,14 +249,34 @@ def _kinds(h: Headline) -> Md:
     )
 
 
-def overview_page(states: States, records: int, links: RunLinks) -> Overview:
+def _chart(d: Decision, a: Analysis, palette: charts.Palette) -> Chart | None:
+    """None without a fidelity pass: every tier would sit at zero divergence, which nothing measured."""
+    if not d.speeds or not a.fidelity:
+        return None
+    roles = {t.role for t in a.record.tiers.values()} | {"default"}
+    policy = a.record.config.policy
+    bounds = {role: policy.bound("kld_mean_max", role) for role in roles if role in ("plain", "lite", "default")}
+    bounds = {r: b for r, b in bounds.items() if r == "default" or b != bounds.get("default")}
+    title = "speed against fidelity: every tier a point, the Pareto front, the policy's bounds"
+    return chart("speed-fidelity", title, speed_fidelity(d, bounds, palette))
+
+
+def overview_page(states: States, records: int, links: RunLinks, palette: charts.Palette) -> Overview:
     ref = states.reference
     if ref is None:
-        return Overview(None, (), (), (), (), (), (), records, md(""), md(""), (), md(""), (), ())
+        return Overview(None, None, None, None, (), (), None, records, md(""), md(""), (), md(""), (), ())
     state, current = states.states[ref.machine], states.analyses[ref.machine]
     h = headline(current)
+    d = decide(current)
     sources = provenance(state, links)
-    runtimes = tuple(md(name) for name, _ in (h.tiers[0].runtimes if h.tiers else ()))
+    runtimes, folded = _folded(h)
+    legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
+    kept = [i for i, leg in enumerate(legs) if md(leg) in runtimes]
+    tolerance = current.record.config.policy.framing_tolerance
+    rows = []
+    for t in h.tiers:
+        row = _summary_row(t, h.mixed, tolerance)
+        rows.append(replace(row, runtimes=tuple(row.runtimes[i] for i in kept)))
     record_links = []
     for _, r in state.runs():
         link = str(links.ref(r).link)
@@ -313,12 +285,12 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
     several = len(states.states) > 1
     return Overview(
         links.ref(state.newest),
-        sentences(current, h, sources),
-        tuple(_summary_row(t, h.mixed) for t in h.tiers),
+        sentences(current, h, sources)[0],
+        decision_block(d, h),
+        _chart(d, current, palette),
+        tuple(rows),
         runtimes,
-        tuple(_pair_row(p) for p in h.pairs),
-        _cost_rows(current),
-        _questions(current.verdicts),
+        folded,
         records,
         md(ref.machine),
         sources,
@@ -329,6 +301,7 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
         else (),
         tuple(record_links),
         _kinds(h) if h.mixed else None,
+        glossary(*OVERVIEW_TERMS),
     )
 
 

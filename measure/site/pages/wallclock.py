@@ -14,6 +14,7 @@ from measure.site import charts
 from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, md, provenance, stacked, trusted
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
+from measure.site.glossary import glossary
 from measure.site.pages.cost_model import CostSection, cost_section
 from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.prefill import Phases, phases_section
@@ -184,6 +185,8 @@ class WallclockPage:
     """Per decoder-only tier the onnxruntime-genai leg measured: measure's loop over the compiled one, a sentence."""
     fidelity: bool = False
     """Whether the tier rows carry fidelity figures (a fidelity pass ran): the table explains the column."""
+    glossary: Md | None = None
+    """The page's words defined in one line where the page begins."""
 
 
 def _timed(wc: Wallclock) -> str:
@@ -307,4 +310,5 @@ def wallclock_page(
         phases_section(a, palette),
         _compiled(a),
         bool(a.fidelity),
+        glossary("tier", "golden rows", "[lo, hi]", "k", "acceptance", *(("KLD", "same top-1") if a.fidelity else ())),
     )

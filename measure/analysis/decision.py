@@ -1,0 +1,312 @@
+"""What the Overview decides: which tier to ship for each model, whether speculative decoding pays, what each
+precision costs apart from the model's size. Pure functions of one analysis and its policy.
+
+A **model** is a full-precision source and the tiers quantized from it (each tier's fidelity reference, else the
+tier itself); tiers of two models are never judged against each other's fidelity. Per model the tier to **ship** is
+the fastest one whose fidelity does not fail the policy (the reference itself is faithful by definition); the
+faster tiers that fail are named with the figure that fails. A speculative pair is **viable** only when some k
+is faster than the **fastest greedy tier of its kind** with 95% confidence (Bonferroni over the k tried): being
+faster than its own verifier is not enough when a cheaper tier alone beats both. The **precision effect** sets the
+tiers of one model against its fp32 tier (and int4 against int8), the **size effect** one model against another
+at the same precision. Every ratio is ms/token, repeats paired, with its interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from measure.analysis.fidelity import TierFidelityFigures
+from measure.analysis.headline import kind_reference
+from measure.analysis.record_analysis import Analysis
+from measure.analysis.rules import gateable
+from measure.analysis.stats import Estimate, paired_ratio
+from measure.analysis.verdict import Verdict
+from measure.record.model import FP32, Record
+
+FULL = ("fp32", "fp16")
+KIND_MODEL = "kind:"
+"""A model name that is a kind's tiers, unjudged (a record without a fidelity pass): ``kind:seq2seq``."""
+
+
+@dataclass(frozen=True)
+class Speed:
+    """One greedy tier as the decision reads it."""
+
+    tier: str
+    kind: str
+    role: str
+    precision: str
+    model: str
+    """The full-precision source it belongs to (its fidelity reference, else itself)."""
+    ms_per_token: Estimate
+    fidelity: TierFidelityFigures | None
+    faithful: Verdict | None
+    """The tier's fidelity verdict (None: the tier is a reference, or no fidelity pass ran)."""
+    accuracy_level: int | None
+    """An int4 tier's MatMulNBits accuracy level (0: unset; 4: int8 activations), None for other precisions."""
+
+    @property
+    def fails(self) -> bool:
+        return self.faithful is not None and self.faithful.outcome == "failure"
+
+
+@dataclass(frozen=True)
+class Ship:
+    model: str
+    kind: str
+    tier: Speed | None
+    """None: no tier of the model was timed."""
+    vs_reference: Estimate | None
+    vs_plain: Estimate | None
+    plain: str | None
+    faster_unfaithful: tuple[tuple[Speed, str], ...]
+    """Faster tiers of the model whose fidelity fails, each with its failing figures."""
+    tied_with: tuple[str, ...]
+    """Tiers of the model whose speed the interval cannot tell from the shipped tier's."""
+    reference: str | None = None
+    """The tier ``vs_reference`` is against: the model's source, or for a kind's tiers unjudged its reference."""
+
+
+@dataclass(frozen=True)
+class Speculative:
+    pair: str
+    kind: str
+    verifier: str
+    best_k: int
+    ms_per_token: Estimate
+    fastest: str
+    """The fastest greedy tier of the pair's kind."""
+    vs_fastest: Estimate
+    """The pair's ms/token at its best k over the fastest greedy tier's, at 1 - 0.05/K (Bonferroni over k)."""
+    vs_verifier: Estimate
+    viable: bool | None
+    """True: faster than the fastest greedy tier with 95% confidence; False: slower; None: not shown either way."""
+    quantized: bool
+    """Both of the pair's tiers are quantized."""
+
+
+@dataclass(frozen=True)
+class Precision:
+    model: str
+    tier: str
+    precision: str
+    against: str
+    against_precision: str
+    ratio: Estimate
+    """This tier's ms/token over ``against``'s, repeats paired."""
+    fidelity: TierFidelityFigures | None
+    accuracy_level: int | None
+
+
+@dataclass(frozen=True)
+class Size:
+    kind: str
+    precision: str
+    smaller: str
+    larger: str
+    ratio: Estimate
+    """The smaller model's ms/token over the larger's at one precision."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    topic: str
+    question: str
+    checks: int
+    failing: tuple[str, ...]
+    """Subjects whose check fails the gate."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    speeds: tuple[Speed, ...]
+    ships: tuple[Ship, ...]
+    speculative: tuple[Speculative, ...]
+    precision: tuple[Precision, ...]
+    sizes: tuple[Size, ...]
+    gates: tuple[Gate, ...]
+    fastest: dict[str, str]
+    """Per kind: its fastest greedy tier."""
+
+
+def _paired(record: Record, num: str, den: str, level: float = 0.95) -> Estimate | None:
+    cases = record.wallclock.cases if record.wallclock else {}
+    a, b = cases.get(num), cases.get(den)
+    if a is None or b is None or not a.measured or not b.measured or a.repeats != b.repeats or a.repeats < 1:
+        return None
+    return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token, level=level)
+
+
+def speeds(a: Analysis) -> tuple[Speed, ...]:
+    """Every timed greedy tier with its model, fidelity and verdict. Without a fidelity pass nothing says which
+    tiers share a source, so the model of each tier is its kind (``KIND_MODEL``): one fastest tier per kind."""
+    r = a.record
+    reference = {f.tier: f.reference for f in a.fidelity}
+    verdicts = {v.key: v for v in a.verdicts if v.topic == "fidelity"}
+    out = []
+    for t in a.tiers:
+        entry = r.tiers[t.tier]
+        level = entry.nbits.get("accuracy_level") if entry.nbits else None
+        out.append(
+            Speed(
+                t.tier,
+                entry.kind,
+                entry.role,
+                entry.precision,
+                reference.get(t.tier, t.tier) if a.fidelity else KIND_MODEL + entry.kind,
+                t.ms_per_token,
+                a.fidelity_of(t.tier),
+                verdicts.get(t.tier),
+                level,
+            )
+        )
+    return tuple(out)
+
+
+def _failing(s: Speed) -> str:
+    answer = s.faithful.answer if s.faithful else ""
+    return answer.removeprefix("no: ").strip() or "fidelity fails the policy"
+
+
+def _ship(a: Analysis, model: str, group: list[Speed]) -> Ship:
+    r = a.record
+    group = sorted(group, key=lambda s: s.ms_per_token.value)
+    passing = [s for s in group if not s.fails]
+    ship = passing[0] if passing else None
+    faster = tuple(
+        (s, _failing(s)) for s in group if s.fails and (ship is None or s.ms_per_token.value < ship.ms_per_token.value)
+    )
+    if ship is None:
+        return Ship(model, group[0].kind, None, None, None, r.plain, faster, ())
+    ties = tuple(
+        s.tier for s in passing[1:] if (e := _paired(r, s.tier, ship.tier)) is not None and e.lo <= 1.0 <= e.hi
+    )
+    ref = model if model != ship.tier and model in r.tiers else None
+    if model.startswith(KIND_MODEL):
+        ref = kind_reference(r, ship.kind)
+        ref = ref if ref != ship.tier else None
+    plain = r.plain if r.plain not in (None, ship.tier) and r.tiers[r.plain].kind == ship.kind else None
+    return Ship(
+        model,
+        ship.kind,
+        ship,
+        _paired(r, ship.tier, ref) if ref else None,
+        _paired(r, ship.tier, plain) if plain else None,
+        plain,
+        faster,
+        ties,
+        ref,
+    )
+
+
+def _speculative(a: Analysis, fastest: dict[str, Speed]) -> tuple[Speculative, ...]:
+    r = a.record
+    by_pair: dict[str, list] = defaultdict(list)
+    for p in a.pairs:
+        by_pair[p.pair].append(p)
+    out = []
+    for pair, ks in by_pair.items():
+        kind = r.tiers[ks[0].verifier].kind
+        greedy = fastest.get(kind)
+        if greedy is None:
+            continue
+        level = 1 - 0.05 / len(ks)
+        ratios = {p.k: _paired(r, p.case, greedy.tier, level) for p in ks}
+        measured = [p for p in ks if ratios[p.k] is not None]
+        if not measured:
+            continue
+        best = min(measured, key=lambda p: ratios[p.k].value)  # type: ignore[union-attr]
+        vs = ratios[best.k]
+        assert vs is not None
+        if any(ratios[p.k].hi < 1 for p in measured):  # type: ignore[union-attr]
+            viable: bool | None = True
+        elif all(ratios[p.k].lo > 1 for p in measured):  # type: ignore[union-attr]
+            viable = False
+        else:
+            viable = None
+        quantized = all(r.tiers[t].precision not in FP32 for t in (best.drafter, best.verifier))
+        inverse = Estimate(1 / best.observed_speedup.value, 1 / best.observed_speedup.hi, 1 / best.observed_speedup.lo)
+        out.append(
+            Speculative(
+                pair, kind, best.verifier, best.k, best.ms_per_token, greedy.tier, vs, inverse, viable, quantized
+            )
+        )
+    return tuple(out)
+
+
+def _against(model: str, s: Speed, against: Speed, ratio: Estimate) -> Precision:
+    return Precision(model, s.tier, s.precision, against.tier, against.precision, ratio, s.fidelity, s.accuracy_level)
+
+
+def _precision(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Precision, ...]:
+    r = a.record
+    out = []
+    for model, group in models.items():
+        if model.startswith(KIND_MODEL):  # which tiers share a source is unknown: precision cannot be isolated
+            continue
+        full = next((s for s in group if s.precision in FULL), None)
+        int8 = next((s for s in group if s.precision.startswith("int8-dynamic")), None)
+        for s in group:
+            against = full if s is not full else None
+            if against is None:
+                continue
+            if (ratio := _paired(r, s.tier, against.tier)) is not None:
+                out.append(_against(model, s, against, ratio))
+        if int8 is not None:  # the seed's question: do int4 kernels lose to int8 on this CPU?
+            for s in group:
+                if s.precision.startswith("int4") and (ratio := _paired(r, s.tier, int8.tier)) is not None:
+                    out.append(_against(model, s, int8, ratio))
+    return tuple(out)
+
+
+def _sizes(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Size, ...]:
+    """Two models of one kind at one precision: what the smaller model saves, apart from any quantization."""
+    r = a.record
+    out = []
+    by_key: dict[tuple[str, str, str, int | None], list[Speed]] = defaultdict(list)
+    for group in models.values():
+        for s in group:  # one layout and accuracy level: a builder or a kernel setting is not the model's size
+            by_key[(s.kind, s.precision, r.tiers[s.tier].layout, s.accuracy_level)].append(s)
+    for (kind, precision, _, _), found in by_key.items():
+        if len({s.model for s in found}) < 2:
+            continue
+        bytes_of = {s.tier: r.tiers[s.tier].total_bytes for s in found}
+        found = sorted(found, key=lambda s: bytes_of[s.tier])
+        largest = found[-1]
+        for s in found[:-1]:
+            if s.model != largest.model and (ratio := _paired(r, s.tier, largest.tier)) is not None:
+                out.append(Size(kind, precision, s.tier, largest.tier, ratio))
+    return tuple(out)
+
+
+def _gates(a: Analysis) -> tuple[Gate, ...]:
+    """Every check ``measure check`` gates on, by question: how many there are and which fail."""
+    groups: dict[str, list[Verdict]] = defaultdict(list)
+    for v in a.verdicts:
+        if gateable(a.record, v):
+            groups[v.topic].append(v)
+    return tuple(
+        Gate(topic, vs[0].question, len(vs), tuple(v.subject for v in vs if v.gate)) for topic, vs in groups.items()
+    )
+
+
+def decide(a: Analysis) -> Decision:
+    """The Overview's decision block, from one record's analysis."""
+    found = speeds(a)
+    models: dict[str, list[Speed]] = defaultdict(list)
+    for s in found:
+        models[s.model].append(s)
+    fastest: dict[str, Speed] = {}
+    for s in found:
+        if s.kind not in fastest or s.ms_per_token.value < fastest[s.kind].ms_per_token.value:
+            fastest[s.kind] = s
+    return Decision(
+        found,
+        tuple(_ship(a, m, g) for m, g in models.items()),
+        _speculative(a, fastest),
+        _precision(a, models),
+        _sizes(a, models),
+        _gates(a),
+        {k: s.tier for k, s in fastest.items()},
+    )

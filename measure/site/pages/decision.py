@@ -1,0 +1,301 @@
+"""The Overview's decision block: what to ship, whether speculative decoding pays, what precision and size cost,
+whether framing changes decodes, what ``measure check`` gates. Sentences from :mod:`measure.analysis.decision`,
+each with its number, interval and a link to its evidence row."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
+from measure.analysis.headline import Headline
+from measure.analysis.stats import Estimate
+from measure.site import chart_style, charts
+from measure.site.context import KIND, Md, badge, link, md, trusted
+from measure.site.evidence import row_id
+
+GATE_NAMES = {
+    "decode-linear": "decoding is O(T)",
+    "framing-parity": "fp32 decodes unchanged by batched framing",
+    "output-preservation": "speculative output equals greedy (fp32 verifiers)",
+    "self-acceptance": "fp32 artifacts accept their own drafts",
+}
+
+
+@dataclass(frozen=True)
+class DecisionBlock:
+    ship: tuple[Md, ...]
+    speculative: tuple[Md, ...]
+    precision: tuple[Md, ...]
+    framing: Md | None
+    gates: Md
+
+
+def _x(e: Estimate) -> str:
+    """A time ratio with its interval: 0.56× [0.53, 0.58]."""
+    return f"{e.value:.2f}× [{e.lo:.2f}, {e.hi:.2f}]"
+
+
+def _speed(tier: str, ms: Estimate) -> str:
+    where = link(f"{ms.value:.3f} ms/token", f"wallclock.md#{row_id('tier', tier)}")
+    return f"{where} [{ms.lo:.3f}, {ms.hi:.3f}]"
+
+
+def _faithful(s: Ship) -> str:
+    t = s.tier
+    assert t is not None
+    if t.fidelity is None:
+        return "the full-precision reference itself" if t.tier == s.model else "fidelity not measured"
+    g = t.fidelity.greedy
+    figures = link(
+        f"mean KLD {g.kld_mean.value:.2g}, same top-1 {g.same_top1.value:.1%}",
+        f"framing.md#{row_id('fidelity', t.tier)}",
+    )
+    word = {"success": "faithful", "inconclusive": "fidelity not shown either way"}
+    return f"{word.get(t.faithful.outcome, 'faithful') if t.faithful else 'faithful'} ({figures})"
+
+
+def _model(s: Ship, mixed: bool) -> str:
+    """ "the base-fp32 model (encoder-decoder)"; the kind only where the record holds two."""
+    kind = f" ({KIND[s.kind]})" if mixed else ""
+    if s.model.startswith(KIND_MODEL):
+        return f"the {KIND[s.kind]} tiers" if mixed else "the tiers"
+    return f"the {md(s.model)} model{kind}"
+
+
+def _ship(s: Ship, mixed: bool) -> Md:
+    model = _model(s, mixed)
+    if s.tier is None:
+        fails = "; ".join(f"{md(t.tier)}: {md(why)}" for t, why in s.faster_unfaithful)
+        return trusted(f"{badge('failure')} **No tier of {model} to ship**: every timed tier fails fidelity ({fails}).")
+    t = s.tier
+    if s.model.startswith(KIND_MODEL):  # no fidelity pass: the fastest tier, and why that does not decide
+        head = f"{badge('inconclusive')} **Fastest of {model}: {md(t.tier)}**, {_speed(t.tier, t.ms_per_token)}"
+    else:
+        head = f"{badge('success')} **Ship {md(t.tier)}** for {model}: {_speed(t.tier, t.ms_per_token)}"
+    parts = [head]
+    if s.vs_reference is not None and s.reference:
+        parts.append(f", {_x(s.vs_reference)} the time of {md(s.reference)}")
+    if s.vs_plain is not None and s.plain:
+        parts.append(f", {_x(s.vs_plain)} of plain {md(s.plain)}")
+    if s.model.startswith(KIND_MODEL):
+        parts.append("; fidelity not measured, so no tier is judged fit to ship (`[framing] fidelity = true`)")
+    else:
+        parts.append(f"; {_faithful(s)}")
+    if s.tied_with:
+        parts.append(f"; as fast within the interval: {', '.join(md(x) for x in s.tied_with)}")
+    if s.faster_unfaithful:
+        named = "; ".join(f"{md(t.tier)} ({md(why)})" for t, why in s.faster_unfaithful)
+        parts.append(f". Faster but not faithful: {named}")
+    return trusted("".join(parts) + ".")
+
+
+def _speculative(found: tuple[Speculative, ...], fastest: dict[str, str], mixed: bool) -> tuple[Md, ...]:
+    out = []
+    by_kind: dict[str, list[Speculative]] = defaultdict(list)
+    for p in found:
+        by_kind[p.kind].append(p)
+    for kind, pairs in by_kind.items():
+        viable = [p for p in pairs if p.viable]
+        where = "on quantized CPU artifacts" if all(p.quantized for p in pairs) else "on this machine"
+        greedy = md(fastest[kind])
+        of_kind = f" ({KIND[kind]})" if mixed else ""
+        if viable:
+            head = f"{badge('success')} **Speculative decoding pays**{of_kind}: " + ", ".join(
+                f"{md(p.pair)} at k={p.best_k}" for p in viable
+            )
+            head += f" beat{'s' if len(viable) == 1 else ''} {greedy}, the fastest greedy tier, with 95% confidence."
+        elif all(p.viable is False for p in pairs):
+            head = (
+                f"{badge('failure')} **Speculative decoding is not viable {where}**{of_kind}: no pair beats "
+                f"{greedy}, the fastest greedy tier of its kind, at any k."
+            )
+        else:
+            head = (
+                f"{badge('inconclusive')} **Speculative decoding is not shown to pay**{of_kind}: no pair is "
+                f"faster than {greedy}, the fastest greedy tier, with 95% confidence."
+            )
+        items = "; ".join(
+            f"{link(p.pair, 'wallclock.md#' + row_id('pair', p.pair))} at its best k={p.best_k} "
+            f"{p.ms_per_token.value:.3f} ms/token, {_x(p.vs_fastest)} the time of {greedy} "
+            f"({_x(p.vs_verifier)} of its verifier {md(p.verifier)} alone)"
+            for p in pairs
+        )
+        out.append(
+            trusted(f"{head} {items}. Intervals at {pairs[0].vs_fastest.level or 0.95:.1%} (Bonferroni over k).")
+        )
+    return tuple(out)
+
+
+def _level(p: Precision) -> str:
+    if p.accuracy_level is None:
+        return ""
+    said = {4: ": int8 activations", 0: " unset: fp32 activations"}.get(p.accuracy_level, "")
+    return f", accuracy level {p.accuracy_level}{said}"
+
+
+def _precision(found: tuple[Precision, ...], sizes: tuple[Size, ...]) -> tuple[Md, ...]:
+    out = []
+    by_model: dict[str, list[Precision]] = defaultdict(list)
+    for p in found:
+        by_model[p.model].append(p)
+    for model, items in by_model.items():
+        said = []
+        for p in items:
+            fid = f", mean KLD {p.fidelity.greedy.kld_mean.value:.2g}" if p.fidelity else ""
+            verdict = ""
+            if p.against_precision.startswith("int8") and p.precision.startswith("int4"):
+                verdict = (
+                    ": int4 kernels lose to int8 here"
+                    if p.ratio.lo > 1
+                    else ": int4 kernels beat int8 here"
+                    if p.ratio.hi < 1
+                    else ": int4 and int8 not told apart"
+                )
+            said.append(
+                f"{md(p.tier)} ({md(p.precision)}{_level(p)}) {_x(p.ratio)} the time of {md(p.against)}{fid}{verdict}"
+            )
+        out.append(trusted(f"**Precision**, the {md(model)} model alone: " + "; ".join(said) + "."))
+    if sizes:
+        items = "; ".join(
+            f"{md(s.smaller)} {_x(s.ratio)} the time of {md(s.larger)} ({md(s.precision)})" for s in sizes
+        )
+        out.append(trusted(f"**Model size**, one precision and layout: {items}."))
+    return tuple(out)
+
+
+def _gates(d: Decision) -> Md:
+    if not d.gates:
+        return trusted("**Gates**: `measure check` has no gated check in this record.")
+    total = sum(g.checks for g in d.gates)
+    failing = [g for g in d.gates if g.failing]
+    items = " · ".join(
+        f"{badge('failure' if g.failing else 'success')} {md(GATE_NAMES.get(g.topic, g.question))} "
+        f"({g.checks - len(g.failing)}/{g.checks})"
+        for g in d.gates
+    )
+    state = f"{len(failing)} gate(s) fail" if failing else "every gated check passes"
+    return trusted(
+        f"**Gates**: `measure check` gates {total} checks, {state}: {items}. Any other ✗ on these pages is a "
+        "finding about a tier, not a gate ([every verdict](verdicts.md))."
+    )
+
+
+def _framing(h: Headline) -> Md | None:
+    measured = [t for t in h.tiers if t.framing_total]
+    if not measured:
+        return None
+    changed = [t for t in measured if t.framing_changed]
+    total = sum(t.framing_total or 0 for t in measured)
+    where = link("evidence", "framing.md#framing-parity")
+    if not changed:
+        return trusted(
+            f"**Framing**: feeding a tier k tokens per call (as a speculative verifier does) instead of one changes "
+            f"no decode: all {len(measured)} tiers keep every one of {total:,} next-token decisions ({where})."
+        )
+    items = ", ".join(f"{md(t.tier)} ({t.framing_changed} of {t.framing_total:,})" for t in changed)
+    return trusted(
+        f"**Framing**: feeding k tokens per call instead of one changes next-token decisions of {items}; the "
+        f"other {len(measured) - len(changed)} tier(s) decode identically ({where})."
+    )
+
+
+def decision_block(d: Decision, h: Headline) -> DecisionBlock:
+    return DecisionBlock(
+        tuple(_ship(s, h.mixed) for s in d.ships),
+        _speculative(d.speculative, d.fastest, h.mixed),
+        _precision(d.precision, d.sizes),
+        _framing(h),
+        _gates(d),
+    )
+
+
+FLOOR = 1e-7
+"""Where a tier with no divergence (a reference against itself) sits on the chart's log axis, marked as such."""
+
+
+def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: charts.Palette) -> dict[str, Any]:
+    """Every greedy tier a point (ms/token against mean KLD, both with intervals), the Pareto front (no other tier
+    faster and closer), the policy's KLD bounds as lines, and each pair at its best k as its verifier's fidelity."""
+    data: list[dict[str, Any]] = []
+    points = []
+    shown_tiers = [s for s in d.speeds if s.fidelity is not None or s.precision in FULL]  # an unjudged tier: no y
+    for i, s in enumerate(sorted(shown_tiers, key=lambda s: s.ms_per_token.value)):
+        g = s.fidelity.greedy if s.fidelity else None
+        y, lo, hi = (g.kld_mean.value, g.kld_mean.lo, g.kld_mean.hi) if g else (0.0, 0.0, 0.0)
+        shown = max(y, FLOOR)
+        points.append((s.ms_per_token.value, shown, s.tier))
+        color, symbol = palette.of(s.tier), chart_style.SYMBOLS[i % len(chart_style.SYMBOLS)]
+        label = "reference (KLD 0, drawn at the floor)" if g is None else f"mean KLD {y:.2g}"
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{s.tier} ({s.precision})",
+                "x": [s.ms_per_token.value],
+                "y": [shown],
+                "marker": {"color": color, "symbol": symbol, "size": 11, "line": {"width": 1}},
+                "error_x": chart_style.error(
+                    [s.ms_per_token.hi - s.ms_per_token.value], [s.ms_per_token.value - s.ms_per_token.lo], color
+                ),
+                "error_y": chart_style.error([max(hi, FLOOR) - shown], [shown - max(lo, FLOOR)], color),
+                "hovertemplate": f"{s.tier}: %{{x:.3f}} ms/token, {label}<extra></extra>",
+            }
+        )
+    front, best = [], float("inf")
+    for x, y, _ in sorted(points):
+        if y < best:
+            front.append((x, y))
+            best = y
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "Pareto front (nothing faster and closer)",
+            "x": [x for x, _ in front],
+            "y": [y for _, y in front],
+            "line": {"color": "#7f7f7f", "dash": "dot", "shape": "hv"},
+            "hoverinfo": "skip",
+        }
+    )
+    speeds = {s.tier: s for s in d.speeds}
+    for p in d.speculative:
+        v = speeds.get(p.verifier)
+        g = v.fidelity.greedy if v and v.fidelity else None
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{p.pair} @k{p.best_k} (its verifier's fidelity)",
+                "x": [p.ms_per_token.value],
+                "y": [max(g.kld_mean.value if g else 0.0, FLOOR)],
+                "marker": {"color": palette.of(p.pair), "symbol": "star-open", "size": 13, "line": {"width": 2}},
+                "hovertemplate": f"{p.pair} at k={p.best_k}: %{{x:.3f}} ms/token<extra></extra>",
+            }
+        )
+    x_max = max((x for x, _, _ in points), default=1.0)
+    shapes = [
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "y0": bound,
+            "y1": bound,
+            "line": {"dash": "dash", "width": 1},
+            "label": {"text": f"policy kld_mean_max, {role}: {bound:g}", "textposition": "end", "font": {"size": 11}},
+        }
+        for role, bound in sorted(policy_bounds.items(), key=lambda kv: kv[1])
+    ]
+    return {
+        "data": data,
+        "layout": chart_style.layout(
+            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.1 * x_max]},
+            yaxis={
+                "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
+                **chart_style.log_ticks([y for _, y, _ in points] + list(policy_bounds.values())),
+            },
+            shapes=shapes,
+        ),
+    }

@@ -1,0 +1,77 @@
+"""Verdicts: every question asked of the reference machine's current state, with its answer, measured value, rule
+and a link to the exact row it rests on. The Overview states the decision; this page holds every check behind it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.analysis.record_analysis import Analysis
+from measure.analysis.rules import gateable
+from measure.analysis.verdict import Verdict
+from measure.site.context import Md, RunLinks, RunRef, States, badge, md, trusted
+from measure.site.escape import slug
+from measure.site.evidence import evidence, verdict_id
+
+RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
+"""Worst first: the order a reader needs."""
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    anchor: Md
+    badge: Md
+    subject: Md
+    answer: Md
+    measured: Md
+    rule: Md
+    evidence: Md
+    gate: Md
+    """Whether ``measure check`` gates on this check (a failure there is a bug), or it is a finding."""
+
+
+@dataclass(frozen=True)
+class Question:
+    question: Md
+    anchor: Md
+    rows: tuple[VerdictRow, ...]
+
+
+@dataclass(frozen=True)
+class VerdictsPage:
+    run: RunRef | None
+    machine: Md
+    questions: tuple[Question, ...]
+
+
+def questions(a: Analysis) -> tuple[Question, ...]:
+    groups: dict[str, list[Verdict]] = {}
+    for v in a.verdicts:
+        groups.setdefault(v.topic, []).append(v)
+    return tuple(
+        Question(
+            md(vs[0].question),
+            slug(topic),
+            tuple(
+                VerdictRow(
+                    verdict_id(v),
+                    badge(v.outcome),
+                    md(v.subject),
+                    md(v.answer),
+                    md(v.measured),
+                    md(v.rule),
+                    trusted(f"[row]({evidence(v)})"),
+                    md("gate" if gateable(a.record, v) else "finding"),
+                )
+                for v in sorted(vs, key=lambda v: RANK[v.outcome])
+            ),
+        )
+        for topic, vs in groups.items()
+    )
+
+
+def verdicts_page(states: States, links: RunLinks) -> VerdictsPage:
+    ref = states.reference
+    if ref is None:
+        return VerdictsPage(None, md(""), ())
+    state, current = states.states[ref.machine], states.analyses[ref.machine]
+    return VerdictsPage(links.ref(state.newest), md(ref.machine), questions(current))

@@ -1,0 +1,45 @@
+"""The chart style: enough distinguishable series, dark variants that reach WCAG AA, log ticks that read as numbers."""
+
+from __future__ import annotations
+
+from measure.site.chart_style import DARK, PALETTE, SYMBOLS, Palette, log_ticks
+
+SLATE = "#1e2029"
+"""mkdocs-material's slate background, as the browser computes it (rgb(30, 32, 41))."""
+
+
+def _luminance(colour: str) -> float:
+    rgb = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_twelve_series_each_its_own_colour_and_marker():
+    assert len(set(PALETTE)) >= 12 and len(set(SYMBOLS)) >= 12
+    p = Palette()
+    names = [f"tier-{i}" for i in range(14)]
+    styles = {(p.of(n), p.symbol(n), p.dash(n)) for n in names}
+    assert len(styles) == len(names)  # past twelve, the dash tells the series apart
+    assert [p.of(n) for n in names[:12]] == list(PALETTE)  # first-seen order, stable within a build
+
+
+def test_every_series_colour_reaches_4_5_to_1_on_the_dark_page_after_its_swap():
+    for colour in PALETTE:
+        shown = DARK.get(colour, colour)
+        assert _contrast(shown, SLATE) >= 4.5, (colour, shown, round(_contrast(shown, SLATE), 2))
+    for colour in DARK:  # a swap only where the colour itself falls short
+        assert _contrast(colour, SLATE) < 4.5, colour
+
+
+def test_log_ticks_read_as_numbers():
+    ticks = log_ticks([0.25, 0.9, 2.4])
+    assert ticks["type"] == "log"
+    assert ticks["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50"]
+    wide = log_ticks([3e-7, 0.02])  # five decades: whole decades only, small ones in exponent form
+    assert wide["ticktext"] == ["1e-7", "1e-6", "1e-5", "1e-4", "0.001", "0.01", "0.1"]
+    assert log_ticks([0.0, -1.0]) == {"type": "log"}  # nothing positive: plotly's own

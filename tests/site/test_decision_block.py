@@ -1,0 +1,103 @@
+"""The decision block and the speed-fidelity chart say what constructed records mean (tests_support.timed_cases)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from tests_support import DATA_DIR, timed_cases
+
+from measure.analysis.decision import decide
+from measure.analysis.headline import headline
+from measure.analysis.record_analysis import analyse
+from measure.record.io import load_record, validate
+from measure.record.model import from_document
+from measure.site import charts
+from measure.site.pages.decision import FLOOR, decision_block, speed_fidelity
+
+PAIR = ("small-int4->base-int8@k2", "small-int4->base-int8@k4")
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict:
+    return load_record(DATA_DIR / "record-v4.json")
+
+
+def _block(doc: dict):
+    validate(doc, "constructed", [])
+    a = analyse(from_document(doc, "constructed"))
+    d = decide(a)
+    return d, decision_block(d, headline(a))
+
+
+def _text(md: str) -> str:
+    """What a reader sees of one Markdown line: no tags, no bold marks, a link's text only."""
+    seen = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", re.sub(r"<[^>]+>", "", md)).replace("**", "")
+    return html.unescape(seen)
+
+
+def _same_model(doc: dict) -> dict:
+    for t in doc["fidelity"]["tiers"]:
+        if t["tier"] == "small-int4":
+            t["reference"] = "base-fp32"
+    return doc
+
+
+def test_a_pair_slower_than_the_fastest_greedy_tier_reads_not_viable_on_quantized_artifacts(golden):
+    ms = {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10, PAIR[0]: 0.16, PAIR[1]: 0.15}
+    _, block = _block(timed_cases(golden, ms))
+    (line,) = map(_text, block.speculative)
+    assert line.startswith("✗ Speculative decoding is not viable on quantized CPU artifacts")
+    assert "no pair beats small-int4, the fastest greedy tier of its kind" in line
+    assert re.search(r"at its best k=4 0\.15\d ms/token, 1\.[45]\d× \[", line), line
+    assert re.search(r"\(0\.7\d× \[[\d.]+, [\d.]+\] of its verifier base-int8 alone\)", line), line
+    assert "(encoder-decoder)" not in line  # one kind in the record: no kind named
+
+
+def test_the_int4_line_says_int4_kernels_lose_to_int8_and_size_stays_apart(golden):
+    _, block = _block(_same_model(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.26})))
+    (line,) = map(_text, block.precision)
+    assert line.startswith("Precision, the base-fp32 model alone:")
+    assert re.search(
+        r"small-int4 \(int4, accuracy level \d[^)]*\) 1\.3\d× \[[\d.]+, [\d.]+\] the time of base-int8", line
+    )
+    assert line.endswith("int4 kernels lose to int8 here.")
+    assert not any("Model size" in _text(x) for x in block.precision)
+
+
+def test_a_faster_tier_that_fails_fidelity_is_named_with_its_figure_and_the_next_one_shipped(golden):
+    doc = _same_model(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10}))
+    doc["config"]["policy"]["kld_mean_max"] = {"plain": 0.01, "lite": 1e-9, "default": 0.05}
+    _, block = _block(doc)
+    (ship,) = block.ship
+    text = _text(ship)
+    assert text.startswith("✓ Ship base-int8 for the base-fp32 model:")
+    assert "0.50× [" in text and "the time of base-fp32" in text
+    assert re.search(r"Faster but not faithful: small-int4 \(mean KLD [\d.e-]+ > 1e-09\)", text), text
+    assert 'href="wallclock.md#tier-base-int8"' in ship or "(wallclock.md#tier-base-int8)" in ship  # evidence
+    assert "framing.md#fidelity-base-int8" in ship
+
+
+def test_the_gates_line_lists_each_gated_check(golden):
+    _, block = _block(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10}))
+    text = _text(block.gates)
+    assert text.startswith("Gates: `measure check` gates ")
+    assert "decoding is O(T)" in text and "not a gate" in text
+
+
+def test_the_chart_draws_the_front_the_floor_and_the_policy_bound(golden):
+    d, _ = _block(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10}))
+    figure = speed_fidelity(d, {"default": 0.05, "plain": 0.01}, charts.Palette())
+    points = {t["name"].split(" ")[0]: (t["x"][0], t["y"][0]) for t in figure["data"] if t["mode"] == "markers"}
+    assert points["base-fp32"][1] == FLOOR  # the reference: no divergence, drawn at the marked floor
+    front = next(t for t in figure["data"] if t["name"].startswith("Pareto"))
+    by_speed = sorted((x, y) for name, (x, y) in points.items() if "->" not in name)
+    best, want = float("inf"), []
+    for x, y in by_speed:  # nothing on the front has a tier both faster and closer
+        if y < best:
+            want.append((x, y))
+            best = y
+    assert list(zip(front["x"], front["y"], strict=True)) == want
+    assert sorted(s["y0"] for s in figure["layout"]["shapes"]) == [0.01, 0.05]
+    assert any("->" in name for name in points)  # the pair, at its best k
