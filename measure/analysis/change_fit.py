@@ -4,10 +4,10 @@ Given the segmentation :func:`measure.analysis.changepoints.detect` found:
 
 * **where**: each change is refitted between its neighbours as a step at every commit of a window, and as a
   linear ramp between every pair of commits, on a loss that caps each run's squared error at
-  :data:`CAP`^2 (a loaded runner's run then costs the same wherever the change is put). The commits whose
-  step costs no more than :data:`RANGE` over the best are the range (a likelihood ratio of 1 in 20);
-  a ramp that beats every step by :data:`CREEP_GAIN` is a creep, its range the ramp. Two changes in one
-  direction that one ramp explains as well are one creep.
+  :data:`CAP`^2 (a loaded runner's run then costs the same wherever the change is put). The best step is
+  where it most likely lies, and the commits whose step costs no more than :data:`RANGE` over it are its
+  range (a likelihood ratio of 1 in 20); a ramp that beats every step by :data:`CREEP_GAIN` is a creep, its
+  range the ramp. Two changes in one direction that one ramp explains as well are one creep.
 * **how large**: the ratio of the two segments' geometric means (the segments either side, less the
   range), with a 95% t interval whose variance is the model's, scaled up by the segments' own scatter
   when that is larger.
@@ -94,21 +94,21 @@ def _level(seg: Segmented, a: int, b: int) -> tuple[float, float, float, int]:
 
 
 def _place(runs: Runs, seg: Segmented, lo: int, hi: int, s0: int, e0: int) -> tuple[int, int, int, bool]:
-    """(at, first, last, creep) of a change first put at commits s0 .. e0, between segments [lo, s0), [e0, hi)."""
+    """(at, first, last, creep) of a change first put at commits s0 .. e0, between segments [lo, s0), [e0, hi):
+    the best step, and the commits that every placement (step or ramp) within RANGE of the best one spans."""
     mu = (_level(seg, lo, s0)[0], _level(seg, e0, hi)[0])
     s_from, e_to = max(lo + MIN_SEGMENT, s0 - WINDOW), min(hi - MIN_SEGMENT, e0 + WINDOW)
-    s_all, e_all = np.meshgrid(np.arange(s_from, e0 + 1), np.arange(s0, e_to + 1), indexing="ij")
+    if e_to < s_from:
+        return s0, s0, e0, e0 > s0
+    s_all, e_all = np.meshgrid(np.arange(s_from, e_to + 1), np.arange(s_from, e_to + 1), indexing="ij")
     ok = e_all >= s_all
     s, e = s_all[ok], e_all[ok]
     cost = _costs(runs, s_from - 1, e_to + 1, mu, s, e)  # outside, every placement costs the same
     step = s == e
-    if not step.any():
-        return s0, s0, e0, e0 > s0
     best_step = float(cost[step].min())
     at = int(s[step][np.argmin(cost[step])])
-    ramps = ~step
-    if ramps.any() and float(cost[ramps].min()) + CREEP_GAIN < best_step:
-        i = int(np.flatnonzero(ramps)[np.argmin(cost[ramps])])
+    i = int(np.argmin(cost))
+    if float(cost[i]) + CREEP_GAIN < best_step:  # a ramp: its span
         return at, int(s[i]), int(e[i]), True
     near = s[step][cost[step] <= best_step + RANGE]
     return at, int(near.min()), int(near.max()), False

@@ -175,8 +175,9 @@ def find_changes(
 
 
 def without_commit(summaries: Iterable[Summary], commit: str) -> list[Summary]:
-    """The history as it stood before ``commit``'s records were added (a merge's, to see what it confirmed)."""
-    return [s for s in summaries if s.commit != commit]
+    """The history as it stood before ``commit``'s records (a merge's; a prefix will do) were added."""
+    want = commit.lower()
+    return [s for s in summaries if not (s.commit and s.commit.lower().startswith(want))]
 
 
 def confirmed(before: ChangeList, after: ChangeList) -> tuple[ChangePoint, ...]:
