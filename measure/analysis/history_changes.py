@@ -17,7 +17,7 @@ from measure.analysis.calibration import Calibration
 from measure.analysis.change_fit import Change, would_start
 from measure.analysis.change_fit import search as search_runs
 from measure.analysis.changepoints import MIN_COMMITS, Segmented
-from measure.analysis.commit_series import Commit, Series, SeriesKey, machine_series, new_runs
+from measure.analysis.commit_series import Commit, Series, SeriesKey, commits_of, machine_series, new_runs
 from measure.analysis.stats import Estimate
 from measure.analysis.summary import Summary
 from measure.record.tree import by_machine
@@ -172,6 +172,21 @@ def find_changes(
             else:
                 unsearched.append((series.key, series.runs.commits))
     return ChangeList(tuple(searched), tuple(unsearched))
+
+
+RECENT = 20
+"""The Overview names the change points of its machine's newest this many commits."""
+
+
+def recent(found: ChangeList, runs: list[Summary], commits: int = RECENT) -> tuple[ChangePoint, ...]:
+    """The change points of one machine (``runs``: its records) whose first bad commit is among its newest
+    ``commits`` commits, newest first."""
+    mine = commits_of(runs)
+    if not mine:
+        return ()
+    since = mine[-commits:][0].first.started_at
+    machine = mine[0].first.machine_id
+    return tuple(c for c in found.of(machine).changes if c.first_bad.first.started_at >= since)
 
 
 def without_commit(summaries: Iterable[Summary], commit: str) -> list[Summary]:

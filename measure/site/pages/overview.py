@@ -13,9 +13,11 @@ import csv
 import io
 from dataclasses import dataclass
 
+from measure.analysis.commit_series import METRICS
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
 from measure.analysis.headline import Headline, PairLine, TierLine, headline
+from measure.analysis.history_changes import ChangePoint
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
@@ -127,6 +129,10 @@ class Overview:
     """(run id, link) of each source record published beside its run page."""
     kinds: Md | None = None
     """Where the record holds both model kinds: which reference each kind is measured against."""
+    changes: tuple[Md, ...] = ()
+    """The change points in the reference machine's newest 20 commits, a line each."""
+    history: Md | None = None
+    """The reference machine's History page."""
 
 
 def _worst(found: tuple[Verdict, ...]) -> Md:
@@ -297,7 +303,16 @@ def _kinds(h: Headline) -> Md:
     )
 
 
-def overview_page(states: States, records: int, links: RunLinks) -> Overview:
+def _change_line(c: ChangePoint) -> Md:
+    r = c.ratio
+    return md(
+        f"{c.key.case} {METRICS[c.key.metric]}: {c.direction} ×{r.value:.3f} [{r.lo:.3f}, {r.hi:.3f}] "
+        f"between commits {c.last_good.short} and {c.first_bad.short}"
+    )
+
+
+def overview_page(states: States, records: int, links: RunLinks, changes: tuple[ChangePoint, ...] = ()) -> Overview:
+    """``changes``: the change points in the reference machine's newest commits, newest first."""
     ref = states.reference
     if ref is None:
         return Overview(None, (), (), (), (), (), (), records, md(""), md(""), (), md(""), (), ())
@@ -329,6 +344,8 @@ def overview_page(states: States, records: int, links: RunLinks) -> Overview:
         else (),
         tuple(record_links),
         _kinds(h) if h.mixed else None,
+        tuple(_change_line(c) for c in changes),
+        md(f"history/{machine_slug(ref.machine)}.md"),
     )
 
 
