@@ -95,16 +95,17 @@ def _start_line(s: Start) -> str:
     )
 
 
-def _summary(found: ChangeList, listed: int, what: str) -> str:
+def _summary(found: ChangeList, listed: int, by: str | None) -> str:
     from measure.analysis.changepoints import MIN_COMMITS
 
     if not found.searched:
         if not found.compared:
             return "no change points: nothing could be compared yet (every series has one commit's runs)"
         return f"no change points: fewer than {MIN_COMMITS} commits in every series"
-    expected = f"expected false alarms in this history: {found.expected_false_alarms:.1f}"
-    head = f"{len(found.searched)} series, up to {found.commits} commits each"
-    return f"{listed} {what}, newest first ({head}; {expected})" if listed else f"no {what[:-3]}s ({head}; {expected})"
+    said = f"{len(found.searched)} series, up to {found.commits} commits each; "
+    said += f"expected false alarms in this history: {found.expected_false_alarms:.1f}"
+    what = f" confirmed by {by[:10]}" if by else ""
+    return f"{listed} change point(s){what}, newest first ({said})" if listed else f"no change points{what} ({said})"
 
 
 def _load(args: argparse.Namespace) -> tuple[list[Summary], dict]:
@@ -168,16 +169,16 @@ def run(args: argparse.Namespace) -> int:
     found = find_changes(summaries, calibrations, args.machine)
     if args.since:
         found = found.since(_first_run(summaries, args.since, "--since"))
-    listed, what = found.changes, "change point(s)"
+    listed = found.changes
     if args.confirmed_by:
         _first_run(summaries, args.confirmed_by, "--confirmed-by")
         before = find_changes(without_commit(summaries, args.confirmed_by), calibrations, args.machine)
-        listed, what = confirmed(before, found), f"change point(s) confirmed by {args.confirmed_by[:10]}"
+        listed = confirmed(before, found)
     if args.json:
         doc = {"expected_false_alarms": found.expected_false_alarms, "series": len(found.searched)}
         print(json.dumps(doc | {"changes": [_to_dict(c) for c in listed]}, indent=1))
         return 0
-    print(clean(_summary(found, len(listed), what)))
+    print(clean(_summary(found, len(listed), args.confirmed_by)))
     for c in listed:
         print(clean(f"- {line(c)}"))
     return 0

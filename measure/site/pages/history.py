@@ -115,6 +115,8 @@ class MetricHistory:
     older_points: int
     searched: Md
     """What was searched, and the false alarms expected of the list."""
+    series: int
+    """Series searched (0: none held enough commits)."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ class History:
     points: tuple[ChangePointRow, ...]
     """The newest change points over every machine."""
     searched: Md
+    series: int
 
 
 def _when(started_at: str) -> str:
@@ -327,6 +330,7 @@ def metric_history(
         tuple(row(c, links, "../runs/") for c in points[:CHANGES]),
         max(0, len(points) - CHANGES),
         searched(found) if found is not None else md(""),
+        len(found.searched) if found is not None else 0,
     )
 
 
@@ -393,4 +397,5 @@ def history_page(
         lines.append(replace(line, points=len(points), expected=expected))
     every = found.changes[:CHANGES] if found is not None else ()
     said = searched(found) if found is not None else md("")
-    return History(tuple(lines), records, tuple(row(c, links, "runs/") for c in every), said), pages
+    rows = tuple(row(c, links, "runs/") for c in every)
+    return History(tuple(lines), records, rows, said, len(found.searched) if found is not None else 0), pages
