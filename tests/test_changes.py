@@ -61,6 +61,12 @@ def test_what_a_merge_confirmed_and_what_new_records_would_start(stepped, tmp_pa
     assert "base-int8 ms/token (wall) x1.2" in out and "a change if the next commit measures the same" in out
     code, out, _ = run_cli(capsys, "changes", str(stepped), "--new", str(pr[0]), "--base-commit", sha(5), "--json")
     assert {s["metric"] for s in json.loads(out)["starts"]} == {"wall", "row_p90_ms"}
+    # against the whole history (the merge base was never measured), commit 6's level is the last segment's
+    code, out, _ = run_cli(capsys, "changes", str(stepped), "--new", str(pr[0]), "--base-commit", "deadbeef")
+    assert code == 0 and out.startswith("the new records start no slower segment on the ")
+    assert "of the whole history, which has no record of deadbeef" in out
+    code, out, _ = run_cli(capsys, "changes", str(stepped), "--confirmed-by", "deadbeef")
+    assert code == 0 and out.startswith("no change points confirmed by deadbeef")  # a merge no runner measured
 
 
 def test_an_empty_tree_or_one_that_is_not_there_is_one_line_and_exit_2(tmp_path, capsys):

@@ -36,7 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="RECORD",
         help="records not in RESULTS (files or a tree): would they start a slower segment on their machine's series?",
     )
-    p.add_argument("--base-commit", default=None, metavar="SHA", help="with --new: the history up to this commit")
+    p.add_argument(
+        "--base-commit", default=None, metavar="SHA", help="with --new: the history up to this commit (if recorded)"
+    )
     p.add_argument(
         "--confirmed-by", default=None, metavar="SHA", help="only the change points this commit's records confirmed"
     )
@@ -150,28 +152,56 @@ def _new(args: argparse.Namespace) -> list[Summary]:
     return out
 
 
+def _until(summaries: list[Summary], sha: str | None) -> tuple[list[Summary], str]:
+    """The history as it stood at commit ``sha`` (every run of the commits first measured by then), and what was
+    taken; the whole history when the tree has no record of ``sha``."""
+    if not sha:
+        return summaries, "the whole history"
+    first: dict[str, str] = {}
+    for s in summaries:
+        key = s.commit or s.run_id
+        first[key] = min(first.get(key, s.started_at), s.started_at)
+    want = sha.lower()
+    cut = [t for c, t in first.items() if len(want) >= 4 and c.lower().startswith(want)]
+    if not cut:
+        return summaries, f"the whole history, which has no record of {sha[:10]}"
+    return [s for s in summaries if first[s.commit or s.run_id] <= min(cut)], f"the history up to {sha[:10]}"
+
+
+def _starts(args: argparse.Namespace, summaries: list[Summary], calibrations: dict) -> int:
+    """``--new``: what records outside the tree would start on the series of the history up to --base-commit."""
+    from measure.analysis.history_changes import find_changes, starts
+    from measure.terminal import clean
+
+    base, said = _until(summaries, args.base_commit)
+    history = find_changes(base, calibrations, args.machine)
+    found = starts(history, _new(args))
+    if args.json:
+        print(json.dumps({"searched": len(history.searched), "starts": [_start(s) for s in found]}, indent=1))
+        return 0
+    what = f"{len(history.searched)} series of {said}"  # said: where the base was cut
+    print(
+        f"{len(found)} series the new records would start a slower segment on ({what})"
+        if found
+        else f"the new records start no slower segment on the {what}"
+    )
+    for s in found:
+        print(clean(f"- {_start_line(s)}"))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    from measure.analysis.history_changes import confirmed, find_changes, starts, without_commit
+    from measure.analysis.history_changes import confirmed, find_changes, without_commit
     from measure.terminal import clean
 
     summaries, calibrations = _load(args)
     if args.new is not None:
-        cut = _first_run(summaries, args.base_commit, "--base-commit") if args.base_commit else None
-        base = [s for s in summaries if cut is None or s.started_at <= cut]
-        found = starts(find_changes(base, calibrations, args.machine), _new(args))
-        if args.json:
-            print(json.dumps({"starts": [_start(s) for s in found]}, indent=1))
-        else:
-            print(f"{len(found)} series the new records would start a slower segment on" if found else "none")
-            for s in found:
-                print(clean(f"- {_start_line(s)}"))
-        return 0
+        return _starts(args, summaries, calibrations)
     found = find_changes(summaries, calibrations, args.machine)
     if args.since:
         found = found.since(_first_run(summaries, args.since, "--since"))
     listed = found.changes
-    if args.confirmed_by:
-        _first_run(summaries, args.confirmed_by, "--confirmed-by")
+    if args.confirmed_by:  # a commit without records (a merge no runner measured) confirmed nothing
         before = find_changes(without_commit(summaries, args.confirmed_by), calibrations, args.machine)
         listed = confirmed(before, found)
     if args.json:
