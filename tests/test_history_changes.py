@@ -97,3 +97,16 @@ def test_a_history_of_too_few_commits_says_so_and_recent_keeps_the_newest_commit
     named = recent(found, summaries)
     assert {c.key.case for c in named} == {"base-fp32"}  # commit 25 is among the newest 20; commit 5 is not
     assert {c.key.case for c in found.since(summaries[40].started_at).changes} == {"base-fp32"}
+
+
+def test_samples_of_zero_or_less_are_left_out_and_a_run_of_none_is_dropped():
+    """A tier's memory is its worker's peak less the baseline's: it can be zero or below, which has no log."""
+    import math
+
+    from measure.analysis.commit_series import runs_of
+
+    points = [(0, (100.0, 110.0)), (1, (0.0, 121.0)), (1, (-5.0, 0.0)), (3, (100.0, float("nan"), 100.0))]
+    runs, used, drift, calibrated = runs_of(points, 0.01)
+    assert used == [0, 1, 3] and runs.commits == 3 and list(runs.commit) == [0, 1, 2]
+    assert runs.mean[1] == math.log(121.0) and runs.mean[2] == math.log(100.0)
+    assert drift >= 0.01 and runs.var.min() > 0

@@ -95,32 +95,41 @@ def _basis(run: Summary, metric: str) -> str:
 
 
 def _logs(samples: list[tuple[float, ...]]) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of the mean of each run's log samples (NaN variance for a run of one sample)."""
-    means, own = np.empty(len(samples)), np.full(len(samples), np.nan)
+    """Mean and variance of the mean of each run's log samples, over its positive, finite ones (NaN mean for a
+    run of none; NaN variance for a run of one)."""
+    means, own = np.full(len(samples), np.nan), np.full(len(samples), np.nan)
     by_size: dict[int, list[int]] = defaultdict(list)
     for i, s in enumerate(samples):
         by_size[len(s)].append(i)
     for size, at in by_size.items():
-        x = np.log(np.array([samples[i] for i in at]))
-        means[at] = x.mean(axis=1)
+        x = np.array([samples[i] for i in at], dtype=float).reshape(len(at), size)
+        good = np.all((x > 0) & np.isfinite(x), axis=1)
+        logs = np.log(x[good])
+        means[np.array(at)[good]] = logs.mean(axis=1) if size else np.nan
         if size > 1:
-            own[at] = x.var(axis=1, ddof=1) / size
+            own[np.array(at)[good]] = logs.var(axis=1, ddof=1) / size
+        for i in np.array(at)[~good]:  # a sample of zero or less (a memory figure below the baseline's)
+            kept = np.log([v for v in samples[i] if v > 0 and math.isfinite(v)])
+            means[i] = kept.mean() if kept.size else np.nan
+            own[i] = kept.var(ddof=1) / kept.size if kept.size > 1 else np.nan
     return means, own
 
 
 def runs_of(points: list[tuple[int, tuple[float, ...]]], drift: float | None) -> tuple[Runs, list[int], float, bool]:
-    """The runs of one series from (commit number, positive samples) per run, in commit order: the
-    :class:`Runs`, the commit numbers it kept (renumbered 0 ..), and the drift it used and whether that was
-    the recorded one (``drift``; None when none is recorded) rather than the series' own, larger one."""
-    used = sorted({c for c, _ in points})
-    number = {c: i for i, c in enumerate(used)}
+    """The runs of one series from (commit number, samples) per run, in commit order: the :class:`Runs` (of runs
+    with a positive sample), the commit numbers it kept (renumbered 0 ..), and the drift it used and whether that
+    was the recorded one (``drift``; None when none is recorded) rather than the series' own, larger one."""
     mean, own = _logs([s for _, s in points])
+    keep = np.isfinite(mean)
+    numbers = np.array([c for c, _ in points], dtype=int)[keep]
+    mean, own = mean[keep], own[keep]
+    used = sorted(set(numbers.tolist()))
     known = own[np.isfinite(own)]
     own = np.where(np.isfinite(own), own, float(np.median(known)) if known.size else 0.0)
     floor = drift_floor(mean, own)
     calibrated = drift is not None and drift >= floor
     sd = drift if calibrated and drift is not None else floor
-    commit = np.array([number[c] for c, _ in points], dtype=int)
+    commit = np.searchsorted(np.array(used, dtype=int), numbers)
     return Runs(mean, np.maximum(own + sd * sd, VAR_FLOOR), commit, len(used)), used, sd, calibrated
 
 
@@ -132,18 +141,15 @@ def _series(
 
 
 def run_samples(run: Summary) -> dict[tuple[str, str, str], tuple[float, ...]]:
-    """(metric, case, basis) -> the run's positive samples, for every series the run has a point on."""
+    """(metric, case, basis) -> the run's samples, for every series the run has a point on."""
     out = {}
     for metric in METRICS:
         if metric == "instructions" and run.instructions_key is None:
             continue
         basis = _basis(run, metric)
         for case, samples in run.samples_of(metric).items():
-            kept = samples.ms_per_token
-            if not all(v > 0 and math.isfinite(v) for v in kept):
-                kept = tuple(v for v in kept if v > 0 and math.isfinite(v))
-            if kept:
-                out[(metric, case, basis)] = kept
+            if samples.ms_per_token:
+                out[(metric, case, basis)] = samples.ms_per_token
     return out
 
 
@@ -170,7 +176,6 @@ def machine_series(machine: str, runs: Iterable[Summary], calibration: Calibrati
 def new_runs(runs: Iterable[Summary], key: SeriesKey, drift: float) -> tuple[np.ndarray, np.ndarray]:
     """The log means and variances of runs outside a series (a pull request's) on that series' key."""
     samples = [found for r in runs if (found := run_samples(r).get((key.metric, key.case, key.basis)))]
-    if not samples:
-        return np.empty(0), np.empty(0)
     mean, own = _logs(samples)
-    return mean, np.maximum(np.nan_to_num(own) + drift * drift, VAR_FLOOR)
+    keep = np.isfinite(mean)
+    return mean[keep], np.maximum(np.nan_to_num(own[keep]) + drift * drift, VAR_FLOOR)
