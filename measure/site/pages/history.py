@@ -309,13 +309,11 @@ def instruction_history(
     )
 
 
-def metric_history(
-    h: MachineHistory, links: RunLinks, palette: charts.Palette, found: ChangeList | None = None
-) -> MetricHistory:
-    """``found``: the machine's change points (None: not searched)."""
+def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette, found: ChangeList) -> MetricHistory:
+    """``found``: the machine's change points."""
     changes = _changes(h, links, "../runs/")
     gaps = tuple(Gap(md(b.after.started_at[:10]), md(b.reason)) for b in reversed(h.breaks))
-    points = found.changes if found is not None else ()
+    points = found.changes
     return MetricHistory(
         md(h.machine),
         slug(f"ms-per-token-{h.machine}"),
@@ -329,8 +327,8 @@ def metric_history(
         gaps[:CHANGES],
         tuple(row(c, links, "../runs/") for c in points[:CHANGES]),
         max(0, len(points) - CHANGES),
-        searched(found) if found is not None else md(""),
-        len(found.searched) if found is not None else 0,
+        searched(found),
+        len(found.searched),
     )
 
 
@@ -362,10 +360,10 @@ def history_page(
     records: int,
     links: RunLinks,
     palette: charts.Palette,
-    found: ChangeList | None = None,
+    found: ChangeList,
 ) -> tuple[History, dict[str, HistoryMachine]]:
     """The History index and one page per machine (slug -> page): each stays bounded as machines are added.
-    ``found``: the change points of every machine (None: not searched)."""
+    ``found``: the change points of every machine."""
     by_machine: dict[str, list[VerdictSeries]] = defaultdict(list)
     for s in verdicts:
         by_machine[s.machine].append(s)
@@ -382,8 +380,8 @@ def history_page(
     pages, lines = {}, []
     for h in histories:
         name = machine_slug(h.machine)
-        mine = found.of(h.machine) if found is not None else None
-        points = mine.changes if mine is not None else ()
+        mine = found.of(h.machine)
+        points = mine.changes
         pages[name] = HistoryMachine(
             metric_history(h, links, palette, mine),
             tables.get(h.machine),
@@ -391,11 +389,9 @@ def history_page(
         )
         worse = sum(s.worsened for s in by_machine.get(h.machine, ()))
         link = md(f"history/{name}.md")
-        expected = md(f"{mine.expected_false_alarms:.1f}") if mine is not None and mine.searched else NOT_SEARCHED
+        expected = md(f"{mine.expected_false_alarms:.1f}") if mine.searched else NOT_SEARCHED
         tolerance = md(f"±{h.band.tolerance:.1%}")
         line = MachineHistoryLine(md(h.machine), link, len(h.runs), h.compared, len(h.changes), worse, tolerance)
         lines.append(replace(line, points=len(points), expected=expected))
-    every = found.changes[:CHANGES] if found is not None else ()
-    said = searched(found) if found is not None else md("")
-    rows = tuple(row(c, links, "runs/") for c in every)
-    return History(tuple(lines), records, rows, said, len(found.searched) if found is not None else 0), pages
+    rows = tuple(row(c, links, "runs/") for c in found.changes[:CHANGES])
+    return History(tuple(lines), records, rows, searched(found), len(found.searched)), pages
