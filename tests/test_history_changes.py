@@ -109,4 +109,4 @@ def test_samples_of_zero_or_less_are_left_out_and_a_run_of_none_is_dropped():
     runs, used, drift, calibrated = runs_of(points, 0.01)
     assert used == [0, 1, 3] and runs.commits == 3 and list(runs.commit) == [0, 1, 2]
     assert runs.mean[1] == math.log(121.0) and runs.mean[2] == math.log(100.0)
-    assert drift >= 0.01 and runs.var.min() > 0
+    assert drift >= 0.01 and calibrated == (drift == 0.01) and runs.var.min() > 0

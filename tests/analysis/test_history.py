@@ -206,6 +206,8 @@ def test_history_shades_each_change_point_lists_it_newest_first_and_the_overview
     assert "Change points in the newest 20 commits" in overview  # of 24: commit 16 is among them, commit 3 is not
     said = overview.split("Change points in the newest 20 commits")[1].split("## Summary")[0]
     assert "small-int4" in said and "base-int8" not in said
+    methods = pages["results/methods.md"]  # where every History page's "evidence" links to
+    assert "## Change points {: #change-points }" in methods and "| shortest segment | 2 commits" in methods
 
 
 def test_history_of_one_record_says_nothing_could_be_compared_yet(tmp_path):
