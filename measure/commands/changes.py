@@ -111,9 +111,10 @@ def _summary(found: ChangeList, listed: int, by: str | None) -> str:
 
 
 def _load(args: argparse.Namespace) -> tuple[list[Summary], dict]:
-    from measure.analysis.cache import SummaryCache, load_results
-    from measure.analysis.calibration import load_calibration
     from measure.errors import MeasureError
+    from measure.results.cache import SummaryCache
+    from measure.results.calibration_file import load_calibration
+    from measure.results.reader import load_results
 
     if not args.results.is_dir():
         raise MeasureError(f"{args.results}: not a results tree (expected a folder of <machine-id>/<run-id>.json)")
@@ -139,9 +140,10 @@ def _first_run(summaries: list[Summary], sha: str, flag: str) -> str:
 
 
 def _new(args: argparse.Namespace) -> list[Summary]:
-    from measure.analysis.cache import SummaryCache, file_sha256, load_results
     from measure.analysis.summary import summarize_record
     from measure.record.io import load, read_bytes
+    from measure.results.cache import SummaryCache, file_sha256
+    from measure.results.reader import load_results
 
     out = []
     for path in args.new:

@@ -7,11 +7,12 @@ import json
 
 from tests_support import history_tree, run_cli
 
-from measure.analysis.cache import SummaryCache, load_results
 from measure.analysis.commit_series import commits_of, machine_series
 from measure.analysis.history_changes import confirmed, find_changes, recent, starts, without_commit
 from measure.record.io import load_record, write_record
 from measure.record.tree import by_machine, record_paths
+from measure.results.cache import SummaryCache
+from measure.results.reader import load_results
 
 
 def sha(c: int) -> str:
