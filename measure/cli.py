@@ -31,6 +31,7 @@ VERBS = {
     "check": "exit 1 when a policy gate fails in any machine's current results",
     "compare": "compare two records case by case (faster / slower / same / inconclusive)",
     "calibrate": "calibrate each machine's run-to-run drift from A/A pairs (same build measured twice)",
+    "changes": "list the change points in the history, and the false alarms expected of the list",
     "instructions": "count instructions per output token of tiers' decodes under callgrind (valgrind)",
     "merge": "merge records from many folders into one results tree (duplicates once, conflicts kept)",
     "archive": "fold each machine's past months of records into one month archive apiece (shared parts once)",

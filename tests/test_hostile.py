@@ -477,6 +477,20 @@ def _long_names(d: dict[str, Any]) -> None:
     rename_tier(d, "base-fp32", "onnx-split-fp32fp32-with-a-long-name")
 
 
+def _hostile_history(tmp: Path) -> list[str]:
+    """Six commits of the v2 fixture, each commit's id live markup and escape sequences, small-int4 twice as slow
+    from the fourth: ``measure changes`` prints a change point between two of those ids."""
+    for i in range(6):
+        d = doc()
+        d["run_id"] = f"{d['run_id'][:-6]}{i:06x}"
+        d["started_at"] = f"2026-11-{10 + i:02d}T10:00:00Z"
+        d["environment"]["git"] = {"commit": f"<b>{i}</b>{ESC}", "dirty": False}
+        case = d["wallclock"]["cases"]["small-int4"]
+        case["wall_s"] = [[w * (2.0 if i >= 3 else 1.0) for w in rep] for rep in case["wall_s"]]
+        put(tmp, d)
+    return [str(tmp / "results")]
+
+
 cfg = ("config",)
 CASES: dict[str, Case] = {
     # ---- the stored config is typed and bounded (validate, show, check, render, compare, calibrate)
@@ -773,8 +787,18 @@ CASES: dict[str, Case] = {
     "merge a file that is not UTF-8": Case(
         "merge", _merge(b"\xff\xfe\x00", lambda d: d), "contained", check=merged(1, 0, 1), codes=(1,)
     ),
-    # ---- containment: calibrate, render, run, compare
+    # ---- containment: calibrate, changes, render, run, compare
     "calibrate a missing tree": Case("calibrate", lambda tmp: [str(tmp / "nope")], "error", ("nope",)),
+    "changes in a missing tree": Case("changes", lambda tmp: [str(tmp / "nope")], "error", ("nope",)),
+    "changes in a tree holding a record that is not JSON": Case(
+        "changes",
+        lambda tmp: [*raw_record("changes", b"{not json")(tmp)[:0], str(tmp / "results")],
+        "error",
+        (f"{V2['run_id']}.json",),
+    ),
+    "changes between commits named with escape sequences": Case(
+        "changes", _hostile_history, "inert", check=no_raw_control
+    ),
     "calibrate writes through a symlinked calibration.json": Case(
         "calibrate",
         _cal_symlink,

@@ -114,3 +114,16 @@ def test_the_layering_check_catches_a_step_back_up(tmp_path, monkeypatch):
 def test_no_module_sits_outside_a_stage_but_the_core():
     top = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__", "cli"}
     assert top == set(CORE)
+
+
+CHANGE_POINTS = ("changepoints", "change_fit", "commit_series", "history_changes")
+"""History's change-point search: numpy over cached summaries and recorded calibrations."""
+NOT_ANALYSIS = ("os", "pathlib", "subprocess", "concurrent", "multiprocessing", "time", "measure.record.io")
+"""What would make a change-point module loading rather than analysis: files, processes, the clock."""
+
+
+@pytest.mark.parametrize("stem", CHANGE_POINTS)
+def test_the_change_point_search_reads_no_files_and_starts_no_processes(stem):
+    names = imported(PACKAGE / "analysis" / f"{stem}.py")
+    assert [n for n in names if any(n == bad or n.startswith(bad + ".") for bad in NOT_ANALYSIS)] == []
+    assert "numpy" in names or stem == "history_changes"

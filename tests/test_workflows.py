@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -322,3 +323,46 @@ def test_the_tier_step_lists_the_config_and_its_tier_folders_relative_to_the_roo
     from tests_support import write_config
 
     assert listed(write_config(tmp_path)) == []  # a config outside the repository: nothing to diff, no paired job
+
+
+PR_CHANGES = "Would this pull request start a change point on the merge base's series?"
+MERGE_CHANGES = "Did this merge confirm a change point? (found with its records, not without them)"
+
+
+def test_the_pull_request_job_says_whether_its_records_would_start_a_change_point(tmp_path):
+    """The step's script run for real: with no history it says so; with one, the records of a slower commit
+    are named against the merge base's series; it never fails the job for what it finds."""
+    from tests_support import history_tree
+
+    step = _step(REUSABLE["jobs"]["measure"], PR_CHANGES)
+    assert step["if"] == "${{ !inputs.publish && !cancelled() }}"
+    assert step["env"]["BASE_COMMIT"] == "${{ steps.base.outputs.commit }}"
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    (tmp_path / "history" / "results").mkdir(parents=True)
+    docs = history_tree(tmp_path / "results", commits=1, machines=("a",), runs=1, steps={("base-int8", 0): 1.3})
+
+    def run_step() -> str:
+        summary = tmp_path / "summary.md"
+        summary.write_text("", encoding="utf-8")
+        env = {"PATH": "/usr/bin:/bin", "BASE_COMMIT": "0" * 40, "GITHUB_STEP_SUMMARY": str(summary)}
+        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env, text=True)
+        assert done.returncode == 0
+        return summary.read_text(encoding="utf-8")
+
+    assert run_step() == "No history yet: no change points to start.\n"
+    history_tree(tmp_path / "history" / "results", commits=8, machines=("a",))
+    said = run_step()
+    assert said.startswith("#### Change points\n\n2 series the new records would start a slower segment on")
+    wall = re.search(r"- (\S+): base-int8 ms/token \(wall\) x(\d\.\d+) over its last segment", said)
+    assert wall is not None and wall[1] == docs[0]["machine_id"] and abs(float(wall[2]) - 1.3) < 0.02
+
+
+def test_the_publish_job_says_which_change_points_the_merge_confirmed_before_the_build():
+    publish = REUSABLE["jobs"]["publish"]
+    names = [s.get("name", "") for s in publish["steps"]]
+    at = names.index(MERGE_CHANGES)
+    assert names.index("Fold each machine's past months into one archive apiece") < at
+    assert at < names.index("Build the site from the whole history")
+    script = " ".join(publish["steps"][at]["run"].split())
+    assert '.venv/bin/measure changes history/results --confirmed-by "$GITHUB_SHA"' in script
+    assert '| tee -a "$GITHUB_STEP_SUMMARY"' in script and "--cache history/results/.measure-cache" in script

@@ -178,3 +178,44 @@ def timed_cases(doc: dict[str, Any], ms: dict[str, float]) -> dict[str, Any]:
             if key.endswith("_s") and isinstance(value, list) and len(value) == len(factor):
                 c[key] = (np.asarray(value, dtype=float) * factor[:, None]).tolist()
     return doc
+
+
+def history_tree(
+    results: Path,
+    commits: int = 15,
+    machines: tuple[str, ...] = ("a", "b"),
+    steps: dict[tuple[str, int], float] | None = None,
+    runs: int = 2,
+) -> list[dict[str, Any]]:
+    """Copies of a real record (``tests/data/record-v1.json``, 5 repeats) as ``runs`` records of each of ``commits``
+    clean commits, four days apart from 2026-10-01 (so two months), per machine (its id with ``-a``, ``-b``, ...);
+    every timing of a run scaled by a seeded drift of 0.4%, and of a case by ``steps`` {(case, first commit): ratio}
+    from that commit on (machine ``a`` only). Returns the documents, oldest first per machine."""
+    import hashlib
+    import random
+
+    from measure.record.io import load_record, write_record
+
+    base = load_record(ROOT / "tests" / "data" / "record-v1.json")
+    rng = random.Random(20261205)
+    out = []
+    for machine in machines:
+        for c in range(commits):
+            for r in range(runs):
+                d = copy.deepcopy(base)
+                d["machine_id"] = f"{base['machine_id']}-{machine}"
+                when = datetime(2026, 10, 1, 8) + timedelta(days=4 * c, minutes=30 * r)
+                d["started_at"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+                d["run_id"] = when.strftime("%Y%m%dT%H%M%SZ") + f"-{len(out):06x}"
+                d["environment"]["git"] = {"commit": hashlib.sha1(str(c).encode()).hexdigest(), "dirty": False}
+                drift = rng.lognormvariate(0, 0.004)
+                for name, case in d["wallclock"]["cases"].items():
+                    f = drift
+                    for (stepped, at), ratio in (steps or {}).items():
+                        f *= ratio if machine == "a" and stepped == name and c >= at else 1.0
+                    for key, value in case.items():
+                        if key.endswith("_s") and value and isinstance(value[0], list):
+                            case[key] = [[x * f for x in rep] for rep in value]
+                write_record(results / d["machine_id"] / f"{d['run_id']}.json", d)
+                out.append(d)
+    return out

@@ -84,6 +84,8 @@ class Speculative:
     """True: faster than the fastest greedy tier with 95% confidence; False: slower; None: not shown either way."""
     quantized: bool
     """Both of the pair's tiers are quantized."""
+    preserved: tuple[int, int] | None = None
+    """(rows whose speculative output equals the verifier's greedy, rows) at the probe k; None: not measured."""
 
 
 @dataclass(frozen=True)
@@ -226,10 +228,22 @@ def _speculative(a: Analysis, fastest: dict[str, Speed]) -> tuple[Speculative, .
         else:
             viable = None
         quantized = all(r.tiers[t].precision not in FP32 for t in (best.drafter, best.verifier))
+        accepted = r.framing.acceptance if r.framing else ()
+        found = next((x for x in accepted if x.name == pair and not x.self_pair), None)
         inverse = Estimate(1 / best.observed_speedup.value, 1 / best.observed_speedup.hi, 1 / best.observed_speedup.lo)
         out.append(
             Speculative(
-                pair, kind, best.verifier, best.k, best.ms_per_token, greedy.tier, vs, inverse, viable, quantized
+                pair,
+                kind,
+                best.verifier,
+                best.k,
+                best.ms_per_token,
+                greedy.tier,
+                vs,
+                inverse,
+                viable,
+                quantized,
+                (found.preserved, found.rows) if found else None,
             )
         )
     return tuple(out)

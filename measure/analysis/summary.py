@@ -8,17 +8,20 @@ new or changed records; :mod:`measure.results.cache` keeps them on disk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from measure.analysis.calibration import build_key
-from measure.analysis.comparison import CaseSamples, instruction_samples_of, samples_of
+from measure.analysis.comparison import CaseSamples, cost_samples_of, instruction_samples_of, samples_of
 from measure.analysis.rules import verdicts
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.analysis.verdict import Verdict, from_table, to_table
 from measure.policy import Policy, policy_from
 from measure.record.model import Git, Record
+
+PROFILE_METRICS = ("first_token_ms", "row_p90_ms", "memory_bytes")
+"""The cost-profile metrics a summary keeps per tier (:func:`~measure.analysis.comparison.cost_samples_of`)."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,13 @@ class Summary:
     """The region the wall-clock samples span (``Wallclock.timed``): ``ids`` or ``text``."""
     parts: tuple[str, ...] = ()
     """What the record carries (``Record.parts``): which suites' results a machine's current state may take from it."""
+    profile_samples: dict[str, dict[str, CaseSamples]] = field(default_factory=dict)
+    """Cost-profile metric (:data:`PROFILE_METRICS`) -> tier -> its samples, for History's change points."""
 
     def samples_of(self, metric: str) -> dict[str, CaseSamples]:
-        """The samples History compares in one metric: wall, cpu or instructions."""
+        """The samples History reads in one metric: wall, cpu, instructions or one of :data:`PROFILE_METRICS`."""
+        if metric in PROFILE_METRICS:
+            return self.profile_samples.get(metric, {})
         return {"wall": self.samples, "cpu": self.cpu_samples, "instructions": self.instruction_samples}[metric]
 
     @property
@@ -84,6 +91,9 @@ class Summary:
             "instructions_key": self.instructions_key,
             "timed": self.timed,
             "parts": list(self.parts),
+            "profile_samples": {
+                m: {n: _samples_to_list(c) for n, c in tiers.items()} for m, tiers in self.profile_samples.items()
+            },
         }
 
     @classmethod
@@ -112,6 +122,9 @@ class Summary:
             instructions_key=d["instructions_key"],
             timed=str(d["timed"]),
             parts=tuple(str(p) for p in d["parts"]),
+            profile_samples={
+                str(m): {n: _samples_from_list(x) for n, x in t.items()} for m, t in d["profile_samples"].items()
+            },
         )
 
 
@@ -153,4 +166,5 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         instructions_key=None if record.instructions is None else "/".join(map(str, record.instructions.key())),
         timed=record.wallclock.timed if record.wallclock is not None else "text",
         parts=record.parts,
+        profile_samples={m: found for m in PROFILE_METRICS if (found := cost_samples_of(record, m))},
     )

@@ -18,6 +18,7 @@ from typing import Any
 from measure.analysis.current import compose
 from measure.analysis.headline import headline
 from measure.analysis.history import machine_history, verdict_series
+from measure.analysis.history_changes import find_changes, recent
 from measure.analysis.record_analysis import Analysis, analyse
 from measure.analysis.summary import Summary
 from measure.record.archive import container
@@ -139,18 +140,25 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     pages = paged_runs(summaries)
     palette = _palette(current)
     links = RunLinks(frozenset(run_slug(s) for s in pages))
-    histories = [
-        machine_history(m, runs, load_calibration(loaded.root, m), cache) for m, runs in by_machine(summaries).items()
-    ]
+    machine_runs = by_machine(summaries)
+    calibrations = {m: load_calibration(loaded.root, m) for m in machine_runs}
+    histories = [machine_history(m, runs, calibrations[m], cache) for m, runs in machine_runs.items()]
+    found = find_changes(summaries, calibrations)
     index, months = runs_pages(summaries, links)
     complete = sum(s.complete for s in summaries)
-    history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette)
+    history, history_pages = history_page(histories, verdict_series(summaries), complete, links, palette, found)
     files, downloads, stored = _downloads(loaded, pages)
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
     return Site(
-        overview=overview_page(machines, len(summaries), links, palette),
+        overview=overview_page(
+            machines,
+            len(summaries),
+            links,
+            palette,
+            recent(found, machine_runs[reference.machine]) if reference else (),
+        ),
         wallclock=wallclock_page(current, links, palette, state),
         framing=framing_page(current, links, palette, state),
         history=history,

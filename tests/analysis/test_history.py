@@ -174,3 +174,77 @@ def test_a_month_page_links_each_run_with_a_page_and_names_the_rest(tmp_path, mo
     assert "The newest 2 runs of each machine have a page of their own" in month
     index = pages["results/runs/index.md"]
     assert "[20261210T100000Z-000000](2026-12.md)" in index  # the index still leads to the month list
+
+
+def test_history_shades_each_change_point_lists_it_newest_first_and_the_overview_names_it(tmp_path):
+    import hashlib
+    import json as json_module
+    from html import unescape
+
+    from tests_support import history_tree
+
+    from measure.site.render import render_results
+
+    history_tree(tmp_path, commits=24, machines=("a",), steps={("base-int8", 3): 1.2, ("small-int4", 16): 0.85})
+    pages = render_results(tmp_path).pages
+    (name,) = [p for p in pages if p.startswith("results/history/")]
+    page = pages[name]
+    table = page.split("### Change points")[1].split("### Consecutive records compared")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| 2026-")]
+    assert [r.split(" | ")[1].split("<br>")[0] for r in rows] == ["small-int4", "small-int4", "base-int8", "base-int8"]
+    assert "expected false alarms in this history: " in table and "**slower** ×1.2" in rows[2]
+    commit = hashlib.sha1(b"16").hexdigest()[:10]
+    assert f"→ [{commit}](../runs/" in rows[0] and "faster ×0.85" in rows[0]
+    figure = json_module.loads(unescape(page.split('data-figure="')[1].split('"')[0]))
+    bands = [t for t in figure["data"] if t["name"] == "change point"]
+    assert len(bands) == 2 and all(t["fill"] == "toself" and t["hoveron"] == "fills" for t in bands)
+    assert {t["text"].split(":")[0] for t in bands} == {"base-int8", "small-int4"} and "×0.85" in bands[0]["text"]
+    assert figure["data"].index(bands[-1]) < len(bands)  # under the lines, drawn first
+    index = pages["results/history.md"]
+    assert "| 4 | " in index and index.index("small-int4") < index.index("base-int8")  # newest first
+    overview = pages["results/index.md"]
+    assert "Change points in the newest 20 commits" in overview  # of 24: commit 16 is among them, commit 3 is not
+    said = overview.split("Change points in the newest 20 commits")[1].split("## Summary")[0]
+    assert "small-int4" in said and "base-int8" not in said
+    methods = pages["results/methods.md"]  # where every History page's "evidence" links to
+    assert "## Change points {: #change-points }" in methods and "| shortest segment | 2 commits" in methods
+
+
+def test_history_of_one_record_says_nothing_could_be_compared_yet(tmp_path):
+    from tests_support import history_tree
+
+    from measure.site.render import render_results
+
+    history_tree(tmp_path, commits=1, machines=("a",), runs=1)
+    pages = render_results(tmp_path).pages
+    (name,) = [p for p in pages if p.startswith("results/history/")]
+    assert "Nothing could be compared yet" in pages[name] and "No change point in" not in pages[name]
+    assert "Nothing could be compared yet" in pages["results/history.md"]
+    assert "Change points in the newest" not in pages["results/index.md"]
+
+
+def test_change_point_text_from_a_record_is_escaped_in_rows_and_bands():
+    from measure.analysis.commit_series import Commit, SeriesKey
+    from measure.analysis.history_changes import ChangePoint
+    from measure.analysis.stats import Estimate
+    from measure.analysis.summary import summarize_record
+    from measure.record.io import load
+    from measure.site.changes import bands, row
+    from measure.site.context import RunLinks, chart
+
+    hostile = "<script>alert(1)</script> | **b**"
+    run = summarize_record(load(DATA / "record-v1.json"), "0" * 64)
+    commit = Commit("a" * 40, (run,))
+    ratio = Estimate(1.1, 1.0, 1.2)
+    c = ChangePoint(SeriesKey("m", "wall", hostile, "b"), commit, commit, commit, ratio, 5.0, 9, 9, False, 1)
+    cells = row(c, RunLinks(frozenset()), "runs/")
+    assert "<script>" not in cells.series and "&#124;" in cells.series and "**b**" not in cells.series
+    figure = {"data": bands([c], 1.0), "layout": {}}
+    drawn = chart("x", "t", figure)
+    assert "<script>" not in unescape_attr(drawn.figure) and "&lt;script&gt;" in unescape_attr(drawn.figure)
+
+
+def unescape_attr(text: str) -> str:
+    from html import unescape
+
+    return unescape(str(text))

@@ -101,3 +101,16 @@ def test_the_chart_draws_the_front_the_floor_and_the_policy_bound(golden):
     assert list(zip(front["x"], front["y"], strict=True)) == want
     assert sorted(s["y0"] for s in figure["layout"]["shapes"]) == [0.01, 0.05]
     assert any("->" in name for name in points)  # the pair, at its best k
+
+
+def test_a_pair_whose_output_leaves_greedy_says_so_beside_its_speed(golden):
+    ms = {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10, PAIR[0]: 0.16, PAIR[1]: 0.15}
+    doc = timed_cases(golden, ms)
+    acc = next(a for a in doc["framing"]["acceptance"] if not a["self"])
+    acc["preserved"], acc["differing"] = acc["rows"] - 1, [{"line": 1, "input": "a", "speculative": "b", "greedy": "c"}]
+    d, block = _block(doc)
+    assert d.speculative[0].preserved == (acc["rows"] - 1, acc["rows"])
+    (line,) = map(_text, block.speculative)
+    assert f"✗ output equals greedy on {acc['rows'] - 1} of {acc['rows']} rows" in line
+    _, kept = _block(timed_cases(golden, ms))
+    assert "output equals greedy" not in _text(kept.speculative[0])  # said only where it fails

@@ -91,6 +91,15 @@ def _ship(s: Ship, mixed: bool) -> Md:
     return trusted("".join(parts) + ".")
 
 
+def _preserved(p: Speculative) -> str:
+    """Only where the pair's output leaves its verifier's greedy decode: then it is not the verifier sped up."""
+    if p.preserved is None or p.preserved[0] == p.preserved[1]:
+        return ""
+    said = f"output equals greedy on {p.preserved[0]} of {p.preserved[1]} rows"
+    where = link(said, f"framing.md#{row_id('accept', p.pair)}")
+    return f", {badge('failure')} {where}"
+
+
 def _speculative(found: tuple[Speculative, ...], fastest: dict[str, str], mixed: bool) -> tuple[Md, ...]:
     out = []
     by_kind: dict[str, list[Speculative]] = defaultdict(list)
@@ -119,7 +128,7 @@ def _speculative(found: tuple[Speculative, ...], fastest: dict[str, str], mixed:
         items = "; ".join(
             f"{link(p.pair, 'wallclock.md#' + row_id('pair', p.pair))} at its best k={p.best_k} "
             f"{p.ms_per_token.value:.3f} ms/token, {_x(p.vs_fastest)} the time of {greedy} "
-            f"({_x(p.vs_verifier)} of its verifier {md(p.verifier)} alone)"
+            f"({_x(p.vs_verifier)} of its verifier {md(p.verifier)} alone){_preserved(p)}"
             for p in pairs
         )
         out.append(

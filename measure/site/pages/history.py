@@ -1,4 +1,7 @@
-"""History: ms/token (and instructions per token) over time per machine, the changes called, verdicts over time.
+"""History: ms/token (and instructions per token) over time per machine, its change points, verdicts over time.
+
+The change points (:mod:`measure.analysis.history_changes`) are History's changes, shaded on the charts; the calls
+between consecutive records (``measure compare``'s rules) are listed after them.
 
 Bounded however long the history: the chart draws the newest records of a
 machine one by one (:data:`CHART_RUNS`, fewer when many cases share the chart:
@@ -9,12 +12,16 @@ newest entries and say how many are older.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from measure.analysis.history import RANK, MachineHistory, VerdictSeries
+from measure.analysis.history_changes import ChangeList, ChangePoint
+from measure.analysis.stats import Estimate
+from measure.analysis.summary import Summary
 from measure.site import charts
+from measure.site.changes import ChangePointRow, row, searched, shade
 from measure.site.context import Chart, Md, RunLinks, RunRef, badge, chart, fmt_ci, md
 from measure.site.escape import slug
 
@@ -34,6 +41,7 @@ def chart_runs(cases: int, months: int = 0) -> int:
 
 CHANGES = 40
 """Newest changes listed per machine."""
+NOT_SEARCHED = md("-")
 
 
 @dataclass(frozen=True)
@@ -101,9 +109,16 @@ class MetricHistory:
     calibration: Md
     """The band's source (the policy) and the recorded A/A calibration whose drift widens the intervals, if any."""
     changes: tuple[ChangeRow, ...]
-    """Newest first."""
+    """The calls between consecutive records, newest first."""
     older_changes: int
     gaps: tuple[Gap, ...]
+    points: tuple[ChangePointRow, ...]
+    """The machine's change points, newest first."""
+    older_points: int
+    searched: Md
+    """What was searched, and the false alarms expected of the list."""
+    series: int
+    """Series searched (0: none held enough commits)."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,10 @@ class MachineHistoryLine:
     worsened: int
     """Verdicts whose newest change made them worse."""
     tolerance: Md
+    points: int = 0
+    """Change points found."""
+    expected: Md = NOT_SEARCHED
+    """The false alarms expected of them."""
 
 
 @dataclass(frozen=True)
@@ -159,64 +178,73 @@ class HistoryMachine:
 @dataclass(frozen=True)
 class History:
     machines: tuple[MachineHistoryLine, ...]
-    changes: tuple[tuple[Md, ChangeRow], ...]
-    """The newest changes over every machine: (machine, change)."""
     records: int
+    points: tuple[ChangePointRow, ...]
+    """The newest change points over every machine."""
+    searched: Md
+    series: int
 
 
 def _when(started_at: str) -> str:
     return started_at.replace("T", " ").removesuffix("Z")  # Plotly's date axis: UTC, no zone suffix
 
 
-def _chart(h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: str = "wall") -> Chart:
-    """Newest records one by one, older ones as monthly medians; a gap wherever comparability breaks.
+CasePoints = list[tuple[Summary, Estimate]]
+"""One case's series: each run with its estimate."""
+
+
+def _case_points(points: CasePoints, recent: set[str], broken: set[str], links: RunLinks) -> list[charts.TimePoint]:
+    """One case's series: monthly medians of the runs before ``recent``, then the recent runs one by one, a gap
+    before each run that breaks comparability."""
+    out: list[charts.TimePoint] = []
+    months: dict[str, list[float]] = defaultdict(list)
+    for run, e in points:
+        if run.run_id not in recent:
+            months[run.started_at[:7]].append(e.value)
+    for month, values in months.items():
+        v = float(np.median(values))
+        out.append(charts.TimePoint(f"{month}-15", v, v, v, f"{len(values)} records in {month} (median)", ""))
+    for run, e in points:
+        if run.run_id not in recent:
+            continue
+        if run.run_id in broken and out:
+            out.append(charts.TimePoint(_when(run.started_at), None, 0.0, 0.0, "not comparable", ""))
+        link = "../../" + str(links.ref(run).link).removesuffix(".md") + "/"  # from results/history/<m>/
+        said = f"{run.run_id}, commit {run.short_commit}"
+        out.append(charts.TimePoint(_when(run.started_at), e.value, e.lo, e.hi, said, link))
+    return out
+
+
+def _drawn(h: MachineHistory, counted: bool) -> tuple[list[Summary], set[str], dict[str, CasePoints]]:
+    """The runs a chart spans, the runs that break comparability, and each case's points: instructions per token
+    of the records that counted them (``counted``), else ms/token."""
+    if counted:
+        runs = [r for r in h.runs if r.instruction_samples]
+        source = {case: [(p.run, p.per_token) for p in points] for case, points in h.instruction_series.items()}
+        return runs, {b.after.run_id for b in h.instruction_breaks}, source
+    source = {case: [(p.run, p.ms_per_token) for p in points] for case, points in h.series.items()}
+    return h.runs, {b.after.run_id for b in h.breaks}, source
+
+
+def _chart(
+    h: MachineHistory, links: RunLinks, palette: charts.Palette, metric: str = "wall", found: tuple = ()
+) -> Chart:
+    """Newest records one by one, older ones as monthly medians; a gap wherever comparability breaks; a shaded
+    band over each change point in ``found`` of a drawn case in this metric.
 
     ``metric``: wall draws ms/token; instructions draws instructions per token of the records that counted them.
     """
     counted = metric == "instructions"
-    breaks = h.instruction_breaks if counted else h.breaks
-    broken = {b.after.run_id for b in breaks}
-    runs = [r for r in h.runs if r.instruction_samples] if counted else h.runs
-    series: dict[str, list[charts.TimePoint]] = {}
-    at: dict[tuple[str, str], charts.TimePoint] = {}
-    source = (
-        {case: [(p.run, p.per_token) for p in points] for case, points in h.instruction_series.items()}
-        if counted
-        else {case: [(p.run, p.ms_per_token) for p in points] for case, points in h.series.items()}
-    )
+    runs, broken, source = _drawn(h, counted)
     spanned = len({r.started_at[:7] for r in runs})
     recent = {r.run_id for r in runs[-chart_runs(len(source), spanned) :]}
-    for case, points in source.items():
-        out: list[charts.TimePoint] = []
-        months: dict[str, list[float]] = defaultdict(list)
-        for run, e in points:
-            if run.run_id not in recent:
-                months[run.started_at[:7]].append(e.value)
-        for month, values in months.items():
-            v = float(np.median(values))
-            out.append(charts.TimePoint(f"{month}-15", v, v, v, f"{len(values)} records in {month} (median)", ""))
-        for run, e in points:
-            if run.run_id not in recent:
-                continue
-            if run.run_id in broken and out:
-                out.append(charts.TimePoint(_when(run.started_at), None, 0.0, 0.0, "not comparable", ""))
-            link = "../../" + str(links.ref(run).link).removesuffix(".md") + "/"  # from results/history/<m>/
-            point = charts.TimePoint(
-                _when(run.started_at), e.value, e.lo, e.hi, f"{run.run_id}, commit {run.short_commit}", link
-            )
-            out.append(point)
-            at[(case, run.run_id)] = point
-        series[case] = out
-    marks = [
-        (c.comparison.case, at[(c.comparison.case, c.new.run_id)], c.comparison.outcome)
-        for c in h.changes
-        if c.metric == metric and (c.comparison.case, c.new.run_id) in at
-    ]
+    series = {case: _case_points(points, recent, broken, links) for case, points in source.items()}
     if counted:
         y_title, hover = "median instructions per output token (callgrind)", "%{y:,.0f} instructions/token"
-        figure = charts.over_time(series, marks, palette, y_title, hover)
+        figure = charts.over_time(series, [], palette, y_title, hover)
     else:
-        figure = charts.over_time(series, marks, palette)
+        figure = charts.over_time(series, [], palette)
+    shade(figure, [c for c in found if c.key.metric == metric and c.key.case in series])
     if len({p.when for points in series.values() for p in points}) == 1:  # one record: a day either side
         day = next(iter(series.values()))[0].when[:10]
         figure["layout"]["xaxis"]["range"] = [f"{day} 00:00", f"{day} 23:59"]
@@ -257,7 +285,9 @@ def _changes(h: MachineHistory, links: RunLinks, prefix: str) -> list[ChangeRow]
     ]
 
 
-def instruction_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> InstructionHistory | None:
+def instruction_history(
+    h: MachineHistory, links: RunLinks, palette: charts.Palette, found: tuple[ChangePoint, ...] = ()
+) -> InstructionHistory | None:
     """The instruction count's own series and band; None when no record of the machine counted instructions."""
     if not h.instruction_series:
         return None
@@ -277,7 +307,7 @@ def instruction_history(h: MachineHistory, links: RunLinks, palette: charts.Pale
             )
         )
     return InstructionHistory(
-        _chart(h, links, palette, "instructions"),
+        _chart(h, links, palette, "instructions", found),
         len({p.run.run_id for points in h.instruction_series.values() for p in points}),
         h.instructions_compared,
         md(f"±{h.band.instructions_tolerance:.1%}"),
@@ -291,13 +321,15 @@ def instruction_history(h: MachineHistory, links: RunLinks, palette: charts.Pale
     )
 
 
-def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) -> MetricHistory:
+def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette, found: ChangeList) -> MetricHistory:
+    """``found``: the machine's change points."""
     changes = _changes(h, links, "../runs/")
     gaps = tuple(Gap(md(b.after.started_at[:10]), md(b.reason)) for b in reversed(h.breaks))
+    points = found.changes
     return MetricHistory(
         md(h.machine),
         slug(f"ms-per-token-{h.machine}"),
-        _chart(h, links, palette),
+        _chart(h, links, palette, "wall", points),
         len(h.runs),
         h.compared,
         md(f"±{h.band.tolerance:.1%}"),
@@ -305,6 +337,10 @@ def metric_history(h: MachineHistory, links: RunLinks, palette: charts.Palette) 
         tuple(changes[:CHANGES]),
         max(0, len(changes) - CHANGES),
         gaps[:CHANGES],
+        tuple(row(c, links, "../runs/") for c in points[:CHANGES]),
+        max(0, len(points) - CHANGES),
+        searched(found),
+        len(found.searched),
     )
 
 
@@ -336,8 +372,10 @@ def history_page(
     records: int,
     links: RunLinks,
     palette: charts.Palette,
+    found: ChangeList,
 ) -> tuple[History, dict[str, HistoryMachine]]:
-    """The History index and one page per machine (slug -> page): each stays bounded as machines are added."""
+    """The History index and one page per machine (slug -> page): each stays bounded as machines are added.
+    ``found``: the change points of every machine."""
     by_machine: dict[str, list[VerdictSeries]] = defaultdict(list)
     for s in verdicts:
         by_machine[s.machine].append(s)
@@ -351,24 +389,21 @@ def history_page(
         )
         for machine, series in sorted(by_machine.items())
     }
-    pages, lines, newest = {}, [], []
+    pages, lines = {}, []
     for h in histories:
         name = machine_slug(h.machine)
+        mine = found.of(h.machine)
+        points = mine.changes
         pages[name] = HistoryMachine(
-            metric_history(h, links, palette), tables.get(h.machine), instruction_history(h, links, palette)
+            metric_history(h, links, palette, mine),
+            tables.get(h.machine),
+            instruction_history(h, links, palette, points),
         )
         worse = sum(s.worsened for s in by_machine.get(h.machine, ()))
         link = md(f"history/{name}.md")
-        lines.append(
-            MachineHistoryLine(
-                md(h.machine), link, len(h.runs), h.compared, len(h.changes), worse, md(f"±{h.band.tolerance:.1%}")
-            )
-        )
-        newest += [
-            (c.new.started_at, md(h.machine), change)
-            for c, change in zip(reversed(h.changes), _changes(h, links, "runs/"), strict=True)
-        ]
-    recent = tuple(
-        (machine, change) for _, machine, change in sorted(newest, key=lambda x: x[0], reverse=True)[:CHANGES]
-    )
-    return History(tuple(lines), recent, records), pages
+        expected = md(f"{mine.expected_false_alarms:.1f}") if mine.searched else NOT_SEARCHED
+        tolerance = md(f"±{h.band.tolerance:.1%}")
+        line = MachineHistoryLine(md(h.machine), link, len(h.runs), h.compared, len(h.changes), worse, tolerance)
+        lines.append(replace(line, points=len(points), expected=expected))
+    rows = tuple(row(c, links, "runs/") for c in found.changes[:CHANGES])
+    return History(tuple(lines), records, rows, searched(found), len(found.searched)), pages

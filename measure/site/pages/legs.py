@@ -129,6 +129,25 @@ PARTED_PER_TIER = 10
 """Rows listed per leg and tier; the verdict and the parity table count them all."""
 
 
+def _parted(record: Record) -> tuple[PartedRow, ...]:
+    """Where each other runtime's greedy decode leaves Python's: the first PARTED_PER_TIER rows per leg and tier,
+    both outputs with the differing characters marked."""
+    python = {t.tier: t for t in record.python_tiers}
+    parted = []
+    for leg in record.legs[1:]:
+        for t in leg.tiers:
+            ref = python.get(t.tier)
+            for d in t.divergence[:PARTED_PER_TIER]:
+                ours = ref.outputs[d.row] if ref and d.row < len(ref.outputs) else ""
+                theirs = t.outputs[d.row] if d.row < len(t.outputs) else ""
+                a, b = marked(ours, theirs)
+                margins = f"{d.margin:.3g}" + (f" / {d.python_margin:.3g}" if d.python_margin is not None else "")
+                step = md(f"{d.step + 1}: {d.expected} → {d.token}")
+                line = md("-" if d.line is None else str(d.line))
+                parted.append(PartedRow(md(leg.name), md(t.tier), line, step, md(margins), a, b))
+    return tuple(parted)
+
+
 def leg_facts(record: Record) -> LegFacts:
     python_host = f"Python {record.environment.python.split()[0]}"
     hosts = tuple(
@@ -146,26 +165,5 @@ def leg_facts(record: Record) -> LegFacts:
         )
         for t in (speeds.tiers if speeds else ())
     )
-    python = {t.tier: t for t in record.python_tiers}
-    parted = []
-    for leg in record.legs[1:]:
-        for t in leg.tiers:
-            ref = python.get(t.tier)
-            for d in t.divergence[:PARTED_PER_TIER]:
-                ours = ref.outputs[d.row] if ref and d.row < len(ref.outputs) else ""
-                theirs = t.outputs[d.row] if d.row < len(t.outputs) else ""
-                a, b = marked(ours, theirs)
-                margins = f"{d.margin:.3g}" + (f" / {d.python_margin:.3g}" if d.python_margin is not None else "")
-                parted.append(
-                    PartedRow(
-                        md(leg.name),
-                        md(t.tier),
-                        md("-" if d.line is None else str(d.line)),
-                        md(f"{d.step + 1}: {d.expected} → {d.token}"),
-                        md(margins),
-                        a,
-                        b,
-                    )
-                )
     python_head = md(record.legs[0].name if record.legs else "onnxruntime (python)")
-    return LegFacts(hosts, python_head, heads, rows, tuple(parted), genai_pairs(record))
+    return LegFacts(hosts, python_head, heads, rows, _parted(record), genai_pairs(record))

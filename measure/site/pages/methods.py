@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.analysis.change_fit import CAP, CREEP_GAIN, PERMUTATIONS, PERMUTED_COMMITS, RANGE, WINDOW
+from measure.analysis.changepoints import DOWNWEIGHT, MIN_SEGMENT, PENALTY
 from measure.analysis.current import Current
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.runtime_axis import GENAI
@@ -27,6 +29,30 @@ class Methods:
     """Whether the record holds decoder-only tiers: then the page says how their prompt and decode are timed."""
     genai: bool = False
     """Whether the record holds an onnxruntime-genai leg: then the page says how it runs and what it times."""
+    changes: tuple[Setting, ...] = ()
+    """The change-point search's settings (History's changes)."""
+
+
+def change_settings() -> tuple[Setting, ...]:
+    """The settings of History's change-point search, from the constants the search uses."""
+    low, high = DOWNWEIGHT
+    few, most = PERMUTATIONS
+    rows = [
+        ("penalty", f"a change must save z^2 >= {PENALTY:g} (its segments differ by z >= {PENALTY**0.5:.2f})"),
+        ("shortest segment", f"{MIN_SEGMENT} commits: one commit alone is an outlier until the next agrees"),
+        (
+            "loaded runners",
+            f"a run {low:g} sd or more from the commits on both sides loses weight, all of it at {high:g}",
+        ),
+        ("placement", f"each run's squared error capped at {CAP:g}^2 sd^2, {WINDOW} commits either side"),
+        ("range", f"steps costing at most {RANGE:g} more than the best (a likelihood ratio of 1 in 20)"),
+        ("creep", f"a ramp that beats every step by {CREEP_GAIN:g} (chi-square, 1 df, 1%)"),
+        (
+            "false alarms",
+            f"each series' commits shuffled within its segments {few}-{most} times, {PERMUTED_COMMITS:,} commits",
+        ),
+    ]
+    return tuple(Setting(md(k), md(v)) for k, v in rows)
 
 
 def _resolution(seconds: float) -> str:
@@ -45,7 +71,7 @@ def _policy_value(v: object) -> str:
 
 def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = None) -> Methods:
     if a is None:
-        return Methods(None, (), ())
+        return Methods(None, (), (), changes=change_settings())
     r = a.record
     wc, fr = r.config.wallclock, r.config.framing
     settings = [
@@ -82,4 +108,5 @@ def methods_page(a: Analysis | None, links: RunLinks, state: Current | None = No
         tuple(md(d) for d in state.differences()) if state is not None else (),
         causal,
         any(leg.runtime == GENAI for leg in r.legs),
+        change_settings(),
     )

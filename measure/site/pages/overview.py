@@ -12,10 +12,12 @@ import csv
 import io
 from dataclasses import dataclass, replace
 
+from measure.analysis.commit_series import METRICS
 from measure.analysis.current import Current
 from measure.analysis.current import label as label_of
 from measure.analysis.decision import Decision, decide
 from measure.analysis.headline import Headline, TierLine, headline
+from measure.analysis.history_changes import ChangePoint
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
@@ -110,6 +112,10 @@ class Overview:
     """Where the record holds both model kinds: which reference each kind is measured against."""
     glossary: Md | None = None
     """The page's words (tier, KLD, framing, golden rows, ...) defined in one line under the decision."""
+    changes: tuple[Md, ...] = ()
+    """The change points in the reference machine's newest 20 commits, a line each."""
+    history: Md | None = None
+    """The reference machine's History page."""
 
 
 def _worst(found: tuple[Verdict, ...]) -> Md:
@@ -261,7 +267,18 @@ def _chart(d: Decision, a: Analysis, palette: charts.Palette) -> Chart | None:
     return chart("speed-fidelity", title, speed_fidelity(d, bounds, palette))
 
 
-def overview_page(states: States, records: int, links: RunLinks, palette: charts.Palette) -> Overview:
+def _change_line(c: ChangePoint) -> Md:
+    r = c.ratio
+    return md(
+        f"{c.key.case} {METRICS[c.key.metric]}: {c.direction} ×{r.value:.3f} [{r.lo:.3f}, {r.hi:.3f}] "
+        f"between commits {c.last_good.short} and {c.first_bad.short}"
+    )
+
+
+def overview_page(
+    states: States, records: int, links: RunLinks, palette: charts.Palette, changes: tuple[ChangePoint, ...] = ()
+) -> Overview:
+    """``changes``: the change points in the reference machine's newest commits, newest first."""
     ref = states.reference
     if ref is None:
         return Overview(None, None, None, None, (), (), None, records, md(""), md(""), (), md(""), (), ())
@@ -302,6 +319,8 @@ def overview_page(states: States, records: int, links: RunLinks, palette: charts
         tuple(record_links),
         _kinds(h) if h.mixed else None,
         glossary(*OVERVIEW_TERMS),
+        tuple(_change_line(c) for c in changes),
+        md(f"history/{machine_slug(ref.machine)}.md"),
     )
 
 
