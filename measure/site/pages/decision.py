@@ -140,7 +140,7 @@ def _speculative(found: tuple[Speculative, ...], fastest: dict[str, str], mixed:
 def _level(p: Precision) -> str:
     if p.accuracy_level is None:
         return ""
-    said = {4: ": int8 activations", 0: " unset: fp32 activations"}.get(p.accuracy_level, "")
+    said = {4: " = int8 activations", 0: " = unset, fp32 activations"}.get(p.accuracy_level, "")
     return f", accuracy level {p.accuracy_level}{said}"
 
 
