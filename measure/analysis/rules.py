@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from measure.analysis.plan_notes import with_plan_notes
 from measure.analysis.profile import ProfileRatios, profile_ratios
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict, against, ci
@@ -365,11 +366,12 @@ def verdicts(
     has all three), judged as given; whatever is None is computed here. The verdicts are the same either way.
     """
     policy = policy or record.config.policy
-    return (
+    found = (
         wallclock_verdicts(record, policy, tiers, pairs)
         + profile_verdicts(record, policy, ratios)
         + framing_verdicts(record, policy)
     )
+    return with_plan_notes(record, found)  # a budget's cut named beside the answers that rest on it
 
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:

@@ -11,6 +11,7 @@ from typing import Any
 from measure.policy import policy_from
 from measure.record.model.convert import ints
 from measure.record.model.instructions import Instructions, instruction_tier
+from measure.record.model.plan import nbits_of, plan_of
 from measure.record.model.read_framing import framing
 from measure.record.model.read_wallclock import wallclock
 from measure.record.model.run import (
@@ -90,6 +91,9 @@ def _tier(name: str, t: dict[str, Any]) -> TierEntry:
         files=tuple(FileEntry(f["name"], int(f["bytes"]), f["sha256"]) for f in fp["files"]),
         kind=t.get("kind", "seq2seq"),  # absent only before v3, which measured encoder-decoder tiers alone
         prompt=t.get("prompt"),
+        nbits=nbits_of(fp),
+        max_new_tokens=(t.get("decode_limit") or {}).get("max_new_tokens"),
+        max_new_tokens_from=(t.get("decode_limit") or {}).get("from"),
     )
 
 
@@ -135,4 +139,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
         instructions=_instructions(doc.get("instructions")),
+        plan=plan_of(doc.get("plan")),
     )

@@ -8,6 +8,7 @@ from typing import Any
 from measure.policy import Policy
 from measure.record.model.framing import Framing, FramingTier, Leg
 from measure.record.model.instructions import Instructions
+from measure.record.model.plan import Nbits, RunPlan
 from measure.record.model.wallclock import Wallclock
 
 PARTS = ("wallclock", "profile", "framing", "instructions")
@@ -82,6 +83,12 @@ class TierEntry:
     """``seq2seq`` (encoder-decoder) or ``causal`` (decoder-only)."""
     prompt: str | None = None
     """A decoder-only tier's prompt template; None for seq2seq."""
+    nbits: Nbits | None = None
+    """Its MatMulNBits settings (block size, accuracy level), read from the graph; None without MatMulNBits."""
+    max_new_tokens: int | None = None
+    """The output cap its wall-clock decodes took (before its positions' bounds); None: per source, or unrecorded."""
+    max_new_tokens_from: str | None = None
+    """Where that cap came from: ``config``, ``generation_config.json``, ``tier.json``, ``default``; None before."""
 
     @property
     def decoder_only(self) -> bool:
@@ -173,6 +180,8 @@ class Record:
     """Set when the record is one side of a paired job (records of ``measure run`` have none)."""
     instructions: Instructions | None = None
     """Callgrind instruction counts per greedy tier (``measure run --instructions``); None in most records."""
+    plan: RunPlan | None = None
+    """A budgeted run's plan: what it measured of what the config asks, what it cut, how it ended."""
 
     @property
     def date(self) -> str:

@@ -31,6 +31,8 @@ class TierRow:
     ratio: Md
     exponent: Md
     overhead: Md
+    quantization: Md
+    """An int4 tier's MatMulNBits block size and accuracy level, read from its graph ("-" for other tiers)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,14 @@ class ProfileSection:
     warm_loads: int
     worker_rows: int
     memory_source: Md
+
+
+def _quantization(a: Analysis, tier: str) -> Md:
+    """``block 32, accuracy 4 (int8)`` for a MatMulNBits tier: whether its kernel multiplies in fp32 or with int8
+    activations decides whether int4 is slower or faster than int8 on CPU, so it stands beside the speed."""
+    entry = a.record.tiers.get(tier)
+    nbits = entry.nbits if entry is not None else None
+    return md("-") if nbits is None else md(nbits.label)
 
 
 def _scaled(e: Estimate | None, k: float) -> Estimate | None:
@@ -179,6 +189,34 @@ class WallclockPage:
     """Decoder-only tiers: prefill and decode timed apart; None for records without them."""
     compiled: tuple[Md, ...] = ()
     """Per decoder-only tier the onnxruntime-genai leg measured: measure's loop over the compiled one, a sentence."""
+    plan: Md | None = None
+    """A budgeted run's plan in a sentence: its budget, rows, repeats, what it cut; None for runs without one."""
+
+
+def _plan(a: Analysis) -> Md | None:
+    """The budget, the rows and repeats it planned, how the top-up ended and what was cut, from the record."""
+    p, rows = a.record.plan, a.record.golden.rows
+    if p is None:
+        return None
+    s = p.shape
+    text = (
+        f"A budgeted run ({p.budget_s / 60:.1f} min; planned to end at {p.estimate_s / 60:.1f}): every case on "
+        f"{len(p.wallclock_rows)} of {rows} golden rows, {s['repeats']} repeats, up to {p.max_repeats} where its "
+        "interval was wider than the policy's tolerance."
+    )
+    if p.outcome is not None:
+        why = {
+            "tolerance": "every interval was within the tolerance",
+            "repeats": "the widest cases reached their cap",
+            "budget": "the budget was spent",
+        }
+        text += (
+            f" It took {p.outcome.spent_s / 60:.1f} min; the top-up ran {p.outcome.top_up_rounds} round(s) and "
+            f"stopped when {why.get(p.outcome.stopped or '', 'nothing was left to repeat')}."
+        )
+    if p.cut:
+        text += " Cut by the budget: " + "; ".join(p.cut) + "."
+    return md(text)
 
 
 def _timed(wc: Wallclock) -> str:
@@ -227,6 +265,7 @@ def _tier_rows(a: Analysis) -> tuple[TierRow, ...]:
             stacked(t.ratio_vs_plain, 2, "×"),
             stacked(t.exponent, 2),
             md(f"{t.overhead:.1%}"),
+            _quantization(a, t.tier),
         )
         for t in a.tiers
     )
@@ -300,4 +339,5 @@ def wallclock_page(
         tuple(md(d) for d in state.differences()) if state is not None else (),
         phases_section(a, palette),
         _compiled(a),
+        _plan(a),
     )
