@@ -49,13 +49,13 @@ class Heartbeat:
                 return None
             what, done, total = self._last
             now = self.now()
-            parts = [f"{clock(now - self._step_start)} since"]
+            parts = [f"{clock(now - self._step_start)} since {what}"]
             if 0 < done < total:
                 per = (self._step_start - self._suite_start) / done
                 parts.append(f"{self._suite} ETA ~{clock(per * (total - done) - (now - self._step_start))}")
             if self.run_end is not None:
                 parts.append(f"run ETA ~{clock(self.run_end - now)}")
-            return f"{what} ... still running ({'; '.join(parts)})", done, total
+            return f"{self._suite} running, {done}/{total} done ({'; '.join(parts)})", done, total
 
     def beat(self) -> None:
         """Repeat the last line now (what the thread does every ``every_s`` seconds of silence)."""
