@@ -62,7 +62,7 @@ class TierFolder:
     def close(self) -> None:
         """Let go of this tier's onnxruntime sessions and cache buffers now, not whenever the last reference to
         the tier goes: a run that holds one step's sessions at a time frees them before it loads the next. The
-        tier cannot decode after (its name, path and fingerprint stay)."""
+        tier cannot decode after (its name and path stay, and its fingerprint where it was taken)."""
         for attr in self.holds:
             self.__dict__.pop(attr, None)
 

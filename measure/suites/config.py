@@ -267,7 +267,26 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         run=_section(data.get("run", {}), RunConfig, "run", path),
     )
     _check_ranges(config, path)
+    _check_pair_room(config, path)
     return config
+
+
+def _check_pair_room(config: SuiteConfig, path: Path) -> None:
+    """A verifier's decode length must leave a speculative round room for one draft: the first new token is the
+    prefill's, the last the verifier's own, so a pair needs 3 (with 2 its drafter is never called)."""
+    for p in config.pairs:
+        for suite in ("wallclock", "framing"):
+            n = config.new_tokens(suite, p.verifier)
+            if n is not None and n < 3:
+                i = next(i for i, t in enumerate(config.tiers) if t.name == p.verifier)
+                key = (
+                    f"tiers[{i}].max_new_tokens"
+                    if config.tiers[i].max_new_tokens is not None
+                    else f"{suite}.max_new_tokens"
+                )
+                raise MeasureError(
+                    f"{path}: {key}: {n} leaves pair {p.name} no room for a draft; expected at least 3 for a verifier"
+                )
 
 
 def _read(path: Path) -> dict[str, Any]:
