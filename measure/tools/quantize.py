@@ -198,23 +198,10 @@ ACCURACY_EFFECT = {
 }
 
 
-def quantize_tier(
-    src: Path | str,
-    dst: Path | str,
-    to: str,
-    *,
-    block_size: int = 32,
-    accuracy_level: int | None = None,
-    calibration: Path | str | None = None,
-    calibration_rows: int | None = None,
-) -> Path:
-    """Quantize every graph of ``src`` into ``dst``; other files (tokenizer, metadata) are copied.
-
-    ``int8-static`` needs ``calibration``: a golden-rows file whose first
-    ``calibration_rows`` sources (all by default) are decoded to record feeds.
-    Keep it apart from the golden rows the tier is judged on.
-    """
-    src, dst = Path(src), Path(dst)
+def _check_arguments(
+    to: str, block_size: int, accuracy_level: int | None, calibration: Path | str | None, calibration_rows: int | None
+) -> None:
+    """The options, each refused in one line naming it, before any file is read."""
     if to not in TARGETS:
         raise MeasureError(f"quantize --to: expected one of {', '.join(TARGETS)}, got {to!r}")
     if block_size < 16 or block_size & (block_size - 1):
@@ -232,6 +219,26 @@ def quantize_tier(
         )
     if calibration_rows is not None and calibration is None:
         raise MeasureError("quantize --calibration-rows: only with --calibration")
+
+
+def quantize_tier(
+    src: Path | str,
+    dst: Path | str,
+    to: str,
+    *,
+    block_size: int = 32,
+    accuracy_level: int | None = None,
+    calibration: Path | str | None = None,
+    calibration_rows: int | None = None,
+) -> Path:
+    """Quantize every graph of ``src`` into ``dst``; other files (tokenizer, metadata) are copied.
+
+    ``int8-static`` needs ``calibration``: a golden-rows file whose first
+    ``calibration_rows`` sources (all by default) are decoded to record feeds.
+    Keep it apart from the golden rows the tier is judged on.
+    """
+    src, dst = Path(src), Path(dst)
+    _check_arguments(to, block_size, accuracy_level, calibration, calibration_rows)
     layout, graphs = folder_graphs(src)
     rows = cal = None
     if calibration is not None:
