@@ -156,8 +156,8 @@ def agreement(golden: GoldenRows) -> None:
 
 def cost() -> None:
     """A whole demo run timed, then the fidelity pass alone over the same tiers, in this one process."""
-    from measure.suites.fidelity import run_fidelity
-    from measure.suites.runner import load_tiers, references, speculative_pairs
+    from measure.suites.fidelity_steps import check_references, run_fidelity_steps
+    from measure.suites.steps import Sessions
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -170,11 +170,10 @@ def cost() -> None:
         record = load(done.stdout.strip().splitlines()[-1])
     config = load_config(None)
     golden = load_golden(config.golden)
-    tiers = load_tiers(config, {})
-    pairs = speculative_pairs(config, tiers)
+    sessions = Sessions(config, "framing")
     start = time.perf_counter()
-    judged = references(config, tiers, golden)
-    run_fidelity(judged, [(p.drafter, p.verifier) for p in pairs.values()], golden, {}, lambda: None)
+    planned = check_references(sessions, golden)
+    run_fidelity_steps(planned, config.pairs, sessions, golden, {}, lambda: None)
     pass_s = time.perf_counter() - start
     fid = record.fidelity
     print(

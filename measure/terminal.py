@@ -22,3 +22,18 @@ def _escape(match: re.Match[str]) -> str:
 def clean(value: object) -> str:
     """``str(value)`` with every control character (and bidirectional override) shown as an escape."""
     return _CONTROL.sub(_escape, str(value))
+
+
+def columns(rows: list[list[str]], right: set[int] | frozenset[int] = frozenset(), indent: str = "  ") -> list[str]:
+    """Rows of cells as lines whose columns never run together: each column as wide as its widest cell (the
+    header included), two spaces between; the columns in ``right`` aligned right. An interval with its level
+    ("581.954 [567.299, 628.629] at 75.0%") or a seconds-long row percentile widens its column, whatever the
+    magnitude, instead of spilling into the next."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) if i < len(row) else 0 for row in rows) for i in range(max(map(len, rows)))]
+    out = []
+    for row in rows:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
+        out.append((indent + "  ".join(cells)).rstrip())
+    return out

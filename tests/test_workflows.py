@@ -264,10 +264,10 @@ def test_ci_installs_node_packages_the_same_way():
     assert lock["packages"]["node_modules/onnxruntime-node"]["version"] == "1.30.0"
 
 
-def test_the_readme_caller_is_one_the_reusable_workflow_accepts():
+def test_the_documented_caller_is_one_the_reusable_workflow_accepts():
     from measure.tools.scaffold import REUSABLE as USES
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8").split("### Publishing from CI", 1)[1]
+    text = (ROOT / "docs" / "guide" / "ci.md").read_text(encoding="utf-8")
     block = re.search(r"```yaml\n(.+?)```", text, flags=re.S)[1]
     doc = yaml.safe_load(re.sub(r"^   ", "", block, flags=re.M))
     doc["on"] = doc.pop(True)

@@ -219,3 +219,54 @@ def history_tree(
                 write_record(results / d["machine_id"] / f"{d['run_id']}.json", d)
                 out.append(d)
     return out
+
+
+REAL_SIZE_SECONDS = 2000.0
+"""How much slower than the lm fixture's a real-size tier's rows are: seconds per row, hundreds of ms per token."""
+
+
+def real_size_record(repeats: int = 3) -> dict:
+    """tests/data/record-v3-lm.json at the magnitudes a 135M-parameter model gives: every timed sample times
+    :data:`REAL_SIZE_SECONDS` (seconds per row), worker peaks in the hundreds of MB, ``repeats`` repeats (a
+    short interval level at 3), and a budgeted run's plan with what it cut."""
+    import json
+
+    doc = json.loads((DATA_DIR / "record-v3-lm.json").read_text(encoding="utf-8"))
+    wc = doc["wallclock"]
+    for case in wc["cases"].values():
+        for key in ("wall_s", "run_s", "cpu_s", "first_token_s", "drafter_run_s", "verifier_run_s", "tokenize_s"):
+            if key in case:
+                case[key] = [[v * REAL_SIZE_SECONDS * (1 + 0.03 * i) for v in rep] for i, rep in enumerate(case[key])]
+                case[key] = case[key][:repeats]
+    wc["repeats"] = wc["repeats_done"] = repeats
+    for tier in (wc.get("profile") or {}).get("tiers", {}).values():
+        tier["peak_rss_bytes"] = [v * 12 for v in tier["peak_rss_bytes"]]
+        tier["load_cold_s"] = [v * 100 for v in tier["load_cold_s"]]
+    rows = list(range(doc["golden"]["rows"]))
+    doc["plan"] = {
+        "budget_s": 900.0,
+        "elapsed_s": 190.0,
+        "minimum_s": 420.0,
+        "estimate_s": 880.0,
+        "shape": {
+            "wallclock_rows": len(rows),
+            "repeats": repeats,
+            "framing_rows": len(rows),
+            "prefill_rows": 4,
+            "profile_workers": 1,
+            "profile_rows": 2,
+            "warm_loads": 1,
+            "call_cost_rows": 4,
+            "call_cost_repeats": 3,
+        },
+        "wallclock_rows": rows,
+        "framing_rows": rows,
+        "max_repeats": 18,
+        "steps": {"wallclock": 500.0, "framing": 190.0},
+        "cut": [
+            "profile workers 3 -> 1",
+            f"{repeats} repeats: intervals below 95% (the ratios and verdicts say at which level)",
+        ],
+        "outcome": {"stopped": "budget", "top_up_rounds": 0, "added_repeats": {}, "spent_s": 893.5},
+    }
+    return doc

@@ -149,7 +149,7 @@ def speeds(a: Analysis) -> tuple[Speed, ...]:
     out = []
     for t in a.tiers:
         entry = r.tiers[t.tier]
-        level = entry.nbits.get("accuracy_level") if entry.nbits else None
+        level = entry.nbits.accuracy_level if entry.nbits else None
         out.append(
             Speed(
                 t.tier,

@@ -11,7 +11,7 @@ from measure.analysis.fidelity import TierFidelityFigures
 from measure.analysis.parity import rows_as_python
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate, paired_ratio
-from measure.analysis.timings import PairTiming
+from measure.analysis.timings import PairTiming, common_repeats
 from measure.analysis.verdict import Verdict
 from measure.record.model import FP32, FramingTier, Record
 
@@ -87,9 +87,9 @@ def kind_reference(record: Record, kind: str | None = None) -> str | None:
 def _vs(record: Record, tier: str, reference: str | None) -> Estimate | None:
     cases = record.wallclock.cases if record.wallclock else {}
     a, b = cases.get(tier), cases.get(reference or "")
-    if a is None or b is None or not a.measured or not b.measured or a.repeats != b.repeats:
+    if a is None or b is None or not a.measured or not b.measured:
         return None
-    return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token)
+    return paired_ratio(*common_repeats(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token))
 
 
 def _same_rows(framing: FramingTier | None, ref: FramingTier | None) -> int | None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from itertools import groupby
 
 from measure.analysis.fidelity import TierFidelityFigures, fidelity_verdicts
+from measure.analysis.plan_notes import with_plan_notes
 from measure.analysis.profile import ProfileRatios, profile_ratios
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict, against, ci
@@ -368,12 +369,13 @@ def verdicts(
     way.
     """
     policy = policy or record.config.policy
-    return (
+    found = (
         wallclock_verdicts(record, policy, tiers, pairs)
         + profile_verdicts(record, policy, ratios)
         + framing_verdicts(record, policy)
         + fidelity_verdicts(record, policy, fidelity)
     )
+    return with_plan_notes(record, found)  # a budget's cut named beside the answers that rest on it
 
 
 def failed_gates(found: list[Verdict]) -> list[Verdict]:

@@ -86,6 +86,14 @@ def _exponent(case: Case, b: Bootstrap) -> Estimate | None:
         return None
 
 
+def common_repeats(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two cases' per-repeat values paired repeat by repeat: the first repeats both have. A budgeted run's
+    top-up gives more repeats to the cases whose intervals are widest; the repeats before it are interleaved
+    round by round, as every repeat of an unbudgeted run is."""
+    n = min(len(a), len(b))
+    return a[:n], b[:n]
+
+
 def _point(values: np.ndarray) -> Estimate:
     v = median(values)
     return Estimate(v, v, v)
@@ -105,8 +113,8 @@ def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
     for name, case in cases.items():
         ms = case.per_repeat_ms_per_token
         ratio = None
-        if intervals and plain is not None and plain.repeats == case.repeats:
-            ratio = paired_ratio(ms, plain.per_repeat_ms_per_token)
+        if intervals and plain is not None and plain.measured and case.measured:
+            ratio = paired_ratio(*common_repeats(ms, plain.per_repeat_ms_per_token))
         tier = record.tiers[name]
         est = summarize if intervals else _point
         out.append(
@@ -137,23 +145,19 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
     out = []
     for case in record.wallclock.speculative():
         verifier = cases.get(case.verifier or "")
-        if verifier is None or verifier.repeats != case.repeats or not verifier.measured:
+        if verifier is None or not verifier.measured or not case.measured:
             continue
         proposed, accepted, rounds = sum(case.proposed), sum(case.accepted), sum(case.rounds)
         acceptance = accepted / proposed if proposed else None
-        reps = case.repeats
         drafter_s = float(case.drafter_run_s.sum()) if case.drafter_run_s is not None else 0.0
-        drafter_per_call = drafter_s / max(1, reps * (sum(case.drafter_calls) + len(case.tokens)))
+        drafter_per_call = drafter_s / max(1, case.repeats * (sum(case.drafter_calls) + len(case.tokens)))
         # c is against the verifier's single-step calls (its greedy case), as Leviathan et al. define it
-        verifier_per_call = float(verifier.run_s.sum()) / max(1, reps * sum(verifier.calls))
+        verifier_per_call = float(verifier.run_s.sum()) / max(1, verifier.repeats * sum(verifier.calls))
         c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
         predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
-        observed = paired_ratio(verifier.per_repeat_totals, case.per_repeat_totals)
-        adjusted = paired_ratio(
-            verifier.per_repeat_totals,
-            case.per_repeat_totals,
-            level=1 - (1 - LEVEL) / family[case.pair or case.name],
-        )
+        paired = common_repeats(verifier.per_repeat_totals, case.per_repeat_totals)
+        observed = paired_ratio(*paired)
+        adjusted = paired_ratio(*paired, level=1 - (1 - LEVEL) / family[case.pair or case.name])
         by_pos = tuple(
             a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
         )

@@ -90,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         print(clean(f"prompt     {tier.prompt!r}"))
         print(_kv_line(kv_cache(tier) or {}))
     for g in fp.graphs:
-        extra = f"  bits {g.nbits['bits']} block {g.nbits['block_size']}" if g.nbits else ""
+        extra = (
+            f"  bits {g.nbits['bits']} block {g.nbits['block_size']} accuracy_level {g.nbits['accuracy_level']}"
+            if g.nbits
+            else ""
+        )
         kinds = op_precision(g, "fp16" if g.precision == "fp16" else "fp32")
         ops = ", ".join(f"{k} {v} {kinds[k]}" for k, v in sorted(g.ops.items()))
         print(clean(f"graph      {g.file}: {g.precision}, opset {g.opset}{extra}  [{ops}]"))

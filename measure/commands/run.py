@@ -1,13 +1,15 @@
 """Run the wall-clock and framing-parity suites and write a versioned JSON run record.
 
-``--instructions`` adds callgrind instruction counts per tier after the suites.
+``--instructions`` adds callgrind instruction counts per tier after the suites. ``--budget 15m`` plans the run
+to fit (after a warm-up that times one pass of every case) and prints the plan before measuring.
 
-Progress bars on a terminal, plain lines in CI; prints the record's path.
+Progress bars on a terminal, plain lines in CI, a line at least every 10 s whatever runs; prints the record's path.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -28,6 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also count instructions per token under callgrind after the suites (the config's [instructions] "
         "table, enabled; about 30x slower than a native decode; needs valgrind and measure[instructions])",
+    )
+    p.add_argument(
+        "--budget",
+        metavar="DURATION",
+        help='plan the run to take this long ("15m", "1h30m", "900s"; over the config\'s [run] budget): after the '
+        "warm-up it prints the rows, repeats, framing rows and profile workers that fit, and spends what is left "
+        "on repeats where intervals are widest; too small for one repeat of everything is refused",
     )
 
 
@@ -59,17 +68,25 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from measure.suites.config import SUITES, load_config
+    from measure.suites.heartbeat import Heartbeat
+    from measure.suites.plan import parse_budget
     from measure.suites.runner import run as run_suites
 
+    budget = None if args.budget is None else parse_budget(args.budget, "--budget")
     config = load_config(args.config)
     if args.instructions:
         config = replace(config, instructions=replace(config.instructions, enabled=True))
     suites = list(dict.fromkeys(args.suites or SUITES))
     bar, update = _progress()
-    if bar is not None:
-        with bar:
-            path = run_suites(config, suites, args.results, argv=sys.argv, progress=update)
-    else:
-        path = run_suites(config, suites, args.results, argv=sys.argv, progress=update)
+    beat = Heartbeat(update)
+
+    def say(line: str) -> None:
+        (bar.console.print if bar is not None else print)(line, **({} if bar is not None else {"file": sys.stderr}))
+
+    with contextlib.ExitStack() as stack:
+        if bar is not None:
+            stack.enter_context(bar)
+        stack.enter_context(beat)
+        path = run_suites(config, suites, args.results, argv=sys.argv, progress=beat, budget_s=budget, say=say)
     print(path)
     return 0

@@ -69,22 +69,29 @@ def _print_cost_model(m, w: int) -> None:
 
 def _print_profile(costs: tuple[TierProfile, ...], w: int) -> None:
     """Size, load, memory, first token and percentiles per tier; records from before the profile print sizes only."""
+    from measure.terminal import columns
+
     print("\ncost profile (medians; memory: a one-tier worker's peak over an import-only worker's)")
-    print(
-        f"  {'tier':<{w}}{'MB disk':>8}{'load cold ms':>14}{'warm ms':>9}{'memory MB':>11}{'peak MB':>9}"
-        f"{'1st token ms':>14}{'next ms/tok':>13}{'row ms p50/p90/p99':>22}{'threads':>9}"
-    )
+    head = ["tier", "MB disk", "load cold ms", "warm ms", "memory MB", "peak MB", "1st token ms", "next ms/tok"]
+    rows = [[*head, "row ms p50/p90/p99", "threads"]]
     for c in costs:
-        rows = (
-            "-" if c.row_ms is None else f"{c.row_ms.p50.value:.2f}/{c.row_ms.p90.value:.2f}/{c.row_ms.p99.value:.2f}"
+        pct = "-" if c.row_ms is None else f"{c.row_ms.p50.value:.2f}/{c.row_ms.p90.value:.2f}/{c.row_ms.p99.value:.2f}"
+        rows.append(
+            [
+                c.tier,
+                f"{c.bytes / 1e6:.2f}",
+                _est(c.load_cold_ms, digits=1),
+                _est(c.load_warm_ms, digits=1),
+                _est(c.memory_bytes, 1e-6, 1),
+                _est(c.peak_rss_bytes, 1e-6, 1),
+                _est(c.first_token_ms, digits=3),
+                _est(c.next_token_ms, digits=3),
+                pct,
+                "-" if c.fastest_threads is None else str(c.fastest_threads),
+            ]
         )
-        print(
-            f"  {c.tier:<{w}}{c.bytes / 1e6:>8.2f}"
-            f"{_est(c.load_cold_ms, digits=1):>14}{_est(c.load_warm_ms, digits=1):>9}"
-            f"{_est(c.memory_bytes, 1e-6, 1):>11}{_est(c.peak_rss_bytes, 1e-6, 1):>9}"
-            f"{_est(c.first_token_ms, digits=3):>14}{_est(c.next_token_ms, digits=3):>13}{rows:>22}"
-            f"{c.fastest_threads if c.fastest_threads is not None else '-':>9}"
-        )
+    for line in columns(rows, right=frozenset(range(1, 10))):
+        _print(line)
     sweeps = [c for c in costs if c.threads_ms_per_token]
     if sweeps:
         print("\nintra-op thread sweep (ms/token [95% CI]; * fastest)")
@@ -201,48 +208,85 @@ def _print_header(r: Record) -> None:
 
 
 def _print_wallclock(a: Analysis, w: int, pw: int) -> None:
-    """Per-tier ms/token, ratio to plain, exponent and overhead; then what the samples time."""
+    """Per-tier ms/token, ratio to plain, exponent and overhead, an int4 tier's MatMulNBits settings beside its
+    speed; then what the samples time."""
+    from measure.terminal import columns
+
     _print("\nwall-clock (median [95% CI])")
-    faithful = " fidelity (mean KLD, same top-1)" if a.fidelity else ""
-    head = f"{'ms/token':<34}{'x plain':<24}{'exponent':<24}{'overhead':>8}"
-    _print(f"  {'tier':<{w}}{'precision':<{pw}}{head}{faithful}")
+    faithful = ["fidelity (mean KLD, same top-1)"] if a.fidelity else []
+    rows = [["tier", "precision", "ms/token", "x plain", "exponent", "overhead", "quantization", *faithful]]
     for t in a.tiers:
+        nbits = a.record.tiers[t.tier].nbits
         ratio_s = _ci(t.ratio_vs_plain) if t.ratio_vs_plain else "-"
         exp_s = _ci(t.exponent) if t.exponent else "-"
+        quant = nbits.label if nbits is not None else "-"
         f = a.fidelity_of(t.tier)
-        tail = f" {f.greedy.kld_mean.value:.3g}, {f.greedy.same_top1.value:.1%}" if f else ""
-        _print(
-            f"  {t.tier:<{w}}{t.precision:<{pw}}{_ci(t.ms_per_token):<34}{ratio_s:<24}{exp_s:<24}"
-            f"{t.overhead:>8.1%}{tail}"
-        )
+        tail = [f"{f.greedy.kld_mean.value:.3g}, {f.greedy.same_top1.value:.1%}" if f else "-"] if faithful else []
+        rows.append([t.tier, t.precision, _ci(t.ms_per_token), ratio_s, exp_s, f"{t.overhead:.1%}", quant, *tail])
+    for line in columns(rows, right=frozenset({5})):
+        _print(line)
     if a.record.wallclock is not None:
         _print_tokenizing(a.record.wallclock)
 
 
 def _print_causal(a: Analysis, w: int) -> None:
     """Decoder-only tiers: the prompt's cost apart from the output's."""
+    from measure.terminal import columns
+
     _print("\ndecoder-only tiers (median [95% CI]; prefill = time to first token over the prompt's tokens)")
-    heads = f"{'prefill ms/prompt token':<32}{'first token ms':<32}decode ms/token"
-    _print(f"  {'tier':<{w}}{'prompt tokens':>14}  {heads}")
+    rows = [["tier", "prompt tokens", "prefill ms/prompt token", "first token ms", "decode ms/token", "max new"]]
     for c in a.causal:
         decode = _ci(c.decode_ms_per_token) if c.decode_ms_per_token else "-"
-        _print(
-            f"  {c.tier:<{w}}{c.prompt_tokens:>14}  {_ci(c.prefill_ms_per_prompt_token):<32}"
-            f"{_ci(c.first_token_ms):<32}{decode}"
+        entry = a.record.tiers[c.tier]
+        limit = "-" if entry.max_new_tokens is None else f"{entry.max_new_tokens} ({entry.max_new_tokens_from})"
+        rows.append(
+            [c.tier, str(c.prompt_tokens), _ci(c.prefill_ms_per_prompt_token), _ci(c.first_token_ms), decode, limit]
         )
+    for line in columns(rows, right=frozenset({1})):
+        _print(line)
 
 
 def _print_pairs(pairs: tuple[PairTiming, ...]) -> None:
     """Each speculative case: acceptance, accepted length, cost ratio, predicted and observed speedup."""
-    cw = max([28, *(len(p.case) + 2 for p in pairs)])
+    from measure.terminal import columns
+
     _print("\nspeculative pairs")
-    _print(f"  {'case':<{cw}}{'accept':>8}{'len/round':>10}{'c':>7}{'predicted':>10}  observed speedup")
+    rows = [["case", "accept", "len/round", "c", "predicted", "observed speedup"]]
     for p in pairs:
         acc = f"{p.acceptance:.4f}" if p.acceptance is not None else "-"
-        _print(
-            f"  {p.case:<{cw}}{acc:>8}{p.mean_accepted_length:>10.2f}{p.cost_ratio:>7.2f}"
-            f"{p.predicted_speedup:>10.2f}  {_ci(p.observed_speedup)}"
+        rows.append(
+            [
+                p.case,
+                acc,
+                f"{p.mean_accepted_length:.2f}",
+                f"{p.cost_ratio:.2f}",
+                f"{p.predicted_speedup:.2f}",
+                _ci(p.observed_speedup),
+            ]
         )
+    for line in columns(rows, right=frozenset({1, 2, 3, 4})):
+        _print(line)
+
+
+def _print_plan(r: Record) -> None:
+    """A budgeted run's plan: what it measured of what the config asks, what it cut, how it ended."""
+    p = r.plan
+    if p is None:
+        return
+    s = p.shape
+    _print(
+        f"\nplan: budget {p.budget_s / 60:.1f} min, estimated {p.estimate_s / 60:.1f} min (minimum "
+        f"{p.minimum_s / 60:.1f}); wall-clock {len(p.wallclock_rows)}/{r.golden.rows} rows x {s['repeats']} "
+        f"repeats (up to {p.max_repeats}), framing {len(p.framing_rows)}/{r.golden.rows} rows, "
+        f"{s['profile_workers']} profile worker(s)"
+    )
+    if p.outcome is not None:
+        o = p.outcome
+        why = {"tolerance": "every interval within the tolerance", "repeats": "the wide cases at their cap"}
+        stop = why.get(o.stopped or "", "the budget spent" if o.stopped == "budget" else "no top-up")
+        _print(f"  took {o.spent_s / 60:.1f} min; top-up: {o.top_up_rounds} round(s), stopped: {stop}")
+    for cut in p.cut:
+        _print(f"  cut: {cut}")
 
 
 def _print_fidelity(a: Analysis, w: int) -> None:
@@ -277,6 +321,7 @@ def run(args: argparse.Namespace) -> int:
     a = analyse(load(args.file))
     r = a.record
     _print_header(r)
+    _print_plan(r)
     w = max([12, *(len(name) + 2 for name in r.tiers)])  # the tier column fits the longest name
     pw = max([14, *(len(t.precision) + 2 for t in r.tiers.values())])  # and the precision column its longest
     if a.tiers:

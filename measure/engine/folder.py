@@ -37,13 +37,39 @@ class TierFolder:
     """Positions prompt and output share (a decoder-only model's ``max_position_embeddings``); None where the
     outputs alone are bounded (``max_target_tokens``)."""
 
-    def __init__(self, folder: Path, config: SessionConfig | None, label: str | None, name: str | None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        config: SessionConfig | None,
+        label: str | None,
+        name: str | None,
+        max_new_tokens: int | None = None,
+    ) -> None:
         self.path = folder
         self.config = config or SessionConfig()
         self.meta = read_meta(folder)
         self.name: str = name or str(self.meta.get("name", folder.name))
         self.label = label or self.name
+        if max_new_tokens is not None and (isinstance(max_new_tokens, bool) or max_new_tokens < 1):
+            raise MeasureError(f"{folder}: max_new_tokens: expected an integer >= 1, got {max_new_tokens!r}")
+        self.max_new_tokens = max_new_tokens
+        """The decode length a suite config sets for this tier (None: the tier's own default)."""
         self._fingerprint: TierFingerprint | None = None
+
+    holds: tuple[str, ...] = ()
+    """The attributes holding the family's sessions and buffers (what :meth:`close` lets go of)."""
+
+    def close(self) -> None:
+        """Let go of this tier's onnxruntime sessions and cache buffers now, not whenever the last reference to
+        the tier goes: a run that holds one step's sessions at a time frees them before it loads the next. The
+        tier cannot decode after (its name and path stay, and its fingerprint where it was taken)."""
+        for attr in self.holds:
+            self.__dict__.pop(attr, None)
+
+    def decode_limit(self) -> tuple[int | None, str]:
+        """The output cap a decode of this tier takes when no call states one, before the bounds of its positions,
+        and where it comes from (``config``, a metadata file, or the family's default); None: per source length."""
+        raise NotImplementedError
 
     def _load_tokenizer(self) -> Tokenizer:
         return load_tokenizer(self.path, self.meta.get("tokenizer"))

@@ -32,6 +32,12 @@ def fail(source: str, where: str, message: str) -> MeasureError:
     return MeasureError(f"{source}: field {where}: {message}")
 
 
+def rows_of(doc: Doc, suite: str) -> int:
+    """The golden rows a suite decoded: all of them, or the sample a budgeted run's plan states."""
+    plan = doc.get("plan")
+    return len(plan[f"{suite}_rows"]) if plan else doc["golden"]["rows"]
+
+
 def _parts(doc: Doc) -> tuple[Doc, Doc, Doc]:
     """The optional parts as dicts (empty where absent or null): wall-clock, framing, instructions."""
     return doc.get("wallclock") or {}, doc.get("framing") or {}, doc.get("instructions") or {}
@@ -106,7 +112,8 @@ def check_complete(doc: Doc, source: str) -> None:
         if doc.get(suite) is None:
             raise fail(source, suite, "a complete record has every suite it lists; got null")
     wallclock, _, counted = _parts(doc)
-    if wallclock and wallclock["repeats_done"] != wallclock["repeats"]:
+    short = wallclock and wallclock["repeats_done"] < wallclock["repeats"]
+    if wallclock and (short or (wallclock["repeats_done"] != wallclock["repeats"] and doc.get("plan") is None)):
         raise fail(
             source,
             "wallclock/repeats_done",
@@ -144,7 +151,7 @@ def _framing_rows(tier: Doc) -> Iterator[tuple[str, list[Any]]]:
 
 def check_framing_rows(doc: Doc, source: str) -> None:
     """Every framing array that runs over the golden rows has one entry per row."""
-    rows = doc["golden"]["rows"]
+    rows = rows_of(doc, "framing")
     for i, leg in enumerate((doc.get("framing") or {}).get("legs") or []):
         for j, tier in enumerate(leg["tiers"]):
             for key, values in _framing_rows(tier):
@@ -185,8 +192,8 @@ def check_call_costs(doc: Doc, source: str) -> None:
 
 
 def check_layouts(doc: Doc, source: str) -> None:
-    """Both layouts of a pair decode every golden row, as many times each."""
-    rows = doc["golden"]["rows"]
+    """Both layouts of a pair decode every golden row (the plan's sample), as many times each."""
+    rows = rows_of(doc, "wallclock")
     for name, pair in ((doc.get("wallclock") or {}).get("layouts") or {}).items():
         for side in ("merged", "split"):
             v, where = pair[side], f"wallclock/layouts/{name}/{side}"
@@ -201,10 +208,11 @@ def check_layouts(doc: Doc, source: str) -> None:
 
 
 def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
-    wallclock, rows, where = doc["wallclock"], doc["golden"]["rows"], f"wallclock/cases/{name}"
+    wallclock, rows, where = doc["wallclock"], rows_of(doc, "wallclock"), f"wallclock/cases/{name}"
     if len(case["tokens"]) != rows:
         raise fail(source, f"{where}/tokens", f"expected one per golden row ({rows})")
-    if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"]:
+    topped_up = doc.get("plan") is not None and len(case["wall_s"]) > wallclock["repeats"]  # a budget's top-up
+    if doc["complete"] and len(case["wall_s"]) != wallclock["repeats"] and not topped_up:
         raise fail(
             source,
             f"{where}/wall_s",

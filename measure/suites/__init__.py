@@ -12,6 +12,9 @@ if TYPE_CHECKING:  # importing the package must not load onnxruntime
 Progress = Callable[[str, int, int], None]
 """``progress(what, done, total)``: the CLI draws a bar on a terminal and plain lines in CI."""
 
+Say = Callable[[str], None]
+"""A line for the person running measure (a budget's plan): the CLI prints it, tests collect it."""
+
 Save = Callable[[], None]
 """Called after each case so the record on disk is rewritten with what is measured so far."""
 
@@ -32,4 +35,8 @@ def us(seconds: float) -> float:
 
 
 def no_progress(what: str, done: int, total: int) -> None:
+    return None
+
+
+def no_say(line: str) -> None:
     return None

@@ -34,6 +34,7 @@ from measure.record.model.write_wallclock import (
 )
 from measure.suites import Loader, Progress, Save, no_progress, us
 from measure.suites.config import LayoutSpec, WallclockConfig
+from measure.suites.steps import release
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,9 @@ def run_call_costs(
     cache_tokens = {name: [lane.length for lane in lanes[name]] for name in widths}
     out.update(call_costs_part(len(rows), config.fresh_sessions, {n: (w, cache_tokens[n]) for n, w in widths.items()}))
     for rep in range(config.repeats):
-        if rep and config.fresh_sessions:  # the same places, opened on the new sessions
+        if rep and config.fresh_sessions:  # the same places, opened on the new sessions, the old ones let go first
+            lanes = {}
+            release(*tiers.values())
             tiers = load()[0]
             lanes = {name: [p.open(tiers[name]) for p in points[name]] for name in widths}
         if rep == 0 or config.fresh_sessions:  # untimed: a new session's first calls allocate
@@ -142,6 +145,8 @@ def run_call_costs(
         add_call_repeat(out, _sweep(lanes, points, widths, rep, len(rows)), rep + 1)
         progress(f"call costs repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
         save()
+    lanes = {}
+    release(*tiers.values())
     return out
 
 
@@ -162,7 +167,9 @@ def run_layouts(
 
     def loaded(spec: LayoutSpec) -> dict[str, Tier]:
         return {
-            side: load_tier(folder, session, label=f"{spec.name}~{side}", name=spec.name)
+            side: load_tier(
+                folder, session, label=f"{spec.name}~{side}", name=spec.name, max_new_tokens=config.max_new_tokens
+            )
             for side, folder in (("merged", spec.merged), ("split", spec.split))
         }
 
@@ -176,6 +183,7 @@ def run_layouts(
         entry = out[spec.name] = layout_pair(same, variants["merged"], variants["split"])
         for rep in range(config.repeats):
             if rep and config.fresh_sessions:
+                release(*sides.values())
                 sides = loaded(spec)
                 for side, tier in sides.items():
                     tier.greedy_ids(ids[side][0])
@@ -187,4 +195,5 @@ def run_layouts(
             add_layout_repeat(entry, samples, rep + 1)
             progress(f"layouts {spec.name} repeat {rep + 1}/{config.repeats}", rep + 1, config.repeats)
             save()
+        release(*sides.values())
     return out

@@ -16,57 +16,21 @@ from measure import bundled
 from measure.engine.options import SessionConfig
 from measure.errors import MeasureError
 from measure.policy import Policy
+from measure.suites.config_entries import (
+    ROLES,
+    LayoutSpec,
+    PairSpec,
+    TierSpec,
+    layouts_of,
+    new_tokens,
+    pairs_of,
+    tiers_of,
+)
+from measure.suites.plan import parse_budget
 
-ROLES = ("reference", "plain", "lite", "drafter", "verifier")
+__all__ = ["ROLES", "LayoutSpec", "PairSpec", "SuiteConfig", "TierSpec", "load_config"]
+
 SUITES = ("wallclock", "framing")
-
-
-@dataclass(frozen=True)
-class TierSpec:
-    name: str
-    """How pages and records call the tier."""
-    path: Path
-    """The tier folder."""
-    role: str
-    """reference, plain, lite, drafter or verifier; exactly one plain tier anchors the ratios."""
-    prompt: str | None = None
-    """A decoder-only tier's prompt template (holding ``{input}``), overriding its tier.json's; None: tier.json's."""
-    reference: str | None = None
-    """The full-precision tier the fidelity pass judges this one against: a tier name of the config, or a folder
-    (relative to the config); None: its tier.json ``quantization.from``, if any."""
-
-    def to_dict(self) -> dict[str, str]:
-        optional = {"prompt": self.prompt, "reference": self.reference}
-        return {"name": self.name, "path": str(self.path), "role": self.role} | {
-            k: v for k, v in optional.items() if v is not None
-        }
-
-
-@dataclass(frozen=True)
-class PairSpec:
-    drafter: str
-    """Name of the drafter tier."""
-    verifier: str
-    """Name of the verifier tier."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.drafter}->{self.verifier}"
-
-
-@dataclass(frozen=True)
-class LayoutSpec:
-    """Two layouts of one model's weights, timed against each other: what the layout alone costs."""
-
-    name: str
-    """How the finding names the model (usually its tier)."""
-    merged: Path
-    """The tier folder with ``decoder_model_merged.onnx`` (one ``If`` graph)."""
-    split: Path
-    """The tier folder with the split decoder (``decoder_model.onnx`` + ``decoder_with_past_model.onnx``)."""
-
-    def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "merged": str(self.merged), "split": str(self.split)}
 
 
 @dataclass(frozen=True)
@@ -99,8 +63,12 @@ class WallclockConfig:
     """Also time single onnxruntime calls: each verifier's call of n = 1 .. max(k) + 1 tokens, each drafter's step."""
     call_cost_rows: int = 16
     """Golden rows (the first N) whose mid-decode caches the timed calls run on."""
+    max_new_tokens: int | None = None
+    """New tokens a decode may add in this suite, for every tier without its own (``[[tiers]] max_new_tokens``);
+    None: each tier's default (decoder-only: ``generation_config.json``'s, else 128; seq2seq: 4 x source + 8)."""
 
     def __post_init__(self) -> None:
+        new_tokens(self.max_new_tokens, "wallclock.max_new_tokens")
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.threads):
             raise MeasureError(f"wallclock.threads: expected thread counts >= 1, got {list(self.threads)}")
         if len(set(self.threads)) != len(self.threads):
@@ -142,6 +110,12 @@ class FramingConfig:
     decodes (its first calls warm the runtime up: figures leave it out), then the rest; 0 times none. Two add
     one timed pass to each leg, which the legs mostly win back by taking the recording pass as their single-step
     replay; three or more give each figure a range."""
+    max_new_tokens: int | None = None
+    """New tokens a decode may add in this suite, for every tier without its own (``[[tiers]] max_new_tokens``);
+    None: each tier's default (decoder-only: ``generation_config.json``'s, else 128; seq2seq: 4 x source + 8)."""
+
+    def __post_init__(self) -> None:
+        new_tokens(self.max_new_tokens, "framing.max_new_tokens")
 
 
 @dataclass(frozen=True)
@@ -165,6 +139,22 @@ class InstructionsConfig:
 
 
 @dataclass(frozen=True)
+class RunConfig:
+    budget: str | float | None = None
+    """Wall time the whole run may take ("15m", "1h30m", "900s", or seconds): measure plans rows, repeats, framing
+    rows and profile workers into it after the warm-up (``measure run --budget`` overrides). None: no plan, the
+    run measures what the config asks, however long that takes."""
+
+    def __post_init__(self) -> None:
+        if self.budget is not None:
+            parse_budget(self.budget, "run.budget")
+
+    @property
+    def budget_s(self) -> float | None:
+        return None if self.budget is None else parse_budget(self.budget, "run.budget")
+
+
+@dataclass(frozen=True)
 class SuiteConfig:
     path: Path
     """The config file (or the bundled demo's)."""
@@ -178,6 +168,7 @@ class SuiteConfig:
     layouts: tuple[LayoutSpec, ...] = ()
     """Layout variants of one model's weights (``[[layouts]]``), timed per token in the wall-clock suite."""
     instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
+    run: RunConfig = field(default_factory=RunConfig)
 
     def tier(self, name: str) -> TierSpec:
         return next(t for t in self.tiers if t.name == name)
@@ -189,17 +180,36 @@ class SuiteConfig:
     def to_dict(self) -> dict[str, Any]:
         """The config as resolved (absolute paths, defaults filled in), for the run record."""
         wc = self.wallclock
-        return {
-            "path": str(self.path),
-            "golden": str(self.golden),
-            "tiers": [t.to_dict() for t in self.tiers],
-            "pairs": [{"drafter": p.drafter, "verifier": p.verifier} for p in self.pairs],
-            "session": self.session.to_dict(),
-            "wallclock": asdict(self.wallclock) | {"k": list(wc.k), "threads": list(wc.threads)},
-            "framing": asdict(self.framing) | {"k": list(self.framing.k)},
-            "policy": asdict(self.policy),
-            "instructions": asdict(self.instructions),
-        } | ({"layouts": [v.to_dict() for v in self.layouts]} if self.layouts else {})
+        return (
+            {
+                "path": str(self.path),
+                "golden": str(self.golden),
+                "tiers": [t.to_dict() for t in self.tiers],
+                "pairs": [{"drafter": p.drafter, "verifier": p.verifier} for p in self.pairs],
+                "session": self.session.to_dict(),
+                "wallclock": _set(asdict(self.wallclock)) | {"k": list(wc.k), "threads": list(wc.threads)},
+                "framing": _set(asdict(self.framing)) | {"k": list(self.framing.k)},
+                "policy": asdict(self.policy),
+                "instructions": asdict(self.instructions),
+            }
+            | ({"layouts": [v.to_dict() for v in self.layouts]} if self.layouts else {})
+            | self._run_dict()
+        )
+
+    def _run_dict(self) -> dict[str, Any]:
+        """``run``, only when a budget is set: a config without one records what it recorded before budgets."""
+        budget = self.run.budget_s
+        return {} if budget is None else {"run": {"budget_s": budget}}
+
+    def new_tokens(self, suite: str, tier: str) -> int | None:
+        """A tier's decode length in ``suite`` (``wallclock`` or ``framing``): its own entry's, else the suite's."""
+        own = self.tier(tier).max_new_tokens
+        return own if own is not None else getattr(self, suite).max_new_tokens
+
+
+def _set(section: dict[str, Any]) -> dict[str, Any]:
+    """A table as the record stores it: ``max_new_tokens`` only where the config sets it."""
+    return {k: v for k, v in section.items() if not (k == "max_new_tokens" and v is None)}
 
 
 def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
@@ -210,7 +220,9 @@ def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
     values = {}
     for key, value in data.items():
         default = getattr(cls(), key)
-        if isinstance(default, tuple):
+        if default is None:  # an optional value: its dataclass checks it, naming the key
+            pass
+        elif isinstance(default, tuple):
             if not isinstance(value, list):
                 raise MeasureError(f"{path}: {where}.{key}: expected a list, got {value!r}")
             value = tuple(value)
@@ -225,10 +237,10 @@ def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
         raise MeasureError(f"{path}: {exc}") from exc
 
 
-TOP = ("golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts", "instructions")
+TOP = ("golden", "tiers", "pairs", "session", "wallclock", "framing", "policy", "layouts", "instructions", "run")
 ARRAYS = ("tiers", "pairs", "layouts")
 """Sections written as arrays of tables (``[[tiers]]``): checked by hand, one function each."""
-TABLES = ("session", "wallclock", "framing", "policy", "instructions")
+TABLES = ("session", "wallclock", "framing", "policy", "instructions", "run")
 """Sections written as one table (``[wallclock]``): keys and types from the dataclass, ranges from the schema."""
 
 
@@ -239,9 +251,9 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
     _check_shape(data, path)
     base = path.parent
     golden = _golden(data["golden"], base, path)
-    tiers = _tiers(data.get("tiers", []), base, path)
-    pairs = _pairs(data.get("pairs", []), [t.name for t in tiers], path)
-    layouts = _layouts(data.get("layouts", []), base, path)
+    tiers = tiers_of(data.get("tiers", []), base, path)
+    pairs = pairs_of(data.get("pairs", []), [t.name for t in tiers], path)
+    layouts = layouts_of(data.get("layouts", []), base, path)
     session_data = dict(data.get("session", {}))
     if "providers" in session_data and not isinstance(session_data["providers"], list):
         raise MeasureError(f"{path}: session.providers: expected a list of provider names")
@@ -256,9 +268,29 @@ def load_config(path: Path | str | None = None) -> SuiteConfig:
         policy=_section(data.get("policy", {}), Policy, "policy", path),
         layouts=layouts,
         instructions=_section(data.get("instructions", {}), InstructionsConfig, "instructions", path),
+        run=_section(data.get("run", {}), RunConfig, "run", path),
     )
     _check_ranges(config, path)
+    _check_pair_room(config, path)
     return config
+
+
+def _check_pair_room(config: SuiteConfig, path: Path) -> None:
+    """A verifier's decode length must leave a speculative round room for one draft: the first new token is the
+    prefill's, the last the verifier's own, so a pair needs 3 (with 2 its drafter is never called)."""
+    for p in config.pairs:
+        for suite in ("wallclock", "framing"):
+            n = config.new_tokens(suite, p.verifier)
+            if n is not None and n < 3:
+                i = next(i for i, t in enumerate(config.tiers) if t.name == p.verifier)
+                key = (
+                    f"tiers[{i}].max_new_tokens"
+                    if config.tiers[i].max_new_tokens is not None
+                    else f"{suite}.max_new_tokens"
+                )
+                raise MeasureError(
+                    f"{path}: {key}: {n} leaves pair {p.name} no room for a draft; expected at least 3 for a verifier"
+                )
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -295,86 +327,6 @@ def _golden(value: str, base: Path, path: Path) -> Path:
     return golden
 
 
-def _entries(entries: list[Any], section: str, keys: tuple[str, ...], path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """An array of tables' entries, each a table holding no key but ``keys``, numbered as messages name them."""
-    out = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            holds = f"{', '.join(keys[:-1])} and {keys[-1]}"
-            raise MeasureError(f"{path}: {section}[{i}]: expected a table with {holds}, got {entry!r}")
-        extra = set(entry) - set(keys)
-        if extra:
-            raise MeasureError(f"{path}: unknown key {section}[{i}].{sorted(extra)[0]}; expected {', '.join(keys)}")
-        out.append((i, entry))
-    return out
-
-
-def _folder(base: Path, value: str, where: str, path: Path) -> Path:
-    """A folder named relative to the config file, resolved; one that is not there is an error naming the key."""
-    folder = (base / value).resolve()
-    if not folder.is_dir():
-        raise MeasureError(f"{path}: {where} = {value!r}: folder not found at {folder}")
-    return folder
-
-
-def _tiers(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
-    """``[[tiers]]``: named, unique, existing folders, a known role each, and exactly one plain tier."""
-    tiers = []
-    for i, t in _entries(entries, "tiers", ("name", "path", "role", "prompt", "reference"), path):
-        for key in ("name", "path", "role"):
-            if not isinstance(t.get(key), str):
-                raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
-        if not t["name"]:
-            raise MeasureError(f"{path}: tiers[{i}].name: expected a non-empty string")
-        if t["role"] not in ROLES:
-            raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
-        prompt = t.get("prompt")
-        if prompt is not None and (not isinstance(prompt, str) or "{input}" not in prompt):
-            raise MeasureError(
-                f"{path}: tiers[{i}].prompt: expected a template containing {{input}} (where the source text goes), "
-                f"got {prompt!r}"
-            )
-        reference = t.get("reference")
-        if reference is not None and (not isinstance(reference, str) or not reference):
-            raise MeasureError(f"{path}: tiers[{i}].reference: expected a tier name or a folder, got {reference!r}")
-        folder = _folder(base, t["path"], f"tiers[{i}].path", path)
-        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, reference))
-    names = [t.name for t in tiers]
-    if not tiers:
-        raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")
-    if len(set(names)) != len(names):
-        raise MeasureError(f"{path}: tier names must be unique; got {', '.join(names)}")
-    if sum(t.role == "plain" for t in tiers) != 1:
-        raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
-    return tuple(tiers)
-
-
-def _pairs(entries: list[Any], names: list[str], path: Path) -> tuple[PairSpec, ...]:
-    """``[[pairs]]``: a drafter and a verifier, each the name of a tier."""
-    pairs = []
-    for i, p in _entries(entries, "pairs", ("drafter", "verifier"), path):
-        for key in ("drafter", "verifier"):
-            if p.get(key) not in names:
-                raise MeasureError(f"{path}: pairs[{i}].{key} = {p.get(key)!r}: expected one of {', '.join(names)}")
-        pairs.append(PairSpec(p["drafter"], p["verifier"]))
-    return tuple(pairs)
-
-
-def _layouts(entries: list[Any], base: Path, path: Path) -> tuple[LayoutSpec, ...]:
-    """``[[layouts]]``: a unique name and two existing tier folders, merged and split."""
-    out = []
-    for i, v in _entries(entries, "layouts", ("name", "merged", "split"), path):
-        for key in ("name", "merged", "split"):
-            if not isinstance(v.get(key), str) or not v[key]:
-                raise MeasureError(f"{path}: layouts[{i}].{key}: expected a non-empty string")
-        merged, split = (_folder(base, v[key], f"layouts[{i}].{key}", path) for key in ("merged", "split"))
-        out.append(LayoutSpec(v["name"], merged, split))
-    names = [v.name for v in out]
-    if len(set(names)) != len(names):
-        raise MeasureError(f"{path}: layouts names must be unique; got {', '.join(names)}")
-    return tuple(out)
-
-
 def _check_ranges(config: SuiteConfig, path: Path) -> None:
     """The ranges the record schema holds each table of a stored config to, so a run never writes what it refuses.
 
@@ -386,7 +338,7 @@ def _check_ranges(config: SuiteConfig, path: Path) -> None:
 
     defs = schema()["$defs"]
     resolved = config.to_dict()
-    for section in TABLES:
+    for section in (t for t in TABLES if t in resolved):
         ref = f"#/$defs/config/properties/{section}"
         validator = jsonschema.Draft202012Validator({"$defs": defs, "$ref": ref})
         error = jsonschema.exceptions.best_match(validator.iter_errors(resolved[section]))

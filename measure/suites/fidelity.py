@@ -37,7 +37,6 @@ from measure.record.model.write_fidelity import (
     reference_part,
     tier_fidelity_part,
 )
-from measure.suites import Progress, Save, no_progress
 from measure.suites.divergence import compare_logits
 from measure.suites.golden import GoldenRows
 
@@ -62,7 +61,7 @@ def files_sha256(tier: Tier) -> str:
     return hashlib.sha256("".join(f"{f.name}:{f.sha256};" for f in files).encode()).hexdigest()
 
 
-def _from_tier_json(tier: Tier) -> str | None:
+def reference_named(tier: Tier) -> str | None:
     quantization = tier.meta.get("quantization")
     found = quantization.get("from") if isinstance(quantization, dict) else None
     if found is not None and (not isinstance(found, str) or not found):
@@ -70,12 +69,12 @@ def _from_tier_json(tier: Tier) -> str | None:
     return found
 
 
-def _reference(
+def reference_of(
     tier: Tier, named: str | None, tiers: dict[str, Tier], load: Loader, config: Path, loaded: dict[Path, Tier]
 ) -> Judged | None:
     """The reference of one tier (None: it has none), loaded and checked against the tier."""
     source = "config" if named is not None else "quantization.from"
-    name = named if named is not None else _from_tier_json(tier)
+    name = named if named is not None else reference_named(tier)
     if name is None or (name == tier.name and named is None):
         return None
     if name in tiers:
@@ -107,15 +106,6 @@ def _refuse(tier: Tier, reference: Tier) -> None:
         raise MeasureError(f"tier {tier.path} cannot be judged against reference {reference.path}: {why}")
 
 
-def resolve_references(
-    tiers: dict[str, Tier], named: dict[str, str | None], load: Loader, config: Path
-) -> list[Judged]:
-    """Every tier's reference, where it has one: ``named`` maps tier names to their config ``reference`` key."""
-    loaded: dict[Path, Tier] = {}
-    found = (_reference(t, named.get(n), tiers, load, config, loaded) for n, t in tiers.items())
-    return [j for j in found if j is not None]
-
-
 def check_streams(judged: Iterable[Judged], golden: GoldenRows) -> None:
     """Before anything is measured: each golden row has an output to score, and tier and reference take the same
     ids for it (a decoder-only tier's prompt template must match its reference's)."""
@@ -141,7 +131,7 @@ def _by_reference(judged: list[Judged]) -> dict[str, tuple[Tier, list[Judged]]]:
     return groups
 
 
-def _judge_reference(reference: Tier, group: list[Judged], golden: GoldenRows, out: dict[str, Any]) -> None:
+def judge_group(reference: Tier, group: list[Judged], golden: GoldenRows, out: dict[str, Any]) -> None:
     """Every row once for the reference (its greedy path, its logits on both streams), then each of its tiers."""
     first = group[0]
     ref = reference_part(
@@ -171,7 +161,7 @@ def _judge_reference(reference: Tier, group: list[Judged], golden: GoldenRows, o
         close_divergence(part["greedy"], np.concatenate(klds[i]))
 
 
-def _judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, Any]:
+def judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, Any]:
     part = pair_fidelity_part(drafter.name, verifier.name)
     eos, klds = verifier.special.eos, []
     for row in golden.rows:
@@ -196,31 +186,5 @@ def judge(reference: Tier, tiers: list[Tier], golden: GoldenRows, in_run: bool =
         judged.append(Judged(tier, reference, "config", in_run))
     check_streams(judged, golden)
     out = fidelity_part()
-    _judge_reference(reference, judged, golden, out)
-    return out
-
-
-def run_fidelity(
-    judged: list[Judged],
-    pairs: Iterable[tuple[Tier, Tier]],
-    golden: GoldenRows,
-    out: dict[str, Any],
-    save: Save,
-    progress: Progress = no_progress,
-) -> dict[str, Any]:
-    """Fill ``out`` (the record's ``fidelity`` block) in place, saving after every reference and pair."""
-    out.update(fidelity_part())
-    groups = _by_reference(judged)
-    pairs = list(pairs)
-    total, done = len(groups) + len(pairs), 0
-    for reference, group in groups.values():
-        _judge_reference(reference, group, golden, out)
-        done += 1
-        progress(f"fidelity against {reference.name}", done, total)
-        save()
-    for drafter, verifier in pairs:
-        out["pairs"].append(_judge_pair(drafter, verifier, golden))
-        done += 1
-        progress(f"fidelity {drafter.name}->{verifier.name}", done, total)
-        save()
+    judge_group(reference, judged, golden, out)
     return out

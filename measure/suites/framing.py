@@ -43,6 +43,8 @@ from measure.suites import Progress, Save, no_progress, node_leg, web_leg
 from measure.suites.config import FramingConfig
 from measure.suites.genai_framing import GenaiLeg
 from measure.suites.golden import GoldenRows, char_error_rate
+from measure.suites.single_step import decode_single_step
+from measure.suites.steps import kinds_of, session_threads
 
 Framed = tuple[np.ndarray, tuple[np.ndarray, ...]]
 """A replay's logits and its cache's key/value per layer (:meth:`measure.engine.tier.Tier.feed_framed`)."""
@@ -103,10 +105,12 @@ CAUSAL_LEG_SKIP = "decoder-only tiers are not run by the JavaScript legs yet"
 """Why the Node and web legs record a decoder-only tier as skipped: their scripts drive seq2seq graphs."""
 
 
-def _framed_row(tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff]) -> None:
+def _framed_row(
+    tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff], single: Framed | None = None
+) -> None:
     """The decode (seq2seq: start token and output; decoder-only: the output on the prompt's cache) fed
-    single-step, then in each block size and whole."""
-    single = tier.feed_framed(ids, tokens, 1)
+    single-step (``single``: as the greedy decode already fed it), then in each block size and whole."""
+    single = single or tier.feed_framed(ids, tokens, 1)
     for b, diff in diffs.items():
         diff.add(single, tier.feed_framed(ids, tokens, None if b == "whole" else int(b)))
 
@@ -118,19 +122,23 @@ def _prefill_row(tier: Tier, ids: list[int], prefill: dict[int | str, _Diff]) ->
         diff.add(single, tier.prefill_framed(ids, None if b == "whole" else int(b)))
 
 
-def tier_parity(tier: Tier, golden: GoldenRows, config: FramingConfig) -> dict[str, Any]:
-    """One tier's parity blocks (and, decoder-only, prefill blocks), quality and greedy decodes."""
+def tier_parity(
+    tier: Tier, golden: GoldenRows, config: FramingConfig, prefill_rows: int | None = None
+) -> dict[str, Any]:
+    """One tier's parity blocks (and, decoder-only, prefill blocks: on the first ``prefill_rows`` rows where a
+    budget's plan cut them), quality and greedy decodes."""
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
     prefill = {b: _Diff(tier.shape.layers) for b in blocks} if tier.kind == "causal" else None
     outputs, output_ids = [], []
-    for row in golden.rows:
-        decoded = tier.greedy(row.input)
-        outputs.append(decoded.text)
-        output_ids.append([int(t) for t in decoded.tokens])
+    for i, row in enumerate(golden.rows):
         ids = tier.source_ids(row.input)
-        _framed_row(tier, ids, output_ids[-1], diffs)
-        if prefill is not None:  # the measurement differs: a decoder-only prompt has framings of its own
+        found = decode_single_step(tier, ids)  # decoder-only: the greedy decode is the single-step replay
+        tokens = [int(t) for t in (tier.greedy_ids(ids).tokens if found is None else found[0])]
+        outputs.append(tier.tokenizer.decode(tokens))
+        output_ids.append(tokens)
+        _framed_row(tier, ids, tokens, diffs, None if found is None else found[1])
+        if prefill is not None and (prefill_rows is None or i < prefill_rows):  # a decoder-only prompt's framings
             _prefill_row(tier, ids, prefill)
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
     cer = [char_error_rate(o, r.output) for o, r in zip(outputs, golden.rows, strict=True)]
@@ -262,15 +270,26 @@ def _divergence(
     return out
 
 
-def pair_acceptance(pair: Pair, golden: GoldenRows, k: int, is_self: bool) -> dict[str, Any]:
-    """Probe (uniform single-step framing) vs runtime (batched verifier) acceptance, and output preservation."""
+class _Greedy:
+    """A greedy decode the Python leg already made: its tokens and text, as :class:`Decoded` gives them."""
+
+    def __init__(self, tier: Tier, tokens: list[int]) -> None:
+        self.tokens = tuple(tokens)
+        self.text = tier.tokenizer.decode(tokens)
+
+
+def pair_acceptance(
+    pair: Pair, golden: GoldenRows, k: int, is_self: bool, greedy: list[list[int]] | None = None
+) -> dict[str, Any]:
+    """Probe (uniform single-step framing) vs runtime (batched verifier) acceptance, and output preservation;
+    ``greedy``: the verifier's greedy decodes of the rows, as the Python leg recorded them (decoded here if not)."""
     probe = [0, 0]
     runtime = [0, 0]
     differs: list[dict[str, Any]] = []
-    for row in golden.rows:
+    for i, row in enumerate(golden.rows):
         p = pair.decode(row.input, k, verify="single")
         r = pair.decode(row.input, k)
-        plain = pair.verifier.greedy(row.input)
+        plain = pair.verifier.greedy(row.input) if greedy is None else _Greedy(pair.verifier, greedy[i])
         probe[0] += p.accepted
         probe[1] += p.proposed
         runtime[0] += r.accepted
@@ -291,20 +310,22 @@ def run_framing(
     save: Save,
     progress: Progress = no_progress,
     runtime_version: str | None = None,
+    prefill_rows: int | None = None,
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``framing`` section) in place, saving after every tier and pair.
 
     ``runtime_version`` is the onnxruntime version from the run's environment fingerprint,
-    the one place it is read.
+    the one place it is read. ``tiers`` and the pairs may be loaded one at a time as they are reached
+    (:class:`~measure.suites.steps.OneAtATime`); ``prefill_rows``: a budget's cut of the prompt framings.
     """
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     python = python_leg(runtime_version)
     out.update(framing_part(blocks, python))
     others: list[NodeLeg | GenaiLeg] = [NodeLeg(config, blocks)] if config.node_leg else []
     if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
-        threads = next(iter(tiers.values())).config.intra_op_threads if tiers else 0
+        threads = session_threads(tiers)
         others.append(WebLeg(config, blocks, threads))
-    causal = any(t.kind == "causal" for t in tiers.values())
+    causal = "causal" in kinds_of(tiers)
     genai = GenaiLeg(config) if config.genai_leg and causal else None  # og runs decoder-only models: none, no leg
     others.extend([genai] if genai else [])
     out["legs"].extend(leg.out for leg in others)
@@ -312,7 +333,7 @@ def run_framing(
     done = 0
     try:
         for tier in tiers.values():
-            python["tiers"].append(tier_parity(tier, golden, config))
+            python["tiers"].append(tier_parity(tier, golden, config, prefill_rows))
             done += 1
             progress(f"framing {tier.name}", done, total)
             save()
@@ -330,9 +351,11 @@ def run_framing(
         done += 1
         progress("framing pairs (onnxruntime-genai)", done, total)
         save()
+    decoded = {t["tier"]: t["output_ids"] for t in python["tiers"]}  # each verifier's greedy, decoded once
     for is_self, group in ((False, pairs), (True, self_pairs)):
         for name, pair in group.items():
-            out["acceptance"].append(pair_acceptance(pair, golden, config.probe_k, is_self))
+            greedy = decoded.get(name.split("->")[-1])
+            out["acceptance"].append(pair_acceptance(pair, golden, config.probe_k, is_self, greedy))
             done += 1
             progress(f"acceptance {name}", done, total)
             save()

@@ -94,3 +94,9 @@ def edit_distance(a: Sequence, b: Sequence) -> int:
 def char_error_rate(hypothesis: str, reference: str) -> float:
     """A decode's distance from its golden output, per expected character (the framing suite's ``cer``)."""
     return edit_distance(hypothesis, reference) / max(1, len(reference))
+
+
+def pick(golden: GoldenRows, indices: Sequence[int]) -> GoldenRows:
+    """Some rows (0-based, in order) of the file: a budgeted run's sample, stated in its record's plan; the
+    sha256 stays the file's, whose rows the sample is drawn from."""
+    return GoldenRows(path=golden.path, sha256=golden.sha256, rows=tuple(golden.rows[i] for i in indices))

@@ -79,7 +79,9 @@ def run_memory_and_load(
         progress("profile baseline worker", done, total)
         for spec in config.tiers:
             request = {"tier": str(spec.path), "session": session, "texts": rows, "warm_loads": wc.warm_loads}
-            answer = _worker(request | ({"prompt": spec.prompt} if spec.prompt is not None else {}))
+            request |= {"prompt": spec.prompt} if spec.prompt is not None else {}
+            limit = config.new_tokens("wallclock", spec.name)
+            answer = _worker(request | ({"max_new_tokens": limit} if limit is not None else {}))
             warm = [us(x) for x in answer["load_warm_s"]]
             add_tier_worker(out, spec.name, us(answer["load_cold_s"]), warm, answer["peak_rss"]["bytes"])
             done += 1
@@ -107,7 +109,8 @@ def run_thread_sweep(
         tokens: list[int] = []
         for rep in range(wc.repeats):
             for n, session in sessions.items():
-                tier = load_tier(spec.path, session, label=spec.name, prompt=spec.prompt)
+                limit = config.new_tokens("wallclock", spec.name)
+                tier = load_tier(spec.path, session, label=spec.name, prompt=spec.prompt, max_new_tokens=limit)
                 tier.greedy(rows[0])  # untimed: the first call of a new session pays its allocations
                 results = [tier.greedy(text) for text in rows]
                 del tier

@@ -25,7 +25,8 @@ def work(request: dict[str, Any]) -> dict[str, Any]:
         return {"peak_rss": peak_rss().to_dict()}
     config = SessionConfig(**{**request["session"], "providers": tuple(request["session"]["providers"])})
     start = perf_counter()
-    tier = load_tier(request["tier"], config, prompt=request.get("prompt"))
+    limit = request.get("max_new_tokens")
+    tier = load_tier(request["tier"], config, prompt=request.get("prompt"), max_new_tokens=limit)
     cold = perf_counter() - start
     for text in request["texts"]:
         tier.greedy(text)
@@ -35,7 +36,7 @@ def work(request: dict[str, Any]) -> dict[str, Any]:
     warm = []
     for _ in range(int(request["warm_loads"])):
         start = perf_counter()
-        tier = load_tier(request["tier"], config, prompt=request.get("prompt"))
+        tier = load_tier(request["tier"], config, prompt=request.get("prompt"), max_new_tokens=limit)
         warm.append(perf_counter() - start)
         del tier
         gc.collect()

@@ -1,5 +1,10 @@
 """``measure run`` end to end: config -> tiers -> record on disk -> suites, saving after every case.
 
+Sessions are held one step at a time (:mod:`measure.suites.steps`): each tier is loaded to be checked and
+fingerprinted and let go, each wall-clock unit per repeat, each framing tier and pair in turn. With a budget
+(``--budget``, ``[run] budget``) the warm-up times one pass of every case and the run plans itself
+(:mod:`measure.suites.budget`); without one it measures exactly what the config asks.
+
 With ``[instructions] enabled`` (or ``measure run --instructions``) the
 callgrind counts come last; valgrind and the extra are checked before
 anything is timed.
@@ -13,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
 from measure import __version__
@@ -23,17 +30,22 @@ from measure.engine.speculative import Pair, open_pair
 from measure.engine.tier import Tier
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, new_run_id, now_iso
-from measure.record.model.write import document, golden_part, tier_part
+from measure.record.model.write import decode_limit_part, document, golden_part, tier_part
+from measure.record.model.write_plan import framing_sample_part, plan_part
 from measure.record.writer import RecordWriter
-from measure.suites import Loader, Progress, Save, no_progress
+from measure.suites import Loader, Progress, Save, Say, no_progress, no_say
+from measure.suites.budget import Budgeted, finish_top_up, plan_run
 from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
-from measure.suites.config import SUITES, SuiteConfig
+from measure.suites.config import SUITES, PairSpec, SuiteConfig
 from measure.suites.environment import environment
-from measure.suites.fidelity import Judged, check_streams, resolve_references, run_fidelity
+from measure.suites.fidelity_steps import check_references, run_fidelity_steps
 from measure.suites.framing import run_framing
-from measure.suites.golden import GoldenRows, load_golden
+from measure.suites.golden import GoldenRows, load_golden, pick
+from measure.suites.heartbeat import Heartbeat
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
+from measure.suites.steps import OneAtATime, Sessions, release
+from measure.suites.units import Units
 from measure.suites.wallclock import run_wallclock
 
 
@@ -62,20 +74,6 @@ def check_decodes(tiers: dict[str, Tier], golden: GoldenRows, config: Path) -> N
                 f"{golden.path}: tier {tier.name} decoded no token on {empty}/{len(golden)} rows "
                 f"(end-of-sequence first on each): {fix}; nothing was measured"
             )
-
-
-def references(config: SuiteConfig, tiers: dict[str, Tier], golden: GoldenRows) -> list[Judged]:
-    """Each tier's reference for the fidelity pass, loaded and checked before anything is measured."""
-
-    def load(folder: Path, name: str, prompt: str | None) -> Tier:
-        causal = detect_kind(folder) == "causal"
-        return load_tier(
-            folder, config.session, label=f"{name}~reference", name=name, prompt=prompt if causal else None
-        )
-
-    judged = resolve_references(tiers, {t.name: t.reference for t in config.tiers}, load, config.path)
-    check_streams(judged, golden)
-    return judged
 
 
 def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
@@ -116,12 +114,6 @@ def speculative_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, 
     return pairs
 
 
-def _self_pairs(config: SuiteConfig, tiers: dict[str, Tier]) -> dict[str, Pair]:
-    """A self-pair (same artifact loaded twice) for every tier a pair uses."""
-    used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
-    return {f"{n}->{n}": open_pair(load_one(config, n, label=f"{n}~drafter"), tiers[n]) for n in used}
-
-
 def run(
     config: SuiteConfig,
     suites: list[str],
@@ -129,45 +121,76 @@ def run(
     argv: list[str] | None = None,
     progress: Progress = no_progress,
     after_run: Mapping[str, AfterRun] | None = None,
+    *,
+    budget_s: float | None = None,
+    say: Say = no_say,
 ) -> Path:
     """Measure and return the record's path.
 
     ``after_run``: test-only session hooks by tier name, called inside the timing after
     every call of that tier (a :class:`~measure.engine.session.Slowdown` shows a suite a slower
-    tier; its factor is written to the record as ``test_slowdown_factor``).
+    tier; its factor is written to the record as ``test_slowdown_factor``). ``budget_s`` (else the
+    config's ``[run] budget``): plan the run to it after the warm-up (:mod:`measure.suites.plan`), ``say``
+    the plan; a budget too small for one repeat of everything is refused before anything is measured.
+    Sessions are held one step at a time (:mod:`measure.suites.steps`).
     """
+    started = perf_counter()
     hooks = dict(after_run or {})
     for suite in suites:
         if suite not in SUITES:
             raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
+    budget_s = config.run.budget_s if budget_s is None else budget_s
     golden = load_golden(config.golden)
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
-    tiers = load_tiers(config, hooks)
-    check_rows(tiers, golden)
-    check_decodes(tiers, golden, config.path)
-    pairs = speculative_pairs(config, tiers)
-    judged = references(config, tiers, golden) if "framing" in suites and config.framing.fidelity else None
+    first = "wallclock" if "wallclock" in suites else "framing"
+    parts = check_tiers(Sessions(config, first, hooks), golden)
+    fidelity = "framing" in suites and config.framing.fidelity
+    planned = check_references(Sessions(config, "framing", hooks), golden) if fidelity else None
     env = environment(argv=argv)
-    doc = new_document(config, suites, golden, tiers, env)
+    doc = _document(config, suites, golden, parts, env)
     note_slowdowns(doc, hooks)
+    budgeted = None
+    if budget_s is not None:
+        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress)
+        doc["plan"] = plan_part(budgeted.plan.to_dict())
+        for line in budgeted.plan.lines(len(golden)):
+            say(line)
+        if isinstance(progress, Heartbeat):  # its repeated lines add the run's ETA from here on
+            progress.run_end = started + budgeted.plan.estimate_s
     writer = RecordWriter(results, doc)
     with failing(writer):
         if "wallclock" in suites:
-            texts = [r.input for r in golden.rows]
-            _wallclock_part(config, doc, texts, fresh_loader(config, tiers, pairs, hooks), writer.save, progress)
+            _wallclock_part(config, doc, golden, Sessions(config, "wallclock", hooks), writer.save, progress, budgeted)
         if "framing" in suites:
-            doc["framing"] = {}
-            selves = _self_pairs(config, tiers)
-            framing = (tiers, pairs, selves, golden, config.framing, doc["framing"], writer.save, progress)
-            run_framing(*framing, runtime_version=env["onnxruntime"])
-            if judged is not None:
+            rows = _framing_part(config, doc, golden, hooks, writer.save, progress, env, budgeted)
+            if planned is not None:
                 doc["fidelity"] = {}
-                drafted = [(p.drafter, p.verifier) for p in pairs.values()]
-                run_fidelity(judged, drafted, golden, doc["fidelity"], writer.save, progress)
+                sessions = Sessions(config, "framing", hooks)
+                run_fidelity_steps(planned, config.pairs, sessions, rows, doc["fidelity"], writer.save, progress)
+        if budgeted is not None:
+            finish_top_up(config, doc, golden, hooks, writer.save, progress, budgeted, started)
         if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
             doc["instructions"] = {}
             run_instructions(config, golden, valgrind, doc["instructions"], writer.save, progress)
     return writer.finish()
+
+
+def check_tiers(sessions: Sessions, golden: GoldenRows) -> dict[str, Any]:
+    """Every tier loaded once, one at a time: its rows and first steps checked, its fingerprint and decode limit
+    taken for the record; every pair opened once (its refusal names ``pairs[i]``). Nothing is timed."""
+    config, parts = sessions.config, {}
+    for spec in config.tiers:
+        tier = sessions.tier(spec.name)
+        check_rows({spec.name: tier}, golden)
+        check_decodes({spec.name: tier}, golden, config.path)
+        limit = decode_limit_part(*tier.decode_limit())
+        fingerprint = tier.fingerprint().to_dict()
+        parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
+        release(tier)
+        del tier
+    for spec in config.pairs:
+        release(sessions.pair(spec))
+    return parts
 
 
 def note_slowdowns(doc: dict[str, Any], hooks: Mapping[str, AfterRun]) -> None:
@@ -178,24 +201,101 @@ def note_slowdowns(doc: dict[str, Any], hooks: Mapping[str, AfterRun]) -> None:
 
 
 def _wallclock_part(
-    config: SuiteConfig, doc: dict[str, Any], texts: list[str], load: Loader, save: Save, progress: Progress
+    config: SuiteConfig,
+    doc: dict[str, Any],
+    golden: GoldenRows,
+    sessions: Sessions,
+    save: Save,
+    progress: Progress,
+    budgeted: Budgeted | None,
 ) -> None:
-    """The wall-clock section: the timed cases, then the call costs, the layouts and the cost profile asked for."""
+    """The wall-clock section: the timed cases, then the call costs, the layouts and the cost profile asked for
+    (sized by the plan where there is one)."""
     wallclock = doc["wallclock"] = {}
-    run_wallclock(load, texts, config.wallclock, wallclock, save, progress)
-    if config.wallclock.call_costs and config.pairs:
+    wc = config.wallclock
+    rows, repeats, warmed = golden.rows, None, None
+    if budgeted is not None:
+        shape = budgeted.plan.shape
+        rows = pick(golden, budgeted.plan.wallclock_rows).rows
+        repeats, warmed = shape.repeats, budgeted.passes
+        wc = replace(
+            wc,
+            call_cost_rows=shape.call_cost_rows,
+            profile_workers=shape.profile_workers,
+            profile_rows=shape.profile_rows,
+            warm_loads=shape.warm_loads,
+        )
+        config = replace(config, wallclock=wc)
+    texts = [r.input for r in rows]
+    units = Units(sessions, wc.k, wc.fresh_sessions)
+    try:
+        run_wallclock(units, texts, wc, wallclock, save, progress, repeats=repeats, warmed=warmed)
+    finally:
+        units.close()
+    all_texts = [r.input for r in golden.rows]
+    if wc.call_costs and config.pairs:
         costs = wallclock["call_costs"] = {}
-        run_call_costs(load, texts, config.wallclock, costs, save, progress)
+        calls = wc if budgeted is None else replace(wc, repeats=budgeted.plan.shape.call_cost_repeats)
+        run_call_costs(pair_loader(sessions), all_texts, calls, costs, save, progress)
     if config.layouts:
         found = wallclock["layouts"] = {}
-        run_layouts(config.layouts, config.session, texts, config.wallclock, found, save, progress)
-    if config.wallclock.profile or config.wallclock.threads:
+        run_layouts(config.layouts, config.session, texts, wc, found, save, progress)
+    if wc.profile or wc.threads:
         profile = wallclock["profile"] = {}
-        if config.wallclock.profile:
-            run_memory_and_load(config, texts, profile, save, progress)
-        if config.wallclock.threads:
+        if wc.profile:
+            run_memory_and_load(config, all_texts, profile, save, progress)
+        if wc.threads:
             profile["threads"] = {}
-            run_thread_sweep(config, texts, profile["threads"], save, progress)
+            run_thread_sweep(config, all_texts, profile["threads"], save, progress)
+
+
+def pair_loader(sessions: Sessions) -> Loader:
+    """The call costs' loader: the tiers the pairs use (each once) and the pairs over them, fresh each call."""
+
+    def load() -> tuple[dict[str, Tier], dict[str, Pair]]:
+        config = sessions.config
+        names = list(dict.fromkeys(n for p in config.pairs for n in (p.verifier, p.drafter)))
+        tiers = {name: sessions.tier(name) for name in names}
+        pairs = {p.name: open_pair(tiers[p.drafter], tiers[p.verifier]) for p in config.pairs}
+        return tiers, pairs
+
+    return load
+
+
+def _framing_part(
+    config: SuiteConfig,
+    doc: dict[str, Any],
+    golden: GoldenRows,
+    hooks: Mapping[str, AfterRun],
+    save: Save,
+    progress: Progress,
+    env: dict[str, Any],
+    budgeted: Budgeted | None,
+) -> GoldenRows:
+    """The framing section, its tiers and pairs loaded one at a time; on the plan's rows where there is one
+    (returned: the fidelity pass scores the same)."""
+    doc["framing"] = {}
+    sessions = Sessions(config, "framing", hooks)
+    rows, prefill = golden, None
+    if budgeted is not None and len(budgeted.plan.framing_rows) < len(golden):
+        rows = pick(golden, budgeted.plan.framing_rows)
+    if budgeted is not None and budgeted.plan.shape.prefill_rows < len(rows):
+        prefill = budgeted.plan.shape.prefill_rows
+    kinds = {name: part["kind"] for name, part in doc["tiers"].items()}
+    threads = config.session.intra_op_threads
+    tiers = OneAtATime([t.name for t in config.tiers], sessions.tier, kinds, threads)
+    pairs = OneAtATime([p.name for p in config.pairs], lambda n: sessions.pair(_pair(config, n)), kinds, threads)
+    used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
+    selves = OneAtATime([f"{n}->{n}" for n in used], lambda n: sessions.self_pair(n.split("->")[0]), kinds, threads)
+    run_framing(tiers, pairs, selves, rows, config.framing, doc["framing"], save, progress, env["onnxruntime"], prefill)
+    if rows is not golden or prefill is not None:
+        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), prefill or len(rows))  # type: ignore[union-attr]
+        save()
+    return rows
+
+
+def _pair(config: SuiteConfig, name: str) -> PairSpec:
+    return next(p for p in config.pairs if p.name == name)
 
 
 @contextlib.contextmanager
@@ -243,7 +343,24 @@ def fresh_loader(
 def new_document(
     config: SuiteConfig, suites: list[str], golden: GoldenRows, tiers: dict[str, Tier], env: dict[str, Any]
 ) -> dict[str, Any]:
-    """A record as it starts: ids, environment, config, golden rows, tier fingerprints; no suite measured yet."""
+    """A record as it starts from loaded tiers (``measure ab``): their fingerprints, no suite measured yet."""
+    parts = {
+        name: tier_part(
+            config.tier(name).role,
+            str(tier.path),
+            tier.kind,
+            getattr(tier, "prompt", None),
+            tier.fingerprint().to_dict(),
+        )
+        for name, tier in tiers.items()
+    }
+    return _document(config, suites, golden, parts, env)
+
+
+def _document(
+    config: SuiteConfig, suites: list[str], golden: GoldenRows, parts: dict[str, Any], env: dict[str, Any]
+) -> dict[str, Any]:
+    """A record as it starts: ids, environment, config, golden rows, each tier's part; no suite measured yet."""
     return document(
         schema_version=SCHEMA_VERSION,
         tool_version=__version__,
@@ -253,16 +370,7 @@ def new_document(
         environment=env,
         config=config.to_dict(),
         golden=golden_part(str(golden.path), golden.sha256, len(golden)),
-        tiers={
-            name: tier_part(
-                config.tier(name).role,
-                str(tier.path),
-                tier.kind,
-                getattr(tier, "prompt", None),
-                tier.fingerprint().to_dict(),
-            )
-            for name, tier in tiers.items()
-        },
+        tiers=parts,
     )
 
 

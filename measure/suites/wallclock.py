@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter, process_time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from measure.engine.result import Decoded
 from measure.engine.speculative import Pair, SpeculativeDecoded
@@ -42,6 +42,9 @@ from measure.record.model.write_wallclock import (
 )
 from measure.suites import RESOLUTION_S, Loader, Progress, Save, no_progress, us
 from measure.suites.config import WallclockConfig
+
+if TYPE_CHECKING:  # units.py builds on this module's cases
+    from measure.suites.units import Units
 
 TIMED = "ids"
 """What ``wall_s`` spans in records this module writes (``wallclock.timed``): token ids in -> ids out."""
@@ -133,7 +136,7 @@ def _timed_row(case: CaseSpec, text: str) -> Row:
     return Row(decoded, process_time() - cpu_start, encode_s + decoded.detokenize_s, len(ids))
 
 
-def _timed_pass(case: CaseSpec, texts: list[str], cases_out: dict[str, Any]) -> None:
+def timed_pass(case: CaseSpec, texts: list[str], cases_out: dict[str, Any]) -> None:
     """Decode every row once, timed, and append the pass's samples to the case's entry (made on its first pass)."""
     _append_pass(case, [_timed_row(case, text) for text in texts], cases_out)
 
@@ -174,50 +177,66 @@ def _header(config: WallclockConfig) -> dict[str, Any]:
 
 
 def run_wallclock(
-    load: Loader,
+    units: Units,
     texts: list[str],
     config: WallclockConfig,
     out: dict[str, Any],
     save: Save,
     progress: Progress = no_progress,
+    *,
+    repeats: int | None = None,
+    warmed: int | None = None,
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``wallclock`` section) in place, saving after every case pass.
 
-    With ``fresh_sessions`` every repeat loads new onnxruntime sessions (after one
-    untimed row each): on shared machines one session can run 1.5x slower than
-    the next for its whole life, so, as pyperf spreads values over processes,
-    repeats are spread over sessions and that variance lands inside the interval
-    instead of between two runs.
+    Cases are timed a unit at a time (:class:`~measure.suites.units.Units`: a tier's greedy case, or a pair's
+    cases at every k), in the same order every repeat (A B C A B C ...). With ``fresh_sessions`` every repeat
+    loads each unit's sessions anew, decodes one untimed row, times its cases and lets them go before the next
+    unit loads: on shared machines one session can run 1.5x slower than the next for its whole life, so, as
+    pyperf spreads values over processes, repeats are spread over sessions and that variance lands inside the
+    interval instead of between two runs; and only one unit's sessions are alive at a time.
+
+    ``repeats`` overrides the config's (a budget's plan); ``warmed``: the passes a planning warm-up already made,
+    so none is made here.
     """
-    cases = cases_for(*load(), config.k)
-    out.update(_header(config))
-    total = len(cases) * (config.warmup + config.repeats)
-    done = 0
-    start, passes = perf_counter(), 0
-    # At least ``warmup`` passes and ``warmup_s`` seconds: a CPU that was idle runs the first second
-    # or two up to 1.7x slower (frequency ramp, a host waking), which passes alone do not cover.
-    while passes < config.warmup or perf_counter() - start < config.warmup_s:
-        for case in cases:
-            for text in texts:
-                case.run(text)
-            if passes < config.warmup:
-                done += 1
-                progress(f"wallclock warm-up {case.name}", done, total)
-        passes += 1
+    repeats = config.repeats if repeats is None else repeats
+    out.update(_header(config) | {"repeats": repeats})
+    warm = config.warmup if warmed is None else 0  # progress counts the warm-up passes made here
+    total, done = len(units.case_names) * (warm + repeats), len(units.case_names) * warm
+    passes = warm_up(units, texts, config, progress, total) if warmed is None else warmed
     warmed_up(out, passes)
-    for rep in range(config.repeats):
-        if config.fresh_sessions and rep:
-            cases = cases_for(*load(), config.k)
+    for rep in range(repeats):
+        for cases in units.each(fresh_row=texts[0] if config.fresh_sessions else None):
             for case in cases:
-                case.run(texts[0])
-        for case in cases:
-            _timed_pass(case, texts, out["cases"])
-            done += 1
-            progress(f"wallclock repeat {rep + 1}/{config.repeats} {case.name}", done, total)
-            save()
+                timed_pass(case, texts, out["cases"])
+                done += 1
+                progress(f"wallclock repeat {rep + 1}/{repeats} {case.name}", done, total)
+                save()
         repeat_done(out, rep + 1)
     save()
     return out
+
+
+def warm_up(
+    units: Units, texts: list[str], config: WallclockConfig, progress: Progress = no_progress, total: int = 0
+) -> int:
+    """Untimed passes over every case: at least ``warmup`` and ``warmup_s`` seconds; returns the passes made.
+
+    A CPU that was idle runs the first second or two up to 1.7x slower (frequency ramp, a host waking), which
+    passes alone do not cover.
+    """
+    start, passes, done = perf_counter(), 0, 0
+    total = total or len(units.case_names) * config.warmup
+    while passes < config.warmup or perf_counter() - start < config.warmup_s:
+        for cases in units.each():
+            for case in cases:
+                for text in texts:
+                    case.run(text)
+                if passes < config.warmup:
+                    done += 1
+                    progress(f"wallclock warm-up {case.name}", done, total)
+        passes += 1
+    return passes
 
 
 SIDES = ("base", "new")

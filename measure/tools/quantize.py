@@ -1,5 +1,9 @@
 """Writing quantized tiers: dynamic int8, static int8 (QDQ) and int4 MatMulNBits, from an fp32 tier folder.
 
+Either model kind: an encoder-decoder folder quantizes its encoder and decoder graphs, a decoder-only one
+(optimum's ``model.onnx``, or its older split and merged layouts) its one or two graphs; which graphs a folder
+holds is read as the engine reads it (:func:`folder_graphs`).
+
 Quantization is part of measure rather than a one-off script, so every
 quantized tier states how it was made (``tier.json`` ``quantization``) and
 can be rebuilt from its source with one command. Static int8 fixes its
@@ -21,14 +25,23 @@ from typing import Any
 import numpy as np
 import onnx
 
+from measure.engine.causal.layouts import CAUSAL_LAYOUT_FILES, detect_causal_layout
+from measure.engine.fingerprint import graph_fingerprint
 from measure.engine.load import load_tier
 from measure.engine.meta import read_meta
-from measure.engine.seq2seq.graphs import LAYOUT_FILES, detect_layout
+from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.errors import MeasureError
 from measure.suites.golden import GoldenRows, load_golden
 from measure.writing import make_dirs, reason, write_text
 
 TARGETS = ("int8", "int8-static", "int4")
+ACCURACY_LEVELS = (0, 1, 2, 3, 4)
+"""MatMulNBits ``accuracy_level``: what its kernel multiplies in (0 unset, as 1; 1 fp32, 2 fp16, 3 bf16, 4 int8)."""
+
+CALIBRATION_TOKENS = 16
+"""A decoder-only calibration decode stops after this many new tokens: the prompt's prefill and the first steps
+on its cache carry the activations the graph sees, and each recorded call holds a copy of the whole cache (a
+full-length decode of a 135M-parameter model would keep gigabytes of feeds)."""
 
 Feeds = list[dict[str, np.ndarray]]
 
@@ -47,15 +60,45 @@ def _int8(src: Path, dst: Path) -> dict[str, Any]:
     return {"method": "onnxruntime.quantize_dynamic", "ops": ["MatMul"], "weight_type": "QInt8", "per_channel": False}
 
 
+def folder_graphs(folder: Path) -> tuple[str, tuple[str, ...]]:
+    """The model kind's layout and its graph files, as the engine reads the folder; one line when it holds neither
+    kind's set (naming what each kind needs and what was found), or is an onnxruntime-genai folder."""
+    causal = detect_causal_layout(folder) if folder.is_dir() else None
+    if causal == "genai":
+        raise MeasureError(
+            f"{folder}: an onnxruntime-genai folder (genai_config.json); quantize its source model with "
+            "onnxruntime-genai's model builder, or quantize the optimum export it came from"
+        )
+    if causal is not None:
+        return causal, CAUSAL_LAYOUT_FILES[causal]
+    for layout, files in LAYOUT_FILES.items():
+        if all((folder / f).is_file() for f in files):
+            return layout, files
+    found = sorted(p.name for p in folder.glob("*.onnx")) if folder.is_dir() else []
+    raise MeasureError(
+        f"{folder}: no complete set of model graphs: an encoder-decoder tier needs encoder_model.onnx with "
+        "decoder_model.onnx + decoder_with_past_model.onnx or decoder_model_merged.onnx, or encoder.onnx + "
+        "decoder-kv.onnx; a decoder-only tier model.onnx, decoder_model_merged.onnx, or decoder_model.onnx + "
+        f"decoder_with_past_model.onnx; found {', '.join(found) or 'no .onnx files'}"
+    )
+
+
 def record_feeds(src: Path, calibration: GoldenRows, rows: int) -> dict[str, Feeds]:
-    """Greedy-decode the first ``rows`` calibration sources with the fp32 tier; every graph's feeds, by file name."""
+    """Greedy-decode the first ``rows`` calibration sources with the fp32 tier; every graph's feeds, by file name.
+
+    A decoder-only tier decodes each source under its prompt template, at most :data:`CALIBRATION_TOKENS` new
+    tokens: the prompt's prefill call and the steps after it.
+    """
     tier = load_tier(src)
-    sessions = (tier.encoder.session, *tier.decoder.sessions)
+    causal = tier.kind == "causal"
+    sessions = tier.graphs.sessions if causal else (tier.encoder.session, *tier.decoder.sessions)  # type: ignore[union-attr]
     for session in sessions:
         session.recorded = []
     for row in calibration.rows[:rows]:
         try:
-            tier.greedy(row.input)
+            ids = tier.source_ids(row.input)
+            limit = min(tier.default_max_new_tokens(len(ids)), CALIBRATION_TOKENS) if causal else None
+            tier.greedy_ids(ids, max_new_tokens=limit)
         except MeasureError as exc:
             raise MeasureError(f"{calibration.path}:{row.line}: cannot decode this calibration source ({exc})") from exc
     return {session.path.name: session.recorded or [] for session in sessions}
@@ -121,6 +164,63 @@ def _int4(src: Path, dst: Path, block_size: int, accuracy_level: int | None) -> 
     }
 
 
+def _require_quantized(src: Path, out: Path, to: str) -> None:
+    """Refuse a graph the quantizer wrote back unchanged: a tier that says int8 and holds fp32 misleads every page.
+
+    onnxruntime's int8 quantizers skip a MatMul inside an ``If`` branch whose weight lives in the outer graph,
+    which is every MatMul of a merged decoder (``decoder_model_merged.onnx``); its int4 quantizer does not.
+    """
+    found = graph_fingerprint(out)
+    if found.precision in ("fp32", "fp16") and any(found.ops.get(op) for op in ("MatMul", "Gemm")):
+        merged = " (the MatMuls of a merged decoder's If branches read outer-graph weights, which it skips)"
+        raise MeasureError(
+            f"{src}: onnxruntime's {_LABELS[to]} quantizer left every MatMul in {found.precision}"
+            f"{merged if src.name == 'decoder_model_merged.onnx' else ''}; quantize the split layout "
+            "(decoder_model.onnx + decoder_with_past_model.onnx) instead, or use --to int4"
+        )
+
+
+def accuracy_effect(level: int) -> str:
+    """What a MatMulNBits accuracy level means for speed on CPU, in words (``measure quantize --to int4`` says it)."""
+    return ACCURACY_EFFECT.get(level, f"accuracy_level {level}")
+
+
+ACCURACY_EFFECT = {
+    0: "accuracy_level 0 (unset, computed as 1: fp32): the int4 weights are unpacked to fp32 and multiplied in fp32, "
+    "which on CPU can decode slower than dynamic int8 of the same model; --accuracy-level 4 multiplies with int8 "
+    "activations (what onnxruntime-genai's model builder writes for CPU), usually the fastest int4",
+    1: "accuracy_level 1 (fp32): the int4 weights are unpacked to fp32 and multiplied in fp32, which on CPU can "
+    "decode slower than dynamic int8 of the same model",
+    2: "accuracy_level 2 (fp16): multiplied in fp16 where the CPU has fp16 kernels, else as fp32",
+    3: "accuracy_level 3 (bf16): multiplied in bf16 where the CPU has bf16 kernels, else as fp32",
+    4: "accuracy_level 4 (int8): activations quantized to int8 per block and multiplied with int8 kernels: on CPU "
+    "usually the fastest int4, ahead of dynamic int8",
+}
+
+
+def _check_arguments(
+    to: str, block_size: int, accuracy_level: int | None, calibration: Path | str | None, calibration_rows: int | None
+) -> None:
+    """The options, each refused in one line naming it, before any file is read."""
+    if to not in TARGETS:
+        raise MeasureError(f"quantize --to: expected one of {', '.join(TARGETS)}, got {to!r}")
+    if block_size < 16 or block_size & (block_size - 1):
+        raise MeasureError(f"quantize --block-size: expected a power of two >= 16, got {block_size}")
+    if accuracy_level is not None and accuracy_level not in ACCURACY_LEVELS:
+        raise MeasureError(
+            f"quantize --accuracy-level: expected one of {', '.join(map(str, ACCURACY_LEVELS))} "
+            f"(0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8), got {accuracy_level}"
+        )
+    if to != "int4" and accuracy_level is not None:
+        raise MeasureError("quantize --accuracy-level: only with --to int4 (it is a MatMulNBits setting)")
+    if (to == "int8-static") != (calibration is not None):
+        raise MeasureError(
+            "quantize --calibration: int8-static needs a calibration rows file (and only int8-static takes one)"
+        )
+    if calibration_rows is not None and calibration is None:
+        raise MeasureError("quantize --calibration-rows: only with --calibration")
+
+
 def quantize_tier(
     src: Path | str,
     dst: Path | str,
@@ -138,17 +238,8 @@ def quantize_tier(
     Keep it apart from the golden rows the tier is judged on.
     """
     src, dst = Path(src), Path(dst)
-    if to not in TARGETS:
-        raise MeasureError(f"quantize --to: expected one of {', '.join(TARGETS)}, got {to!r}")
-    if block_size < 16 or block_size & (block_size - 1):
-        raise MeasureError(f"quantize --block-size: expected a power of two >= 16, got {block_size}")
-    if (to == "int8-static") != (calibration is not None):
-        raise MeasureError(
-            "quantize --calibration: int8-static needs a calibration rows file (and only int8-static takes one)"
-        )
-    if calibration_rows is not None and calibration is None:
-        raise MeasureError("quantize --calibration-rows: only with --calibration")
-    layout = detect_layout(src)
+    _check_arguments(to, block_size, accuracy_level, calibration, calibration_rows)
+    layout, graphs = folder_graphs(src)
     rows = cal = None
     if calibration is not None:
         cal = load_golden(calibration)
@@ -172,7 +263,7 @@ def quantize_tier(
     except OSError as exc:
         raise MeasureError(f"{dst.parent}: cannot create a folder here ({reason(exc)})") from exc
     try:
-        _build(src, building, dst.name, to, layout, block_size, accuracy_level, cal, rows, feeds)
+        _build(src, building, dst.name, to, (layout, graphs), block_size, accuracy_level, cal, rows, feeds)
         if dst.is_dir():
             dst.rmdir()  # empty, checked above
         building.rename(dst)
@@ -188,7 +279,7 @@ def _build(
     dst: Path,
     name: str,
     to: str,
-    layout: str,
+    layout_graphs: tuple[str, tuple[str, ...]],
     block_size: int,
     accuracy_level: int | None,
     cal: GoldenRows | None,
@@ -196,7 +287,7 @@ def _build(
     feeds: dict[str, Feeds],
 ) -> None:
     """Write the whole quantized tier into ``dst`` (a temporary folder renamed into place by the caller)."""
-    graphs = LAYOUT_FILES[layout]
+    layout, graphs = layout_graphs
     params: dict[str, Any] = {}
     logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
     try:
@@ -215,6 +306,7 @@ def _build(
                 except Exception as exc:  # onnx and onnxruntime's quantizers raise their own types
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     raise MeasureError(f"{src / graph}: cannot quantize this graph ({first})") from exc
+                _require_quantized(src / graph, out, to)
                 shutil.move(str(out), dst / graph)
     finally:
         logging.disable(logging.NOTSET)
@@ -224,7 +316,7 @@ def _build(
             "sha256": cal.sha256,
             "rows": rows,
             "feeds": {graph: len(feeds.get(graph, [])) for graph in graphs},
-        }
+        } | ({"max_new_tokens": CALIBRATION_TOKENS} if layout.startswith("causal") else {})
     for path in src.iterdir():
         if path.is_file() and path.name not in graphs and path.suffix != ".onnx" and path.name != "tier.json":
             shutil.copy2(path, dst / path.name)
@@ -244,6 +336,8 @@ _TIER_KEYS = {
     "pad_token_id",
     "eos_token_id",
     "decoder_start_token_id",
+    "bos_token_id",
+    "prompt",
     "max_source_tokens",
     "max_target_tokens",
     "num_heads",

@@ -176,12 +176,21 @@ def test_a_pair_without_its_verifiers_greedy_case_is_left_out():
     assert pair_timings(r) == []
     assert {t.tier for t in tier_timings(r)} == {REF, LITE}
     assert all(t.ratio_vs_plain is None for t in tier_timings(r))  # no plain tier to divide by
+
+
+def test_cases_with_more_repeats_than_their_partner_are_paired_on_the_repeats_both_have():
+    """A budgeted run's top-up gives the widest intervals more repeats: a ratio pairs the first repeats."""
     doc = synthetic()
+    full = from_document(doc, "full")
     plain = doc["wallclock"]["cases"][PLAIN]
     plain["wall_s"], plain["run_s"] = plain["wall_s"][:2], plain["run_s"][:2]
     r = from_document(doc, "fewer-repeats")
-    assert pair_timings(r) == []
-    assert all(t.ratio_vs_plain is None for t in tier_timings(r) if t.tier != PLAIN)
+    lite = next(t for t in tier_timings(r) if t.tier == LITE)
+    cases = r.wallclock.cases
+    first_two = cases[LITE].per_repeat_ms_per_token[:2] / cases[PLAIN].per_repeat_ms_per_token
+    assert lite.ratio_vs_plain.value == pytest.approx(float(np.exp(np.log(first_two).mean())))
+    assert lite.ratio_vs_plain.level == 0.95 and cases[LITE].repeats > cases[PLAIN].repeats == 2
+    assert [p.case for p in pair_timings(r)] == [p.case for p in pair_timings(full)]
 
 
 def test_a_record_without_wallclock_has_no_timings():

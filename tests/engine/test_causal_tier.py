@@ -434,3 +434,44 @@ def test_decode_and_info_verbs_take_a_decoder_only_tier(tmp_path):
     assert info["special_ids"] == {"pad": 0, "eos": 1, "bos": 3}
     mixed = measure("decode", lm_dir, "объём", "--draft", str(bundled.SMALL_FP32))
     assert mixed.returncode == 2 and mixed.stderr.count("\n") == 1 and "one model kind" in mixed.stderr
+
+
+def test_the_decode_length_comes_from_generation_config_then_a_constant_never_the_prompt(tmp_path):
+    """generation_config.json's max_new_tokens (64 in the demo), else 128; bounded by max_target_tokens and the
+    context left; a prompt's length never multiplies it."""
+    from measure.engine.causal.tier import DEFAULT_MAX_NEW_TOKENS
+
+    tier = lm("lm-small-fp32")
+    assert tier.decode_limit() == (64, "generation_config.json")
+    assert tier.default_max_new_tokens(3) == tier.default_max_new_tokens(40) == 64
+    folder = tmp_path / "t"
+    shutil.copytree(DEMO / "lm-small-fp32", folder)
+    (folder / "generation_config.json").unlink()
+    meta = json.loads((folder / "tier.json").read_text())
+    del meta["max_target_tokens"]
+    (folder / "tier.json").write_text(json.dumps(meta))
+    bare = CausalTier(folder)
+    assert bare.decode_limit() == (DEFAULT_MAX_NEW_TOKENS, "default") == (128, "default")
+    assert bare.default_max_new_tokens(10) == 128 - 10  # the context (128 positions) bounds it, not 4 x prompt + 8
+    assert bare.default_max_new_tokens(100) == 28
+
+
+def test_a_configured_decode_length_wins_and_every_decode_takes_it(golden):
+    from measure.engine.load import load_tier
+
+    tier = load_tier(DEMO / "lm-small-fp32", max_new_tokens=3)
+    assert tier.decode_limit() == (3, "config")
+    decoded = tier.greedy(golden.rows[0].input)
+    assert len(decoded.tokens) <= 3
+    assert all(len(tier.greedy(r.input).tokens) <= 3 for r in golden.rows[:8])
+    with pytest.raises(MeasureError, match=r"max_new_tokens: expected an integer >= 1, got 0"):
+        load_tier(DEMO / "lm-small-fp32", max_new_tokens=0)
+
+
+def test_seq2seq_keeps_its_default_and_takes_a_configured_one():
+    from measure.engine.load import load_tier
+
+    tier = load_tier(bundled.SMALL_FP32)
+    assert tier.decode_limit() == (None, "4 x source + 8")
+    assert tier.default_max_new_tokens(5) == min(28, tier.max_target_tokens - 1)
+    assert load_tier(bundled.SMALL_FP32, max_new_tokens=6).default_max_new_tokens(5) == 6

@@ -67,3 +67,47 @@ def test_malformed_toml(tmp_path):
     path.write_text("[[tiers]\nname =", encoding="utf-8")
     with pytest.raises(MeasureError, match="not valid TOML"):
         load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [
+        ("wallclock.max_new_tokens", "\n[wallclock]\nmax_new_tokens = 0\n"),
+        ("framing.max_new_tokens", "\n[framing]\nmax_new_tokens = -3\n"),
+        ("tiers[1].max_new_tokens", None),
+    ],
+)
+def test_max_new_tokens_below_one_is_one_line_naming_the_key(mini_config, where, text):
+    if text is None:
+        path = _write(mini_config, replace=('role = "plain"', 'role = "plain"\nmax_new_tokens = 0'))
+    else:  # the mini config has its own [wallclock] and [framing]: the key goes into them
+        section = text.split("]")[0].strip() + "]"
+        path = _write(mini_config, replace=(section, section + text.split("]", 1)[1].rstrip()))
+    with pytest.raises(MeasureError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert "\n" not in message and f"{where}: expected an integer >= 1" in message and str(path) in message
+
+
+def test_max_new_tokens_per_suite_and_per_tier(mini_config):
+    path = _write(
+        mini_config,
+        replace=("[wallclock]", "[wallclock]\nmax_new_tokens = 24"),
+        append="",
+    )
+    text = path.read_text(encoding="utf-8").replace('role = "plain"', 'role = "plain"\nmax_new_tokens = 5')
+    path.write_text(text.replace("[framing]", "[framing]\nmax_new_tokens = 12"), encoding="utf-8")
+    config = load_config(path)
+    assert config.new_tokens("wallclock", "base-fp32") == 24 and config.new_tokens("framing", "base-fp32") == 12
+    assert config.new_tokens("wallclock", "base-int8") == 5 == config.new_tokens("framing", "base-int8")
+    stored = config.to_dict()
+    assert stored["wallclock"]["max_new_tokens"] == 24 and stored["tiers"][1]["max_new_tokens"] == 5
+    assert "max_new_tokens" not in load_config(mini_config(name="plain.toml")).to_dict()["wallclock"]
+
+
+def test_a_budget_in_the_config_reads_as_seconds_and_a_bad_one_names_the_key(mini_config):
+    config = load_config(_write(mini_config, append='\n[run]\nbudget = "15m"\n'))
+    assert config.run.budget_s == 900 and config.to_dict()["run"] == {"budget_s": 900}
+    with pytest.raises(MeasureError, match=r"suite.toml: run.budget: expected a duration"):
+        load_config(_write(mini_config, append='\n[run]\nbudget = "soon"\n'))
+    assert "run" not in load_config(mini_config(name="none.toml")).to_dict()

@@ -133,3 +133,87 @@ def test_refuses_unknown_target_and_bad_block(tmp_path):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int2")
     with pytest.raises(MeasureError, match="power of two"):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int4", block_size=24)
+
+
+LM = bundled.CONFIG.parent
+
+
+def _lm_same_model(tier, golden) -> None:
+    """A quantized decoder-only tier is the fp32 model it came from: on lm-base-fp32's own greedy prefixes its
+    next-token logits follow the fp32 ones (correlation per step), whatever either decodes on this CPU."""
+    source = load_tier(LM / "lm-base-fp32")
+    found = []
+    for row in golden.rows[:8]:
+        ids = source.source_ids(row.input)
+        tokens = source.greedy(row.input).tokens
+        a, b = source.feed_prefix(ids, tokens, 1)[0], tier.feed_prefix(ids, tokens, 1)[0]
+        found += [float(np.corrcoef(x, y)[0, 1]) for x, y in zip(a, b, strict=True)]
+    assert np.mean(found) > 0.95, np.mean(found)
+
+
+@pytest.mark.parametrize(("to", "precision"), [("int8", "int8-dynamic"), ("int4", "int4")])
+def test_a_decoder_only_tier_quantizes_as_a_seq2seq_one(tmp_path, golden, to, precision):
+    """optimum's model.onnx: the graph quantized, the prompt and special ids kept, the settings in tier.json."""
+    out = quantize_tier(LM / "lm-base-fp32", tmp_path / "q", to, block_size=16)
+    tier = load_tier(out)
+    assert tier.kind == "causal" and tier.fingerprint().precision == precision
+    meta = json.loads((out / "tier.json").read_text())
+    assert meta["quantization"]["from"] == "lm-base-fp32"
+    assert meta["prompt"] == "{input}=" and meta["bos_token_id"] == 3
+    assert {(out / f).is_file() for f in ("config.json", "generation_config.json", "tokenizer.json")} == {True}
+    if to == "int4":
+        assert meta["quantization"]["block_size"] == 16 and meta["quantization"]["accuracy_level"] == 0
+    _lm_same_model(tier, golden)
+
+
+def test_int4_accuracy_level_reaches_the_graph(tmp_path):
+    out = quantize_tier(LM / "lm-small-fp32", tmp_path / "q", "int4", block_size=32, accuracy_level=4)
+    assert {g.nbits["accuracy_level"] for g in load_tier(out).fingerprint().graphs} == {4}
+    with pytest.raises(MeasureError, match=r"--accuracy-level: expected one of 0, 1, 2, 3, 4 .*got 7"):
+        quantize_tier(LM / "lm-small-fp32", tmp_path / "x", "int4", accuracy_level=7)
+    with pytest.raises(MeasureError, match="only with --to int4"):
+        quantize_tier(LM / "lm-small-fp32", tmp_path / "x", "int8", accuracy_level=4)
+
+
+@pytest.mark.parametrize(
+    ("layout", "to", "precision"),
+    [("lm-small-fp32-split", "int8", "int8-dynamic"), ("lm-small-fp32-merged", "int4", "int4")],
+)
+def test_the_older_decoder_only_layouts_quantize_every_graph(tmp_path, layout, to, precision):
+    out = quantize_tier(LM / layout, tmp_path / "q", to)
+    tier = load_tier(out)
+    assert tier.layout == load_tier(LM / layout).layout
+    assert {g.precision for g in tier.fingerprint().graphs} == {precision}
+
+
+@pytest.mark.parametrize("layout", ["lm-small-fp32-merged", "small-fp32-merged"])
+def test_a_merged_decoder_the_int8_quantizer_leaves_in_fp32_is_refused(tmp_path, layout):
+    """onnxruntime's int8 quantizers skip a merged decoder's If branches: refused, never a tier labelled int8
+    that holds fp32 (the int4 quantizer does reach them)."""
+    with pytest.raises(MeasureError, match=r"decoder_model_merged.onnx: .* left every MatMul in fp32.*split layout"):
+        quantize_tier(LM / layout, tmp_path / "q", "int8")
+    assert not (tmp_path / "q").exists()
+
+
+def test_decoder_only_static_int8_calibrates_on_the_prompts(tmp_path):
+    out = quantize_tier(
+        LM / "lm-base-fp32", tmp_path / "q", "int8-static", calibration=bundled.CALIBRATION, calibration_rows=4
+    )
+    assert load_tier(out).fingerprint().precision == "int8-static"
+    cal = json.loads((out / "tier.json").read_text())["quantization"]["calibration"]
+    assert cal["rows"] == 4 and cal["max_new_tokens"] == 16
+    assert 4 < cal["feeds"]["model.onnx"] <= 4 * 17  # each prompt's prefill, then at most 16 steps
+
+
+def test_a_folder_of_neither_kind_is_one_line_that_names_what_it_found(tmp_path):
+    """The message names what each kind needs and what is there, and never lists a found file as missing."""
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "decoder_model.onnx").write_bytes(b"")
+    with pytest.raises(MeasureError) as err:
+        quantize_tier(folder, tmp_path / "x", "int8")
+    message = str(err.value)
+    assert "\n" not in message and message.endswith("found decoder_model.onnx")
+    assert "decoder-only tier model.onnx" in message
+    with pytest.raises(MeasureError, match="onnxruntime-genai folder"):
+        quantize_tier(LM / "genai-base-fp32", tmp_path / "x", "int4")

@@ -77,11 +77,18 @@ def _prompt(folder: Path, meta: dict[str, Any], override: str | None) -> str:
     return template
 
 
+DEFAULT_MAX_NEW_TOKENS = 128
+"""A decoder-only tier's output cap when neither the suite config nor the model (``generation_config.json`` or
+``tier.json`` ``max_new_tokens``) states one. A constant, not a multiple of the prompt: a prompt's length says
+nothing about how long a causal LM should continue (the seq2seq heuristic gave 808 tokens to a 200-token prompt)."""
+
+
 class CausalTier(TierFolder):
     """One loaded, ready-to-decode decoder-only tier (see :class:`~measure.engine.folder.TierFolder` for
     ``label`` and ``name``)."""
 
     kind = "causal"
+    holds = ("graphs",)
 
     def __init__(
         self,
@@ -92,11 +99,13 @@ class CausalTier(TierFolder):
         name: str | None = None,
         *,
         prompt: str | None = None,
+        max_new_tokens: int | None = None,
     ) -> None:
-        """``prompt`` overrides tier.json's template (a suite config's ``tiers[i].prompt``)."""
+        """``prompt`` overrides tier.json's template (a suite config's ``tiers[i].prompt``); ``max_new_tokens`` the
+        model's decode length (a suite config's)."""
         folder = Path(folder)
         self.layout = require_causal_layout(folder)
-        super().__init__(folder, config, label, name)
+        super().__init__(folder, config, label, name, max_new_tokens)
         self.tokenizer = self._load_tokenizer()
         self.prompt = _prompt(folder, self.meta, prompt)
         self.graphs = open_causal_graphs(folder, self.layout, self.config, self.label, self.meta, after_run)
@@ -108,6 +117,7 @@ class CausalTier(TierFolder):
         self._source_key = "max_source_tokens" if "max_source_tokens" in self.meta else "max_position_embeddings"
         self.max_source_tokens = _positive(folder, self.meta, "max_source_tokens") or self.context
         self.max_target_tokens = _positive(folder, self.meta, "max_target_tokens")
+        self._stated_new_tokens = _positive(folder, self.meta, "max_new_tokens")
 
     def graph_files(self) -> list[Path]:
         return [s.path for s in self.graphs.sessions]
@@ -124,9 +134,18 @@ class CausalTier(TierFolder):
             )
         return ids
 
+    def decode_limit(self) -> tuple[int, str]:
+        """The suite config's ``max_new_tokens``, else the model's (``generation_config.json`` or ``tier.json``),
+        else :data:`DEFAULT_MAX_NEW_TOKENS`; and where it comes from."""
+        if self.max_new_tokens is not None:
+            return self.max_new_tokens, "config"
+        if self._stated_new_tokens is not None:
+            return self._stated_new_tokens, meta_source(self.path, "max_new_tokens").name
+        return DEFAULT_MAX_NEW_TOKENS, "default"
+
     def default_max_new_tokens(self, source_tokens: int) -> int:
-        """Cap on output length: generous for transliteration, bounded by max_target_tokens and the context left."""
-        cap = 4 * source_tokens + 8
+        """Cap on output length (:meth:`decode_limit`), bounded by max_target_tokens and the context left."""
+        cap = self.decode_limit()[0]
         if self.max_target_tokens is not None:
             cap = min(cap, self.max_target_tokens)
         if self.context is not None:

@@ -78,6 +78,7 @@ class Seq2SeqTier(TierFolder):
     ``label`` and ``name``)."""
 
     kind = "seq2seq"
+    holds = ("encoder", "decoder")
 
     def __init__(
         self,
@@ -86,11 +87,14 @@ class Seq2SeqTier(TierFolder):
         label: str | None = None,
         after_run: AfterRun | None = None,
         name: str | None = None,
+        *,
+        max_new_tokens: int | None = None,
     ) -> None:
+        """``max_new_tokens``: the decode length a suite config sets (None: :meth:`default_max_new_tokens`'s)."""
         folder = Path(folder)
         if not folder.is_dir():
             raise MeasureError(f"{folder}: not a folder (expected a model tier folder)")
-        super().__init__(folder, config, label, name)
+        super().__init__(folder, config, label, name, max_new_tokens)
         self.layout = detect_layout(folder)
         self.tokenizer = self._load_tokenizer()
         self.encoder: Encoder
@@ -119,9 +123,14 @@ class Seq2SeqTier(TierFolder):
             )
         return ids
 
+    def decode_limit(self) -> tuple[int | None, str]:
+        """The suite config's ``max_new_tokens``, else None: 4 x source + 8 (:meth:`default_max_new_tokens`)."""
+        return (self.max_new_tokens, "config") if self.max_new_tokens is not None else (None, "4 x source + 8")
+
     def default_max_new_tokens(self, source_tokens: int) -> int:
-        """Cap on output length: generous for transliteration (one letter can become four), bounded by positions."""
-        cap = 4 * source_tokens + 8
+        """Cap on output length: the suite config's, else generous for transliteration (one letter can become
+        four); bounded by positions."""
+        cap = self.max_new_tokens if self.max_new_tokens is not None else 4 * source_tokens + 8
         return min(cap, self.max_target_tokens - 1) if self.max_target_tokens else cap
 
     def start(self, ids: list[int], trace: Trace) -> KVCache:

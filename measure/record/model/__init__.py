@@ -30,6 +30,7 @@ from measure.record.model.framing import (
 )
 from measure.record.model.genai import GenaiPair, GenaiTier, Spread
 from measure.record.model.instructions import Instructions, InstructionTier
+from measure.record.model.plan import Nbits, PlanOutcome, RunPlan
 from measure.record.model.read import from_document
 from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, TierEntry
 from measure.record.model.wallclock import (
@@ -73,12 +74,15 @@ __all__ = [
     "LegTiming",
     "Machine",
     "Miss",
+    "Nbits",
     "PairFidelity",
     "Pairing",
     "PathFidelity",
+    "PlanOutcome",
     "Profile",
     "Quality",
     "Record",
+    "RunPlan",
     "Spread",
     "ThreadSweep",
     "TierCalls",

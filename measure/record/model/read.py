@@ -11,6 +11,7 @@ from typing import Any
 from measure.policy import policy_from
 from measure.record.model.convert import ints
 from measure.record.model.instructions import Instructions, instruction_tier
+from measure.record.model.plan import nbits_of, plan_of
 from measure.record.model.read_fidelity import fidelity
 from measure.record.model.read_framing import framing
 from measure.record.model.read_wallclock import wallclock
@@ -91,7 +92,9 @@ def _tier(name: str, t: dict[str, Any]) -> TierEntry:
         files=tuple(FileEntry(f["name"], int(f["bytes"]), f["sha256"]) for f in fp["files"]),
         kind=t.get("kind", "seq2seq"),  # absent only before v3, which measured encoder-decoder tiers alone
         prompt=t.get("prompt"),
-        nbits=next((dict(g["nbits"]) for g in fp.get("graphs", ()) if g.get("nbits")), None),
+        nbits=nbits_of(fp),
+        max_new_tokens=(t.get("decode_limit") or {}).get("max_new_tokens"),
+        max_new_tokens_from=(t.get("decode_limit") or {}).get("from"),
     )
 
 
@@ -138,4 +141,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         pairing=_pairing(doc.get("pairing")),
         instructions=_instructions(doc.get("instructions")),
         fidelity=fidelity(doc.get("fidelity")),
+        plan=plan_of(doc.get("plan")),
     )

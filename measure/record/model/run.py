@@ -9,6 +9,7 @@ from measure.policy import Policy
 from measure.record.model.fidelity import Fidelity
 from measure.record.model.framing import Framing, FramingTier, Leg
 from measure.record.model.instructions import Instructions
+from measure.record.model.plan import Nbits, RunPlan
 from measure.record.model.wallclock import Wallclock
 
 PARTS = ("wallclock", "profile", "framing", "instructions")
@@ -83,8 +84,12 @@ class TierEntry:
     """``seq2seq`` (encoder-decoder) or ``causal`` (decoder-only)."""
     prompt: str | None = None
     """A decoder-only tier's prompt template; None for seq2seq."""
-    nbits: dict[str, int] | None = None
-    """A MatMulNBits graph's ``bits``, ``block_size`` and ``accuracy_level`` (0: unset), read from the graph."""
+    nbits: Nbits | None = None
+    """Its MatMulNBits settings (block size, accuracy level), read from the graph; None without MatMulNBits."""
+    max_new_tokens: int | None = None
+    """The output cap its wall-clock decodes took (before its positions' bounds); None: per source, or unrecorded."""
+    max_new_tokens_from: str | None = None
+    """Where that cap came from: ``config``, ``generation_config.json``, ``tier.json``, ``default``; None before."""
 
     @property
     def decoder_only(self) -> bool:
@@ -178,6 +183,8 @@ class Record:
     """Callgrind instruction counts per greedy tier (``measure run --instructions``); None in most records."""
     fidelity: Fidelity | None = None
     """The framing suite's fidelity pass: each quantized tier against its full-precision reference (schema v4)."""
+    plan: RunPlan | None = None
+    """A budgeted run's plan: what it measured of what the config asks, what it cut, how it ended."""
 
     @property
     def date(self) -> str:

@@ -48,10 +48,20 @@ def golden_part(path: str, sha256: str, rows: int) -> Part:
     return {"path": path, "sha256": sha256, "rows": rows}
 
 
-def tier_part(role: str, path: str, kind: str, prompt: str | None, fingerprint: Part) -> Part:
+def tier_part(
+    role: str, path: str, kind: str, prompt: str | None, fingerprint: Part, decode_limit: Part | None = None
+) -> Part:
     """One entry of ``tiers``: the config's role, the artifact's folder, its model kind (``seq2seq`` or
-    ``causal``) with a decoder-only tier's prompt template, and its fingerprint."""
-    return {"role": role, "path": path, "kind": kind, "prompt": prompt, "fingerprint": fingerprint}
+    ``causal``) with a decoder-only tier's prompt template, and its fingerprint; ``decode_limit``
+    (:func:`decode_limit_part`) where the run states it."""
+    part = {"role": role, "path": path, "kind": kind, "prompt": prompt, "fingerprint": fingerprint}
+    return part | ({"decode_limit": decode_limit} if decode_limit is not None else {})
+
+
+def decode_limit_part(max_new_tokens: int | None, source: str) -> Part:
+    """The output cap the wall-clock suite's decodes of a tier take before the bounds of its positions, and where
+    it comes from (``config``, ``generation_config.json``, ``tier.json``, ``default``; None: 4 x source + 8)."""
+    return {"max_new_tokens": max_new_tokens, "from": source}
 
 
 def pairing_part(job: str, side: str, partner_run_id: str, base_first: dict[str, list[bool]]) -> Part:

@@ -35,6 +35,8 @@ class TierRow:
     overhead: Md
     fidelity: Md
     """Mean KLD and same top-1 against the tier's full-precision reference, linked to the figures."""
+    quantization: Md | None
+    """An int4 tier's MatMulNBits block size and accuracy level, read from its graph, under its precision."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,14 @@ class ProfileSection:
     warm_loads: int
     worker_rows: int
     memory_source: Md
+
+
+def _quantization(a: Analysis, tier: str) -> Md | None:
+    """``block 32, accuracy 4 (int8)`` for a MatMulNBits tier: whether its kernel multiplies in fp32 or with int8
+    activations decides whether int4 is slower or faster than int8 on CPU, so it stands beside the speed."""
+    entry = a.record.tiers.get(tier)
+    nbits = entry.nbits if entry is not None else None
+    return None if nbits is None else md(nbits.label)
 
 
 def _scaled(e: Estimate | None, k: float) -> Estimate | None:
@@ -187,6 +197,34 @@ class WallclockPage:
     """Whether the tier rows carry fidelity figures (a fidelity pass ran): the table explains the column."""
     glossary: Md | None = None
     """The page's words defined in one line where the page begins."""
+    plan: Md | None = None
+    """A budgeted run's plan in a sentence: its budget, rows, repeats, what it cut; None for runs without one."""
+
+
+def _plan(a: Analysis) -> Md | None:
+    """The budget, the rows and repeats it planned, how the top-up ended and what was cut, from the record."""
+    p, rows = a.record.plan, a.record.golden.rows
+    if p is None:
+        return None
+    s = p.shape
+    text = (
+        f"A budgeted run ({p.budget_s / 60:.1f} min; planned to end at {p.estimate_s / 60:.1f}): every case on "
+        f"{len(p.wallclock_rows)} of {rows} golden rows, {s['repeats']} repeats, up to {p.max_repeats} where its "
+        "interval was wider than the policy's tolerance."
+    )
+    if p.outcome is not None:
+        why = {
+            "tolerance": "every interval was within the tolerance",
+            "repeats": "the widest cases reached their cap",
+            "budget": "the budget was spent",
+        }
+        text += (
+            f" It took {p.outcome.spent_s / 60:.1f} min; the top-up ran {p.outcome.top_up_rounds} round(s) and "
+            f"stopped when {why.get(p.outcome.stopped or '', 'nothing was left to repeat')}."
+        )
+    if p.cut:
+        text += " Cut by the budget: " + "; ".join(p.cut) + "."
+    return md(text)
 
 
 def _timed(wc: Wallclock) -> str:
@@ -236,6 +274,7 @@ def _tier_rows(a: Analysis) -> tuple[TierRow, ...]:
             stacked(t.exponent, 2),
             md(f"{t.overhead:.1%}"),
             fidelity_cell(a.fidelity_of(t.tier)),
+            _quantization(a, t.tier),
         )
         for t in a.tiers
     )
@@ -311,4 +350,5 @@ def wallclock_page(
         _compiled(a),
         bool(a.fidelity),
         glossary("tier", "golden rows", "[lo, hi]", "k", "acceptance", *(("KLD", "same top-1") if a.fidelity else ())),
+        _plan(a),
     )

@@ -1,0 +1,221 @@
+"""A budgeted run's measuring side: the warm-up that times one pass for the planner, and the top-up at the end.
+
+:mod:`measure.suites.plan` decides; this module measures what it decides on. The warm-up is the wall-clock
+suite's own (untimed in the record), each case's first pass timed row by row, each unit's load too. The
+top-up runs after every other step, so it spends exactly what the budget has left: round by round, one more
+repeat of each case :func:`~measure.suites.plan.next_round` picks, a unit's sessions at a time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from measure.engine.load import detect_kind
+from measure.engine.session import AfterRun
+from measure.errors import MeasureError
+from measure.record.model.write_plan import plan_outcome
+from measure.record.model.write_wallclock import repeat_done
+from measure.suites import Progress, Save, no_progress
+from measure.suites.config import SuiteConfig
+from measure.suites.golden import GoldenRows, pick
+from measure.suites.plan import FINISH_S, BudgetTooSmall, Plan, make_plan, next_round
+from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s
+from measure.suites.steps import Sessions
+from measure.suites.units import Units
+from measure.suites.wallclock import timed_pass
+
+
+@dataclass(frozen=True)
+class Budgeted:
+    """A budgeted run's plan, the warm-up timings it rests on and the warm-up passes made."""
+
+    plan: Plan
+    warm: Warm
+    passes: int
+
+
+def plan_run(
+    config: SuiteConfig,
+    suites: list[str],
+    golden: GoldenRows,
+    hooks: Mapping[str, AfterRun],
+    budget_s: float,
+    started: float,
+    progress: Progress = no_progress,
+) -> Budgeted:
+    """Warm up (timing one pass of every wall-clock case) and plan the rest into ``budget_s`` seconds from
+    ``started``; :class:`~measure.suites.plan.BudgetTooSmall` before anything is measured when it cannot hold one
+    repeat of everything."""
+    spent = perf_counter() - started
+    if spent >= budget_s:
+        raise BudgetTooSmall(budget_s, spent, spent, "loading and checking every tier took all of it")
+    units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
+    warm, passes = planning_warm_up(units, [r.input for r in golden.rows], config, started, progress)
+    plan = make_plan(warm, asks_of(config, suites, len(golden), other_legs(config)), budget_s)
+    return Budgeted(plan, warm, passes)
+
+
+def other_legs(config: SuiteConfig) -> tuple[str, ...]:
+    """The runtimes the framing suite will run beside Python onnxruntime, as far as can be told unstarted."""
+    fr, legs = config.framing, []
+    if fr.node_leg and shutil.which(fr.node):
+        legs.append("node")
+        if fr.web_leg and (shutil.which(fr.browser) or Path(fr.browser).is_file()):
+            legs.append("web")
+    causal = any(detect_kind(t.path) == "causal" for t in config.tiers)
+    if fr.genai_leg and causal and importlib.util.find_spec("onnxruntime_genai") is not None:
+        legs.append("genai")
+    return tuple(legs)
+
+
+def finish_top_up(
+    config: SuiteConfig,
+    doc: dict[str, Any],
+    golden: GoldenRows,
+    hooks: Mapping[str, AfterRun],
+    save: Save,
+    progress: Progress,
+    budgeted: Budgeted,
+    started: float,
+) -> None:
+    """What the budget has left buys repeats for the widest intervals; the plan's outcome is written either way."""
+    plan = budgeted.plan
+    stopped, rounds, added = None, 0, {}
+    if doc.get("wallclock") and doc["wallclock"].get("cases"):
+        texts = [r.input for r in pick(golden, plan.wallclock_rows).rows]
+        units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
+        deadline = started + plan.budget_s
+        tolerance = config.policy.compare_tolerance
+        stopped, rounds, added = top_up(
+            units, texts, doc["wallclock"], save, plan, budgeted.warm, deadline, tolerance, progress
+        )
+    plan_outcome(doc["plan"], stopped, rounds, added, round(perf_counter() - started, 3))
+    save()
+
+
+def asks_of(config: SuiteConfig, suites: list[str], rows: int, legs: tuple[str, ...]) -> Asks:
+    """What the config asks, in the planner's terms; ``legs``: the other runtimes the framing suite will run."""
+    wc, fr = config.wallclock, config.framing
+    steps = []
+    if "wallclock" in suites:
+        steps.append("wallclock")
+        steps += ["call_costs"] if wc.call_costs and config.pairs else []
+        steps += ["layouts"] if config.layouts else []
+        steps += ["profile"] if wc.profile else []
+        steps += ["threads"] if wc.threads else []
+    steps += ["framing"] if "framing" in suites else []
+    return Asks(
+        rows=rows,
+        repeats=wc.repeats,
+        seed=wc.seed,
+        tolerance=config.policy.compare_tolerance,
+        steps=tuple(steps),
+        pairs=tuple((p.drafter, p.verifier) for p in config.pairs),
+        ks=wc.k,
+        framing_blocks=fr.k,
+        whole=fr.whole_prefix,
+        probe_k=fr.probe_k,
+        legs=legs,
+        leg_repeats=fr.leg_repeats,
+        profile_workers=wc.profile_workers,
+        profile_rows=min(wc.profile_rows, rows),
+        warm_loads=wc.warm_loads,
+        threads=wc.threads,
+        call_cost_rows=min(wc.call_cost_rows, rows),
+        layouts=len(config.layouts),
+    )
+
+
+def planning_warm_up(
+    units: Units, texts: list[str], config: SuiteConfig, started: float, progress: Progress = no_progress
+) -> tuple[Warm, int]:
+    """One untimed-in-the-record pass of every case over every row, timed for the planner (and on for
+    ``warmup_s`` seconds, as the suite's own warm-up); returns what it saw and the passes made."""
+    kinds = {t.name: "" for t in config.tiers}
+    rows: dict[str, list[Any]] = {}
+    prompts: dict[str, list[int]] = {}
+    total, done, passes, start = len(units.case_names), 0, 0, perf_counter()
+    while passes < max(config.wallclock.warmup, 1) or perf_counter() - start < config.wallclock.warmup_s:
+        for cases in units.each():
+            for case in cases:
+                found = []
+                for text in texts:
+                    ids = case.encode(text)
+                    found.append(case.decode(ids))
+                    prompts.setdefault(case.name, []).append(len(ids))
+                rows.setdefault(case.name, found)
+                if case.k is None:
+                    kinds[case.name] = "causal" if case.causal else "seq2seq"
+                if passes == 0:
+                    done += 1
+                    progress(f"wallclock warm-up {case.name} (timing the plan)", done, total)
+        passes += 1
+    cases = {
+        name: CaseTimes(units.unit_of[name], tuple(d.wall_s for d in found), tuple(len(d.tokens) for d in found))
+        for name, found in rows.items()
+    }
+    tiers = {
+        name: TierTimes(
+            kind=kinds[name],
+            load_s=units.load_s.get(name, 0.0),
+            row_s=cases[name].row_s,
+            first_s=tuple(d.first_token_s or 0.0 for d in rows[name]),
+            tokens=cases[name].tokens,
+            prompt=tuple(prompts[name][: len(texts)]),
+        )
+        for name in kinds
+        if name in rows
+    }
+    return Warm(tiers, cases, dict(units.load_s), perf_counter() - started), passes
+
+
+def per_repeat_ms(cases: dict[str, Any]) -> dict[str, list[float]]:
+    """Each case's ms per output token, one value a repeat, as the analysis reads the samples."""
+    out = {}
+    for name, case in cases.items():
+        tokens = max(1, sum(case["tokens"]))
+        out[name] = [1000 * sum(rep) / tokens for rep in case["wall_s"]]
+    return out
+
+
+def top_up(
+    units: Units,
+    texts: list[str],
+    wallclock: dict[str, Any],
+    save: Save,
+    plan: Plan,
+    warm: Warm,
+    deadline: float,
+    tolerance: float,
+    progress: Progress = no_progress,
+) -> tuple[str, int, dict[str, int]]:
+    """More repeats where the intervals are widest until every one is within ``tolerance``, the cases reach
+    ``plan.max_repeats`` or the time to ``deadline`` (a :func:`perf_counter` value) cannot pay for one more
+    pass; returns why it stopped, the rounds and the repeats it added per case."""
+    if not wallclock.get("cases"):
+        raise MeasureError("top-up: the wall-clock suite has no case to repeat")
+    rows = len(texts)
+    cost = {name: case_round_s(warm, name, rows) for name in wallclock["cases"]}
+    rounds, added = 0, {name: 0 for name in wallclock["cases"]}
+    while True:
+        left = deadline - perf_counter() - FINISH_S
+        decision = next_round(per_repeat_ms(wallclock["cases"]), cost, left, tolerance, plan.max_repeats)
+        if decision.stop is not None:
+            return decision.stop, rounds, {k: v for k, v in added.items() if v}
+        rounds += 1
+        chosen = set(decision.cases)
+        done = 0
+        for cases in units.each(fresh_row=texts[0], only=chosen):
+            for case in cases:
+                timed_pass(case, texts, wallclock["cases"])
+                added[case.name] += 1
+                done += 1
+                progress(f"wallclock top-up round {rounds} {case.name}", done, len(chosen))
+                save()
+        repeat_done(wallclock, min(len(c["wall_s"]) for c in wallclock["cases"].values()))

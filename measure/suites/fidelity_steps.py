@@ -1,0 +1,119 @@
+"""The fidelity pass inside ``measure run``, one reference at a time, as the other steps hold their sessions.
+
+Before anything is measured each tier's reference is found, loaded beside the tier, checked (kind, vocabulary,
+how both read the rows) and let go of; what is kept is a :class:`Planned` per judged tier: names and a folder, no
+sessions. The pass then loads one reference with the tiers judged against it (its group), judges them, and lets
+go of them before the next group; each speculative pair is loaded alone. A run's memory during the pass is its
+largest group's, not the sum of its tiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from measure.engine.load import detect_kind, load_tier
+from measure.engine.tier import Tier
+from measure.record.model.write_fidelity import fidelity_part
+from measure.suites import Progress, Save, no_progress
+from measure.suites.config import PairSpec
+from measure.suites.fidelity import Judged, check_streams, judge_group, judge_pair, reference_named, reference_of
+from measure.suites.golden import GoldenRows
+from measure.suites.steps import Sessions, release
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One judged tier's reference, as the check found it: by name when it is a tier of the run, else a folder."""
+
+    tier: str
+    reference: str
+    folder: Path
+    source: str
+    in_run: bool
+
+
+def _loader(sessions: Sessions):
+    """Loads a reference folder outside the run with the run's session options (a decoder-only one reads the rows
+    with the prompt of the tier it judges)."""
+
+    def load(folder: Path, name: str, prompt: str | None) -> Tier:
+        causal = detect_kind(folder) == "causal"
+        config = sessions.config
+        return load_tier(
+            folder, config.session, label=f"{name}~reference", name=name, prompt=prompt if causal else None
+        )
+
+    return load
+
+
+def check_references(sessions: Sessions, golden: GoldenRows) -> list[Planned]:
+    """Each tier with its reference loaded, checked and let go of, two tiers at a time; a bad reference is one
+    line before anything is measured."""
+    config, planned = sessions.config, []
+    names = {t.name for t in config.tiers}
+    for spec in config.tiers:
+        tier = sessions.tier(spec.name, label=spec.name)
+        held: dict[str, Tier] = {spec.name: tier}
+        judged = None
+        try:
+            name = spec.reference or reference_named(tier)
+            if name in names and name != spec.name:
+                held[name] = sessions.tier(name, label=f"{name}~reference")
+            judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path, {})
+            if judged is not None:
+                check_streams([judged], golden)
+                planned.append(
+                    Planned(spec.name, judged.reference.name, judged.reference.path, judged.source, judged.in_run)
+                )
+        finally:
+            outside = () if judged is None or judged.in_run else (judged.reference,)
+            release(*held.values(), *outside)
+    return planned
+
+
+def run_fidelity_steps(
+    planned: list[Planned],
+    pairs: Iterable[PairSpec],
+    sessions: Sessions,
+    golden: GoldenRows,
+    out: dict[str, Any],
+    save: Save,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Fill ``out`` (the record's ``fidelity`` block), one reference's group, then one pair, at a time; saved
+    after each."""
+    out.update(fidelity_part())
+    groups: dict[Path, list[Planned]] = {}
+    for p in planned:
+        groups.setdefault(p.folder, []).append(p)
+    pairs = list(pairs)
+    total, done = len(groups) + len(pairs), 0
+    load = _loader(sessions)
+    for group in groups.values():
+        first = group[0]
+        tiers = [sessions.tier(p.tier, label=p.tier) for p in group]
+        if first.in_run:
+            reference = sessions.tier(first.reference, label=f"{first.reference}~reference")
+        else:
+            reference = load(first.folder, first.reference, tiers[0].prompt)
+        try:
+            judged = [Judged(t, reference, p.source, p.in_run) for t, p in zip(tiers, group, strict=True)]
+            judge_group(reference, judged, golden, out)
+        finally:
+            release(reference, *tiers)
+        done += 1
+        progress(f"fidelity against {first.reference}", done, total)
+        save()
+    for spec in pairs:
+        pair = sessions.pair(spec)
+        try:
+            out["pairs"].append(judge_pair(pair.drafter, pair.verifier, golden))
+        finally:
+            release(pair)
+        done += 1
+        progress(f"fidelity {spec.name}", done, total)
+        save()
+    return out

@@ -1,0 +1,235 @@
+"""What each step of a run would cost at a given shape, estimated from the warm-up's timings. Pure.
+
+The planner (:mod:`measure.suites.plan`) asks this module for seconds only. The wall-clock estimate is the
+warm-up's own passes (and loads) times the repeats; the other steps are built from the same per-row facts
+of each tier: a row's decode, its first token (the prefill, or the encoder and first call), its tokens and
+prompt tokens, and from those the cost of one decode step and of a call of n tokens. Steps whose work is
+not seen in the warm-up (other runtimes, worker processes) carry stated constants; every estimate but the
+wall-clock's is inflated by :data:`SAFETY`, since the top-up at the end spends what an overestimate leaves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from statistics import median
+
+PROCESS_S = 0.5
+"""A worker process's start and imports (Python, onnxruntime, numpy, tokenizers)."""
+BROWSER_S = 5.0
+"""Starting Chromium and its page for the web leg."""
+JS_FACTOR = {"node": 1.5, "web": 3.0}
+"""How much slower than Python onnxruntime the JavaScript legs decode (onnxruntime-node; wasm in a browser)."""
+GENAI_WARM_ROWS = 4
+"""Rows the onnxruntime-genai leg decodes untimed, by both loops, before it times a tier."""
+SAFETY = 1.15
+"""Every estimate but the wall-clock's is inflated by this much."""
+
+
+@dataclass(frozen=True)
+class TierTimes:
+    """One tier's greedy decode of each golden row in the warm-up, and its load."""
+
+    kind: str
+    load_s: float
+    row_s: tuple[float, ...]
+    first_s: tuple[float, ...]
+    """Ids in to the first output token (decoder-only: the prefill)."""
+    tokens: tuple[int, ...]
+    prompt: tuple[int, ...]
+    """Source (prompt) tokens of each row."""
+
+    @property
+    def row_mean(self) -> float:
+        return sum(self.row_s) / max(len(self.row_s), 1)
+
+    @property
+    def step_s(self) -> float:
+        """One single-token call on a warm cache (the decode phase's median per token)."""
+        steps = [(r - f) / (t - 1) for r, f, t in zip(self.row_s, self.first_s, self.tokens, strict=True) if t > 1]
+        return median(steps) if steps else self.row_mean / max(median(self.tokens) if self.tokens else 1, 1)
+
+    def call_s(self, width: float) -> float:
+        """A call of ``width`` tokens: between a step and the prefill, linearly in the tokens it feeds."""
+        prompt, first = median(self.prompt) if self.prompt else 1, median(self.first_s) if self.first_s else 0.0
+        per_token = max(first - self.step_s, 0.0) / max(prompt - 1, 1)
+        return self.step_s + max(width - 1, 0) * per_token
+
+
+@dataclass(frozen=True)
+class CaseTimes:
+    """One wall-clock case's warm-up pass: which sessions it decodes with and each row's seconds."""
+
+    unit: str
+    row_s: tuple[float, ...]
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Warm:
+    """What the warm-up measured, and how long everything before the plan took."""
+
+    tiers: Mapping[str, TierTimes]
+    cases: Mapping[str, CaseTimes]
+    unit_load_s: Mapping[str, float]
+    """Seconds to load each unit's sessions (a tier, or a pair's two)."""
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class Asks:
+    """What the config asks for, in the terms the planner cuts."""
+
+    rows: int
+    repeats: int
+    seed: int
+    tolerance: float
+    steps: tuple[str, ...]
+    """The steps this run takes, in order: wallclock, call_costs, layouts, profile, threads, framing."""
+    pairs: tuple[tuple[str, str], ...] = ()
+    ks: tuple[int, ...] = (2, 4, 8)
+    framing_blocks: tuple[int, ...] = (2, 4, 8)
+    whole: bool = True
+    probe_k: int = 4
+    legs: tuple[str, ...] = ()
+    """Other runtimes the framing suite runs: node, web, genai."""
+    leg_repeats: int = 2
+    profile_workers: int = 3
+    profile_rows: int = 8
+    warm_loads: int = 2
+    threads: tuple[int, ...] = ()
+    call_cost_rows: int = 16
+    layouts: int = 0
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One candidate plan: how much of each step."""
+
+    wallclock_rows: int
+    repeats: int
+    framing_rows: int
+    prefill_rows: int
+    profile_workers: int
+    profile_rows: int
+    warm_loads: int
+    call_cost_rows: int
+    call_cost_repeats: int
+
+
+def _pass(case: CaseTimes, rows: int) -> float:
+    """One timed pass over ``rows`` rows and the untimed first row a new session decodes."""
+    mean = sum(case.row_s) / max(len(case.row_s), 1)
+    return mean * rows + (case.row_s[0] if case.row_s else 0.0)
+
+
+def wallclock_s(warm: Warm, rows: int, repeats: int) -> float:
+    """Every unit loaded afresh each repeat, each of its cases decoding one untimed row and one timed pass."""
+    per = sum(warm.unit_load_s.values()) + sum(_pass(c, rows) for c in warm.cases.values())
+    return per * repeats
+
+
+def case_round_s(warm: Warm, case: str, rows: int) -> float:
+    """One more repeat of one case in the top-up: its unit's load, its untimed row and its pass."""
+    c = warm.cases[case]
+    return warm.unit_load_s.get(c.unit, 0.0) + _pass(c, rows)
+
+
+def _framing_row(t: TierTimes, asks: Asks, prefill: bool) -> float:
+    """One row of one tier on the Python leg: the greedy decode, the single-step replay, each block and whole;
+    decoder-only rows with ``prefill`` also feed the prompt token by token, in blocks and whole."""
+    tokens = median(t.tokens) if t.tokens else 1
+    first = median(t.first_s) if t.first_s else 0.0
+    cost = 2 * t.row_mean
+    blocks = [*asks.framing_blocks, *([max(tokens, 1)] if asks.whole else [])]
+    cost += sum(first + math.ceil(tokens / b) * t.call_s(b) for b in blocks)
+    if prefill and t.kind == "causal":
+        prompt = median(t.prompt) if t.prompt else 1
+        cost += prompt * t.step_s + sum(math.ceil(prompt / b) * t.call_s(b) for b in asks.framing_blocks)
+        cost += first if asks.whole else 0.0
+    return cost
+
+
+def _legs_s(t: TierTimes, asks: Asks, rows: int) -> float:
+    """The other runtimes on one tier: onnxruntime-genai on decoder-only tiers, the JavaScript legs on the rest."""
+    cost = 0.0
+    if "genai" in asks.legs and t.kind == "causal":
+        repeats = max(asks.leg_repeats, 3)
+        cost += (2 * repeats + 2) * t.row_mean * rows + 2 * GENAI_WARM_ROWS * t.row_mean + t.load_s
+    for leg in ("node", "web"):
+        if leg in asks.legs and t.kind != "causal":
+            per_row = (1 + asks.leg_repeats + len(asks.framing_blocks) / 2) * t.row_mean
+            cost += JS_FACTOR[leg] * (per_row * rows + t.load_s) + PROCESS_S
+    return cost
+
+
+def framing_s(warm: Warm, asks: Asks, rows: int, prefill_rows: int) -> float:
+    """The Python leg and the other legs per tier, then acceptance for every pair and self-pair."""
+    cost = BROWSER_S if "web" in asks.legs else 0.0
+    for t in warm.tiers.values():
+        cost += t.load_s + sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
+        cost += _legs_s(t, asks, rows)
+    used = dict.fromkeys(n for pair in asks.pairs for n in pair)
+    pairs = [*asks.pairs, *((n, n) for n in used)]
+    for drafter, verifier in pairs:
+        d, v = warm.tiers.get(drafter), warm.tiers.get(verifier)
+        if d is None or v is None:
+            continue
+        case = warm.cases.get(f"{drafter}->{verifier}@k{asks.probe_k}")
+        runtime = sum(case.row_s) / len(case.row_s) if case and case.row_s else v.row_mean + d.row_mean
+        cost += d.load_s + v.load_s + rows * (v.row_mean + d.row_mean + runtime + v.row_mean)
+        if "genai" in asks.legs and v.kind == "causal" and drafter != verifier:
+            cost += rows * (2 * runtime + 2 * v.row_mean) + d.load_s + v.load_s
+    return cost
+
+
+def profile_s(warm: Warm, workers: int, rows: int, warm_loads: int) -> float:
+    """Worker processes one at a time: a baseline one, then one per tier (cold load, ``rows`` rows, warm loads)."""
+    per_worker = PROCESS_S
+    for t in warm.tiers.values():
+        per_worker += PROCESS_S + t.load_s * (1 + warm_loads) + sum(t.row_s[:rows])
+    return workers * per_worker
+
+
+def threads_s(warm: Warm, asks: Asks, rows: int) -> float:
+    per = sum(t.load_s + t.row_s[0] + sum(t.row_s[:rows]) for t in warm.tiers.values() if t.row_s)
+    return per * len(asks.threads) * asks.repeats
+
+
+def call_costs_s(warm: Warm, asks: Asks, rows: int, repeats: int) -> float:
+    """Each pair's verifier at widths 1 .. max(k) + 1 and drafter at 1, on the first rows' mid-decode caches."""
+    widths: dict[str, list[int]] = {}
+    for drafter, verifier in asks.pairs:
+        widths.setdefault(drafter, [1])
+        widths[verifier] = list(range(1, max(asks.ks, default=1) + 2))
+    cost = 0.0
+    for name, ns in widths.items():
+        t = warm.tiers.get(name)
+        if t is None:
+            continue
+        calls = sum(t.call_s(n) for n in ns)
+        cost += rows * t.row_mean + repeats * (t.load_s + rows * (t.row_mean / 2 + calls)) + 2 * calls
+    return cost
+
+
+def layouts_s(warm: Warm, asks: Asks, rows: int) -> float:
+    """Layout comparisons run tiers the warm-up never loaded: two passes of an average tier per repeat."""
+    if not warm.tiers:
+        return 0.0
+    mean = sum(t.row_mean for t in warm.tiers.values()) / len(warm.tiers)
+    return asks.layouts * 2 * (asks.repeats + 1) * mean * rows
+
+
+def estimate(warm: Warm, asks: Asks, shape: Shape) -> dict[str, float]:
+    """Seconds per step at ``shape``, in the order the run takes them (only the steps ``asks`` runs)."""
+    s = shape
+    found = {
+        "wallclock": wallclock_s(warm, s.wallclock_rows, s.repeats),
+        "call_costs": SAFETY * call_costs_s(warm, asks, s.call_cost_rows, s.call_cost_repeats),
+        "layouts": SAFETY * layouts_s(warm, asks, s.wallclock_rows),
+        "profile": SAFETY * profile_s(warm, s.profile_workers, s.profile_rows, s.warm_loads),
+        "threads": SAFETY * threads_s(warm, asks, s.profile_rows),
+        "framing": SAFETY * framing_s(warm, asks, s.framing_rows, s.prefill_rows),
+    }
+    return {step: found[step] for step in asks.steps if step in found}

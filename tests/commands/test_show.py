@@ -1,0 +1,64 @@
+"""``measure show`` at the magnitudes a real-size model gives: seconds per row, hundreds of MB, short levels."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import pytest
+from tests_support import real_size_record
+
+from measure.cli import main
+from measure.record.io import write_atomic
+
+TABLES = ("wall-clock (median", "decoder-only tiers", "cost profile", "speculative pairs")
+
+
+@pytest.fixture(scope="module")
+def shown(tmp_path_factory) -> str:
+    doc = real_size_record()
+    path = tmp_path_factory.mktemp("big") / doc["machine_id"] / f"{doc['run_id']}.json"
+    write_atomic(path, doc)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", str(path)]) == 0
+    return out.getvalue()
+
+
+def _table(text: str, title: str) -> list[list[str]]:
+    """The table under ``title``: its header and rows, each split where two or more spaces part its cells."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(title)) + 1
+    rows = []
+    for line in lines[start:]:
+        cells = re.split(r" {2,}", line.strip())
+        if not line.startswith("  ") or len(cells) == 1:  # the table ends at a blank line or a sentence under it
+            break
+        rows.append(cells)
+    return rows
+
+
+@pytest.mark.parametrize("title", TABLES)
+def test_every_row_has_as_many_cells_as_its_header(shown, title):
+    """No column runs into the next: the header's cells and each row's, split on the two spaces between."""
+    rows = _table(shown, title)
+    assert len(rows) > 1, title
+    widths = {len(r) for r in rows}
+    assert widths == {len(rows[0])}, (title, rows)
+
+
+def test_an_interval_with_its_level_stays_apart_from_the_next_column(shown):
+    assert " at 75.0%  " in shown  # the issue's "581.954 [567.299, 628.629] at 75.0%64.520"
+    assert not re.search(r"%\d", shown)
+    assert re.search(r"\d{3,}\.\d{3} \[\d+\.\d{3}, \d+\.\d{3}\] at 75\.0%", shown)  # hundreds of ms per token
+
+
+def test_the_plan_and_the_quantization_settings_are_shown(shown):
+    assert "plan: budget 15.0 min" in shown and "cut: profile workers 3 -> 1" in shown
+    assert "stopped: the budget spent" in shown
+    wallclock = _table(shown, "wall-clock (median")
+    header = wallclock[0]
+    lite = next(r for r in wallclock if r[0] == "lm-small-int4")
+    assert lite[header.index("quantization")] == "block 32, accuracy 0 (fp32, unset)"
+    assert next(r for r in wallclock if r[0] == "lm-base-int8")[header.index("quantization")] == "-"

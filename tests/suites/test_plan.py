@@ -1,0 +1,153 @@
+"""The budget planner on timings a test makes up: what fits, what is cut, who gets the repeats, what is refused."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from measure.errors import MeasureError
+from measure.suites.plan import (
+    REPEATS_FOR_95,
+    BudgetTooSmall,
+    half_width,
+    make_plan,
+    next_round,
+    parse_budget,
+    rows_needed,
+    sample_rows,
+)
+from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, estimate
+
+ROWS = 16
+
+
+def _tier(row_s: float, kind: str = "causal", spread: float = 0.0, seed: int = 0) -> TierTimes:
+    rng = random.Random(seed)
+    rows = tuple(row_s * (1 + spread * (rng.random() - 0.5)) for _ in range(ROWS))
+    return TierTimes(
+        kind, load_s=2.0, row_s=rows, first_s=tuple(r / 4 for r in rows), tokens=(32,) * ROWS, prompt=(200,) * ROWS
+    )
+
+
+def _warm(row_s: dict[str, float], elapsed_s: float = 60.0, spread: float = 0.0) -> Warm:
+    """Real-size seconds: each tier's rows about ``row_s`` each, its load 2 s."""
+    tiers = {name: _tier(s, spread=spread, seed=i) for i, (name, s) in enumerate(row_s.items())}
+    cases = {name: CaseTimes(name, t.row_s, t.tokens) for name, t in tiers.items()}
+    return Warm(tiers, cases, {name: t.load_s for name, t in tiers.items()}, elapsed_s)
+
+
+STEPS = ("wallclock", "profile", "framing")
+ASKS = Asks(rows=ROWS, repeats=3, seed=7, tolerance=0.05, steps=STEPS, legs=("genai",))
+WARM = _warm({"fp32": 2.0, "int8": 1.2, "int4": 1.5, "drafter": 0.3, "genai-int4": 0.8})
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("15m", 900), ("1h30m", 5400), ("900s", 900), ("900", 900), (90, 90), (" 2m 30s ", 150), ("1.5h", 5400)],
+)
+def test_a_budget_reads_as_seconds(text, seconds):
+    assert parse_budget(text, "--budget") == seconds
+
+
+@pytest.mark.parametrize("bad", ["", "fast", "15x", "-5", 0, -1, True, "0m", [15]])
+def test_a_bad_budget_is_one_line_naming_where(bad):
+    with pytest.raises(MeasureError, match=r"^--budget: expected a duration") as err:
+        parse_budget(bad, "--budget")
+    assert "\n" not in str(err.value)
+
+
+def test_an_ample_budget_measures_everything_asked_and_raises_repeats_to_a_95_percent_interval():
+    plan = make_plan(WARM, ASKS, budget_s=6 * 3600)
+    assert plan.cut == ()
+    assert plan.shape.repeats == REPEATS_FOR_95  # the config asked 3: too few for a 95% interval
+    assert plan.wallclock_rows == tuple(range(ROWS)) and plan.framing_rows == tuple(range(ROWS))
+    assert plan.shape.profile_workers == ASKS.profile_workers
+    assert plan.estimate_s <= 6 * 3600
+
+
+def test_a_tight_budget_cuts_profile_and_framing_before_wallclock_rows_and_repeats():
+    full = sum(estimate(WARM, ASKS, make_plan(WARM, ASKS, 6 * 3600).shape).values())
+    plan = make_plan(WARM, ASKS, budget_s=WARM.elapsed_s + 0.55 * full)
+    s = plan.shape
+    assert s.profile_workers == 1 and s.framing_rows < ROWS
+    assert s.repeats == REPEATS_FOR_95  # the 95% interval is kept while rows can still go
+    assert plan.estimate_s <= plan.budget_s
+    assert any(c.startswith("framing rows 16 ->") for c in plan.cut)
+    assert any(c.startswith("profile workers 3 -> 1") for c in plan.cut)
+    assert set(plan.framing_rows) <= set(plan.wallclock_rows)  # one seeded shuffle: the smaller inside the larger
+
+
+def test_every_plan_fits_its_budget_and_cuts_more_as_the_budget_shrinks():
+    last = None
+    for minutes in (120, 60, 30, 15, 10, 8):
+        plan = make_plan(WARM, ASKS, budget_s=60 * minutes)
+        assert plan.estimate_s <= plan.budget_s
+        cost = sum(plan.steps.values())
+        if last is not None:
+            assert cost <= last
+        last = cost
+
+
+def test_a_budget_too_small_for_one_repeat_of_everything_is_refused_naming_the_minimum():
+    with pytest.raises(BudgetTooSmall) as err:
+        make_plan(WARM, ASKS, budget_s=90)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("--budget 1m30s: too small: one repeat of everything")
+    assert f"needs at least {math.floor(err.value.minimum_s / 60)}m" in message and "nothing was measured" in message
+    assert err.value.minimum_s > 90
+    make_plan(WARM, ASKS, budget_s=err.value.minimum_s + 1)  # the minimum it names is enough
+
+
+def test_rows_are_kept_where_rows_differ_and_cut_where_they_are_alike():
+    alike, differ = _warm({"a": 1.0}, spread=0.02), _warm({"a": 1.0}, spread=1.5)
+    assert rows_needed(alike, 0.05) < rows_needed(differ, 0.05) <= ROWS
+
+
+def test_a_sample_of_rows_is_seeded_sorted_and_nested():
+    assert sample_rows(16, 16, 1) == tuple(range(16))
+    a, b = sample_rows(16, 4, 1), sample_rows(16, 8, 1)
+    assert a == sample_rows(16, 4, 1) and list(a) == sorted(a) and set(a) <= set(b)
+
+
+def test_the_case_with_the_large_run_to_run_spread_gets_the_repeats():
+    rng = random.Random(3)
+    steady = [10 * (1 + 0.002 * rng.gauss(0, 1)) for _ in range(6)]
+    noisy = [10 * (1 + 0.2 * rng.gauss(0, 1)) for _ in range(6)]
+    per_repeat = {"steady": steady, "noisy": noisy}
+    found = next_round(per_repeat, {"steady": 30.0, "noisy": 30.0}, left_s=100.0, tolerance=0.05, max_repeats=18)
+    assert found.cases == ("noisy",) and found.stop is None
+    assert half_width(noisy) > 0.05 >= half_width(steady)
+
+
+def test_the_top_up_stops_within_tolerance_at_the_cap_or_when_the_budget_cannot_pay():
+    tight = {"a": [10.0, 10.01, 9.99, 10.0, 10.02, 9.98]}
+    assert next_round(tight, {"a": 1.0}, 100.0, 0.05, 18).stop == "tolerance"
+    wide = {"a": [5.0, 15.0, 10.0, 6.0, 14.0, 9.0]}
+    assert next_round(wide, {"a": 1.0}, 100.0, 0.05, 6).stop == "repeats"
+    assert next_round(wide, {"a": 50.0}, 10.0, 0.05, 18).stop == "budget"
+
+
+def test_fewer_repeats_than_a_95_percent_interval_needs_always_count_as_wide():
+    assert half_width([10.0] * (REPEATS_FOR_95 - 1)) == math.inf
+    found = next_round({"a": [10.0] * 3, "b": [10.0] * 6}, {"a": 1.0, "b": 1.0}, 100.0, 0.05, 18)
+    assert found.cases == ("a",)
+
+
+def test_the_cheaper_wide_case_is_taken_when_the_widest_does_not_fit():
+    per_repeat = {"big": [5.0, 15.0, 10.0, 6.0, 14.0, 9.0], "small": [9.0, 11.0, 10.0, 9.5, 10.5, 10.0]}
+    found = next_round(per_repeat, {"big": 80.0, "small": 5.0}, left_s=20.0, tolerance=0.03, max_repeats=18)
+    assert found.cases == ("small",)
+
+
+def test_the_plan_says_what_it_measures_and_states_itself_for_the_record():
+    plan = make_plan(WARM, ASKS, budget_s=15 * 60)
+    lines = plan.lines(ROWS)
+    assert lines[0].startswith("plan for a 15m00s budget")
+    assert any(line.lstrip().startswith("wallclock") and "repeats per case" in line for line in lines)
+    assert any("ETA" in line for line in lines)
+    stored = plan.to_dict()
+    assert stored["budget_s"] == 900 and stored["shape"]["repeats"] == plan.shape.repeats
+    assert stored["wallclock_rows"] == list(plan.wallclock_rows)
