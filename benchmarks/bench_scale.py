@@ -92,7 +92,7 @@ def build_hf(out: Path) -> None:
         for start in range(0, len(ids) - PROMPT_TOKENS, PROMPT_TOKENS * 7):
             chunk = tok.decode(ids[start : start + PROMPT_TOKENS])
             if chunk.strip() and len(rows) < ROWS:
-                rows.append({"input": chunk, "output": ""})
+                rows.append({"input": chunk, "output": ""})  # filled by expected_outputs() once fp32 exists
     out.mkdir(parents=True, exist_ok=True)
     (out / "golden.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     for name, layers in (("main", LAYERS), ("drafter", DRAFTER_LAYERS)):
@@ -179,7 +179,24 @@ def build(cache: Path, lm_python: str, genai_python: str | None) -> None:
             "note": "onnxruntime-genai model builder, -p int4 -e cpu",
         }
         (genai / "tier.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    expected_outputs(hf / "golden.jsonl", tiers / "fp32")
     write_config(cache, genai.is_dir())
+
+
+def expected_outputs(golden: Path, fp32: Path) -> None:
+    """A random-weight model has no right answer: each row's expected output is the fp32 tier's own greedy
+    continuation (what the fidelity pass scores teacher-forced), written once into the golden rows."""
+    from measure.engine.load import load_tier
+    from measure.engine.options import SessionConfig
+
+    rows = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if all(r["output"] for r in rows):
+        return
+    print("the fp32 tier's greedy continuations as the golden outputs ...", flush=True)
+    tier = load_tier(fp32, SessionConfig(intra_op_threads=2, inter_op_threads=1))
+    for r in rows:
+        r["output"] = r["output"] or tier.greedy(r["input"]).text
+    golden.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
 def write_config(cache: Path, with_genai: bool) -> Path:

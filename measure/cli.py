@@ -14,7 +14,7 @@ import importlib
 import sys
 
 from measure import __version__
-from measure.errors import MeasureError
+from measure.errors import MeasureError, docs_of
 from measure.terminal import clean
 
 VERBS = {
@@ -39,8 +39,28 @@ VERBS = {
 }
 
 
+DESCRIPTION = """\
+Is a quantized ONNX tier fast and faithful on CPU? measure times your model's
+tiers with onnxruntime, judges them against full precision and against each
+other, and writes the answer as run records and a RESULTS site."""
+EPILOG = """\
+start with the bundled demo:
+  measure run             measure the demo's tiers; prints the record's path
+  measure show RECORD     the answer in a terminal
+  measure check           exit 1 when a gate fails
+  mkdocs build            the RESULTS site (the measure plugin renders the pages)
+your own model: measure init TIER_DIR ... (docs/guide/your-tiers.md)
+every verb and argument: docs/reference/cli.md, or measure VERB --help
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="measure", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="measure",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"measure {__version__}")
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, help_text in VERBS.items():
@@ -56,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except MeasureError as exc:
-        return _fail(args.verb, str(exc))
+        docs = docs_of(exc)
+        return _fail(args.verb, str(exc) + (f" (how to fix: docs/{docs})" if docs else ""))
     except KeyboardInterrupt:
         print(f"measure {args.verb}: interrupted", file=sys.stderr)
         return 130

@@ -4,7 +4,24 @@ from __future__ import annotations
 
 
 class MeasureError(Exception):
-    """Bad input a user can act on: the message names the file, field or line and what was expected."""
+    """Bad input a user can act on: the message names the file, field or line and what was expected; ``docs``,
+    where a page of the documentation explains the fix, is that page (``guide/your-tiers.md#golden-rows``), which
+    the CLI names after the message (an error raised ``from`` this one keeps it)."""
+
+    def __init__(self, message: str, docs: str | None = None) -> None:
+        super().__init__(message)
+        self.docs = docs
+
+
+def docs_of(error: BaseException) -> str | None:
+    """The docs page of ``error`` or of the error it was raised from, nearest first."""
+    seen: BaseException | None = error
+    while seen is not None:
+        docs = getattr(seen, "docs", None)
+        if docs:
+            return docs
+        seen = seen.__cause__
+    return None
 
 
 class SettingError(MeasureError):
@@ -18,4 +35,4 @@ class SettingError(MeasureError):
 
     def located(self, where: str) -> MeasureError:
         """The same error naming the file (and the section) the setting was read from, e.g. ``suite.toml: ``."""
-        return MeasureError(f"{where}{self.setting}: {self.problem}")
+        return MeasureError(f"{where}{self.setting}: {self.problem}", docs=self.docs)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from tests_support import DATA_DIR
+from tests_support import DATA_DIR, ROOT
 
 from measure import bundled
 
@@ -133,6 +133,38 @@ def test_golden_row_that_is_not_json_names_its_line(mini_config, tmp_path):
     done = measure("run", "--config", str(config), "--results", str(tmp_path / "r"))
     assert done.returncode == 2
     assert "rows.jsonl:4: not valid JSON" in done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.rstrip().endswith(
+        "(how to fix: docs/guide/your-tiers.md#golden-rows)"
+    )
+
+
+def test_an_unknown_config_key_points_at_the_config_reference(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('golden = "x.jsonl"\nrepeats = 3\n', encoding="utf-8")
+    done = measure("run", "--config", str(bad), "--results", str(tmp_path / "r"))
+    assert done.returncode == 2 and "unknown key 'repeats'" in done.stderr
+    assert "(how to fix: docs/reference/config.md)" in done.stderr
+
+
+def test_every_docs_hint_names_a_page_and_heading_that_exist():
+    """Each ``docs="page#anchor"`` an error carries is a docs page, and the anchor one of its headings."""
+    import re
+
+    hints = {
+        m
+        for path in (ROOT / "measure").rglob("*.py")
+        for m in re.findall(r'docs="([^"]+)"', path.read_text(encoding="utf-8"))
+    }
+    hints |= set(re.findall(r'_DOCS = "([^"]+)"', (ROOT / "measure/suites/golden.py").read_text(encoding="utf-8")))
+    assert len(hints) >= 4
+    for hint in hints:
+        page, _, anchor = hint.partition("#")
+        text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", text, flags=re.M)
+            slugs = {re.sub(r"[^\w\- ]", "", h.split(" {:")[0]).strip().lower().replace(" ", "-") for h in headings}
+            slugs |= set(re.findall(r"\{: #([\w-]+) \}", text))
+            assert anchor in slugs, (hint, sorted(slugs))
 
 
 def test_env_verb():

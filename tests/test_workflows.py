@@ -366,3 +366,18 @@ def test_the_publish_job_says_which_change_points_the_merge_confirmed_before_the
     script = " ".join(publish["steps"][at]["run"].split())
     assert '.venv/bin/measure changes history/results --confirmed-by "$GITHUB_SHA"' in script
     assert '| tee -a "$GITHUB_STEP_SUMMARY"' in script and "--cache history/results/.measure-cache" in script
+
+
+def test_the_test_matrix_is_the_readme_supported_line():
+    """Every CPython the README says is supported is one the tests workflow runs .ci/run on, and no other."""
+    doc = _load("tests.yml")
+    assert set(doc["on"]) == {"push", "pull_request"}
+    (job,) = doc["jobs"].values()
+    versions = job["strategy"]["matrix"]["python"]
+    supported = (ROOT / "README.md").read_text(encoding="utf-8").split("## Supported", 1)[1]
+    said = re.search(r"CPython ((?:3\.\d+(?:, | and )?)+)", supported)[1]
+    assert sorted(re.findall(r"3\.\d+", said)) == sorted(versions)
+    assert _runs(job)[-1] == ".ci/run"
+    setup = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python"))
+    assert setup["with"]["python-version"] == "${{ matrix.python }}"
+    assert INPUTS["python-version"]["default"] in versions  # the reusable workflow's default is a tested one

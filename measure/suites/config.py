@@ -216,7 +216,9 @@ def _section(data: dict[str, Any], cls: type, where: str, path: Path) -> Any:
     known = {f.name: f for f in fields(cls)}
     for key in data:
         if key not in known:
-            raise MeasureError(f"{path}: unknown key {where}.{key}; expected one of {', '.join(known)}")
+            raise MeasureError(
+                f"{path}: unknown key {where}.{key}; expected one of {', '.join(known)}", docs="reference/config.md"
+            )
     values = {}
     for key, value in data.items():
         default = getattr(cls(), key)
@@ -308,7 +310,9 @@ def _check_shape(data: dict[str, Any], path: Path) -> None:
     """Known top-level keys, a golden path, and each section the kind of TOML value it must be."""
     for key in data:
         if key not in TOP:
-            raise MeasureError(f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(TOP))}")
+            raise MeasureError(
+                f"{path}: unknown key {key!r}; expected one of {', '.join(sorted(TOP))}", docs="reference/config.md"
+            )
     if "golden" not in data:
         raise MeasureError(f"{path}: missing key 'golden' (the golden rows file)")
     if not isinstance(data["golden"], str):

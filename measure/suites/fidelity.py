@@ -91,7 +91,8 @@ def reference_of(
             raise MeasureError(
                 f"{where}: {name!r} is neither a tier of the suite nor a folder ({folder}); expected the "
                 f'full-precision tier this one was made from (name it with reference = "..." on the tier, or set '
-                "[framing] fidelity = false)"
+                "[framing] fidelity = false)",
+                docs="guide/your-tiers.md#quantizing-a-tier",
             )
         if folder not in loaded:  # a decoder-only reference reads the rows as the tier it judges does
             loaded[folder] = load(folder, folder.name, tier.prompt)

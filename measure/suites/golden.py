@@ -33,17 +33,23 @@ class GoldenRows:
         return len(self.rows)
 
 
+GOLDEN_DOCS = "guide/your-tiers.md#golden-rows"
+"""The page that says what a golden row holds."""
+
+
 def load_golden(path: Path | str) -> GoldenRows:
     """Read and check a golden rows file; the error names the file and the line."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise MeasureError(f"{path}: cannot read golden rows ({exc.strerror})") from exc
+        raise MeasureError(f"{path}: cannot read golden rows ({exc.strerror})", docs=GOLDEN_DOCS) from exc
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MeasureError(f"{path}: golden rows must be UTF-8 ({exc.reason} at byte {exc.start})") from exc
+        raise MeasureError(
+            f"{path}: golden rows must be UTF-8 ({exc.reason} at byte {exc.start})", docs=GOLDEN_DOCS
+        ) from exc
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -51,17 +57,21 @@ def load_golden(path: Path | str) -> GoldenRows:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise MeasureError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+            raise MeasureError(
+                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})", docs=GOLDEN_DOCS
+            ) from exc
         if not isinstance(obj, dict):
-            raise MeasureError(f'{path}:{number}: expected a JSON object with "input" and "output"')
+            raise MeasureError(f'{path}:{number}: expected a JSON object with "input" and "output"', docs=GOLDEN_DOCS)
         for key in ("input", "output"):
             if not isinstance(obj.get(key), str):
-                raise MeasureError(f"{path}:{number}: field {key!r}: expected a string, got {obj.get(key)!r}")
+                raise MeasureError(
+                    f"{path}:{number}: field {key!r}: expected a string, got {obj.get(key)!r}", docs=GOLDEN_DOCS
+                )
         if not obj["input"].strip():
-            raise MeasureError(f"{path}:{number}: field 'input': expected non-empty source text")
+            raise MeasureError(f"{path}:{number}: field 'input': expected non-empty source text", docs=GOLDEN_DOCS)
         rows.append(GoldenRow(line=number, input=obj["input"], output=obj["output"]))
     if not rows:
-        raise MeasureError(f"{path}: no golden rows; expected one JSON object a line")
+        raise MeasureError(f"{path}: no golden rows; expected one JSON object a line", docs=GOLDEN_DOCS)
     return GoldenRows(path=path, sha256=hashlib.sha256(data).hexdigest(), rows=tuple(rows))
 
 
@@ -72,7 +82,7 @@ def head(golden: GoldenRows, rows: int) -> GoldenRows:
     two runs over the same subset of one file are comparable.
     """
     if rows < 1:
-        raise MeasureError(f"{golden.path}: rows: expected at least 1, got {rows}")
+        raise MeasureError(f"{golden.path}: rows: expected at least 1, got {rows}", docs=GOLDEN_DOCS)
     if rows >= len(golden):
         return golden
     kept = golden.rows[:rows]

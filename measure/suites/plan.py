@@ -71,7 +71,8 @@ class BudgetTooSmall(MeasureError):
         super().__init__(
             f"--budget {clock(budget_s)}: too small: one repeat of everything ({what}) needs at least "
             f"{clock(minimum_s)} here ({clock(elapsed_s)} of it loading and warming up); give at least "
-            f"{clock(math.ceil(minimum_s / 60) * 60)}, or measure less (fewer tiers, pairs or k); nothing was measured"
+            f"{clock(math.ceil(minimum_s / 60) * 60)}, or measure less (fewer tiers, pairs or k); nothing was measured",
+            docs="guide/large-models.md#give-the-run-a-budget",
         )
 
 

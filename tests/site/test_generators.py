@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from tests_support import ROOT
 
 from measure.site.generators import nav_yaml, zensical_toml
@@ -50,6 +51,30 @@ def _project_yaml(plugin: bool) -> str:
     return re.sub(r"^nav:.*?\n(?=\S)", nav_yaml(), text, flags=re.S | re.M)
 
 
+def _docs_nav() -> list:
+    """The project's own nav (Home, the guides, the reference...) as mkdocs.yml lists it, before measure's pages."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    return yaml.safe_load(re.search(r"^nav:.*?\n(?=\S)", text, flags=re.S | re.M)[0])["nav"]
+
+
+def _toml_nav(entries: list) -> str:
+    """``entries`` (mkdocs.yml's nav) as zensical.toml's: one ``[[project.nav]]`` table per top-level entry."""
+
+    def value(v) -> str:
+        if isinstance(v, str):
+            return json.dumps(v)
+        tables = (f"{{ {json.dumps(k)} = {value(x)} }}" for e in v for k, x in e.items())
+        return "[" + ", ".join(tables) + "]"
+
+    return "".join(f"[[project.nav]]\n{json.dumps(k)} = {value(v)}\n\n" for entry in entries for k, v in entry.items())
+
+
+def _zensical_with_docs() -> str:
+    """The zensical.toml ``measure init`` writes, with the project's own docs in its nav before the results."""
+    text = zensical_toml("measure RESULTS")
+    return text.replace('[[project.nav]]\nHome = "index.md"\n\n', _toml_nav(_docs_nav()), 1)
+
+
 @pytest.fixture(scope="module")
 def sites(both_suites, tmp_path_factory) -> dict[str, Path]:
     """The demo run rendered once, and the site each generator built (plus mkdocs over the rendered folder)."""
@@ -67,7 +92,7 @@ def sites(both_suites, tmp_path_factory) -> dict[str, Path]:
         ("mkdocs", "mkdocs.yml", _project_yaml(True), ["mkdocs", "build", "--strict"]),
         ("properdocs", "properdocs.yml", _project_yaml(True), ["properdocs", "build", "--strict"]),
         ("mkdocs-rendered", "mkdocs.yml", _project_yaml(False), ["mkdocs", "build", "--strict"]),
-        ("zensical", "zensical.toml", zensical_toml("measure RESULTS"), ["zensical", "build", "--strict"]),
+        ("zensical", "zensical.toml", _zensical_with_docs(), ["zensical", "build", "--strict"]),
     ):
         project = tmp / name
         if name.endswith("rendered") or name == "zensical":
@@ -107,6 +132,13 @@ def test_every_page_is_built_by_every_generator_and_the_plugin_builds_what_rende
             for n in ("mkdocs", "mkdocs-rendered")
         )
         assert a == b, page
+    docs = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
+    for name in ("zensical", "properdocs", "mkdocs"):  # the guides, reference and explanation build under each
+        for page in docs:
+            stem = re.sub(r"(^|/)index\.md$|\.md$", r"\1", page).rstrip("/")
+            assert (sites[name] / stem / "index.html").is_file(), (name, page)
+    guide = (sites["zensical"] / "guide" / "getting-started" / "index.html").read_text(encoding="utf-8")
+    assert "Reading the Overview" in guide and "Real-size models" in guide  # in its nav, beside the results
     wallclock = (sites["zensical"] / "results" / "wallclock" / "index.html").read_text(encoding="utf-8")
     assert '<a href="../assets/plotly.min.js">' in wallclock  # the generator resolved the page's own asset links
     assert len(re.findall(r'data-figure="', wallclock)) == 5
