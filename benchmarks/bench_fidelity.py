@@ -156,7 +156,8 @@ def agreement(golden: GoldenRows) -> None:
 
 def cost() -> None:
     """A whole demo run timed, then the fidelity pass alone over the same tiers, in this one process."""
-    from measure.suites.fidelity_steps import check_references, run_fidelity_steps
+    from measure.suites.fidelity_steps import run_fidelity_steps
+    from measure.suites.runner import check_tiers
     from measure.suites.steps import Sessions
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +173,7 @@ def cost() -> None:
     golden = load_golden(config.golden)
     sessions = Sessions(config, "framing")
     start = time.perf_counter()
-    planned = check_references(sessions, golden)
+    _, planned = check_tiers(sessions, golden, fidelity=True)  # the tiers' checks timed with the pass they serve
     run_fidelity_steps(planned, config.pairs, sessions, golden, {}, lambda: None)
     pass_s = time.perf_counter() - start
     fid = record.fidelity

@@ -1,10 +1,10 @@
 """The fidelity pass inside ``measure run``, one reference at a time, as the other steps hold their sessions.
 
-Before anything is measured each tier's reference is found, loaded beside the tier, checked (kind, vocabulary,
-how both read the rows) and let go of; what is kept is a :class:`Planned` per judged tier: names and a folder, no
-sessions. The pass then loads one reference with the tiers judged against it (its group), judges them, and lets
-go of them before the next group; each speculative pair is loaded alone. A run's memory during the pass is its
-largest group's, not the sum of its tiers.
+Before anything is measured each tier's reference is found, loaded beside the tier as the run checks it,
+checked (kind, vocabulary, how both read the rows) and let go of; what is kept is a :class:`Planned` per judged
+tier: names and a folder, no sessions. The pass then loads one reference with the tiers judged against it (its
+group), judges them, and lets go of them before the next group; each speculative pair is loaded alone. A run's
+memory during the pass is its largest group's, not the sum of its tiers.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from measure.engine.load import detect_kind, load_tier
 from measure.engine.tier import Tier
 from measure.record.model.write_fidelity import fidelity_part
 from measure.suites import Progress, Save, no_progress
-from measure.suites.config import PairSpec
+from measure.suites.config import PairSpec, TierSpec
 from measure.suites.fidelity import Judged, check_streams, judge_group, judge_pair, reference_named, reference_of
 from measure.suites.golden import GoldenRows
 from measure.suites.steps import Sessions, release
@@ -49,29 +49,24 @@ def _loader(sessions: Sessions):
     return load
 
 
-def check_references(sessions: Sessions, golden: GoldenRows) -> list[Planned]:
-    """Each tier with its reference loaded, checked and let go of, two tiers at a time; a bad reference is one
-    line before anything is measured."""
-    config, planned = sessions.config, []
-    names = {t.name for t in config.tiers}
-    for spec in config.tiers:
-        tier = sessions.tier(spec.name, label=spec.name)
-        held: dict[str, Tier] = {spec.name: tier}
-        judged = None
-        try:
-            name = spec.reference or reference_named(tier)
-            if name in names and name != spec.name:
-                held[name] = sessions.tier(name, label=f"{name}~reference")
-            judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path, {})
-            if judged is not None:
-                check_streams([judged], golden)
-                planned.append(
-                    Planned(spec.name, judged.reference.name, judged.reference.path, judged.source, judged.in_run)
-                )
-        finally:
-            outside = () if judged is None or judged.in_run else (judged.reference,)
-            release(*held.values(), *outside)
-    return planned
+def check_reference(sessions: Sessions, spec: TierSpec, tier: Tier, golden: GoldenRows) -> Planned | None:
+    """``tier`` (loaded by the caller, who lets go of it) beside its reference, loaded, checked (kind, vocabulary,
+    how both read the rows) and let go of: a bad reference is one line before anything is measured."""
+    config = sessions.config
+    name = spec.reference or reference_named(tier)
+    held: dict[str, Tier] = {spec.name: tier}
+    if name in {t.name for t in config.tiers} and name != spec.name:
+        held[name] = sessions.tier(name, label=f"{name}~reference")
+    judged = None
+    try:
+        judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path, {})
+        if judged is None:
+            return None
+        check_streams([judged], golden)
+        return Planned(spec.name, judged.reference.name, judged.reference.path, judged.source, judged.in_run)
+    finally:
+        outside = () if judged is None or judged.in_run else (judged.reference,)
+        release(*(t for n, t in held.items() if n != spec.name), *outside)
 
 
 def run_fidelity_steps(

@@ -39,7 +39,7 @@ from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
 from measure.suites.config import SUITES, PairSpec, SuiteConfig
 from measure.suites.environment import environment
-from measure.suites.fidelity_steps import check_references, run_fidelity_steps
+from measure.suites.fidelity_steps import Planned, check_reference, run_fidelity_steps
 from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden, pick
 from measure.suites.heartbeat import Heartbeat
@@ -143,9 +143,8 @@ def run(
     golden = load_golden(config.golden)
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     first = "wallclock" if "wallclock" in suites else "framing"
-    parts = check_tiers(Sessions(config, first, hooks), golden)
     fidelity = "framing" in suites and config.framing.fidelity
-    planned = check_references(Sessions(config, "framing", hooks), golden) if fidelity else None
+    parts, planned = check_tiers(Sessions(config, first, hooks), golden, fidelity)
     env = environment(argv=argv)
     doc = _document(config, suites, golden, parts, env)
     note_slowdowns(doc, hooks)
@@ -163,7 +162,7 @@ def run(
             _wallclock_part(config, doc, golden, Sessions(config, "wallclock", hooks), writer.save, progress, budgeted)
         if "framing" in suites:
             rows = _framing_part(config, doc, golden, hooks, writer.save, progress, env, budgeted)
-            if planned is not None:
+            if fidelity:
                 doc["fidelity"] = {}
                 sessions = Sessions(config, "framing", hooks)
                 run_fidelity_steps(planned, config.pairs, sessions, rows, doc["fidelity"], writer.save, progress)
@@ -175,22 +174,27 @@ def run(
     return writer.finish()
 
 
-def check_tiers(sessions: Sessions, golden: GoldenRows) -> dict[str, Any]:
+def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) -> tuple[dict[str, Any], list[Planned]]:
     """Every tier loaded once, one at a time: its rows and first steps checked, its fingerprint and decode limit
-    taken for the record; every pair opened once (its refusal names ``pairs[i]``). Nothing is timed."""
-    config, parts = sessions.config, {}
+    taken for the record, and (``fidelity``) its reference found and checked beside it; every pair opened once
+    (its refusal names ``pairs[i]``). Nothing is timed."""
+    config, parts, planned = sessions.config, {}, []
     for spec in config.tiers:
         tier = sessions.tier(spec.name)
-        check_rows({spec.name: tier}, golden)
-        check_decodes({spec.name: tier}, golden, config.path)
-        limit = decode_limit_part(*tier.decode_limit())
-        fingerprint = tier.fingerprint().to_dict()
-        parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
-        release(tier)
+        try:
+            check_rows({spec.name: tier}, golden)
+            check_decodes({spec.name: tier}, golden, config.path)
+            limit = decode_limit_part(*tier.decode_limit())
+            fingerprint = tier.fingerprint().to_dict()
+            parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
+            found = check_reference(sessions, spec, tier, golden) if fidelity else None
+            planned += [found] if found is not None else []
+        finally:
+            release(tier)
         del tier
     for spec in config.pairs:
         release(sessions.pair(spec))
-    return parts
+    return parts, planned
 
 
 def note_slowdowns(doc: dict[str, Any], hooks: Mapping[str, AfterRun]) -> None:
