@@ -179,6 +179,7 @@ def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) 
     taken for the record, and (``fidelity``) its reference found and checked beside it; every pair opened once
     (its refusal names ``pairs[i]``). Nothing is timed."""
     config, parts, planned = sessions.config, {}, []
+    refused: MeasureError | None = None  # a reference's refusal waits for the pairs': the tiers' own come first
     for spec in config.tiers:
         tier = sessions.tier(spec.name)
         try:
@@ -187,13 +188,19 @@ def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) 
             limit = decode_limit_part(*tier.decode_limit())
             fingerprint = tier.fingerprint().to_dict()
             parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
-            found = check_reference(sessions, spec, tier, golden) if fidelity else None
+            found = check_reference(sessions, spec, tier, golden) if fidelity and refused is None else None
             planned += [found] if found is not None else []
+        except MeasureError as exc:
+            if spec.name not in parts:
+                raise
+            refused = exc
         finally:
             release(tier)
         del tier
     for spec in config.pairs:
         release(sessions.pair(spec))
+    if refused is not None:
+        raise refused
     return parts, planned
 
 

@@ -68,7 +68,8 @@ def test_fit_exponent_interval_is_unchanged_and_the_same_from_its_cache():
     _clear_caches()
     cold = fit_exponent(t, y, resamples=1000, seed=20261202)
     warm = fit_exponent(t, y, resamples=1000, seed=20261202)
-    assert (cold.value, cold.lo, cold.hi) == want and warm == cold
+    # unchanged to 12 digits: numpy releases may round the last bit of a least-squares fit differently
+    assert (cold.value, cold.lo, cold.hi) == pytest.approx(want, rel=1e-12) and warm == cold
     assert stats._exponent_x.cache_info().hits == 1
 
 
