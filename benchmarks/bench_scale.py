@@ -251,15 +251,18 @@ def measured_child(counts: Path, argv: list[str]) -> int:
 
     _wrap(profile, "_worker", workers)
     steps: dict[str, list[float]] = {}
+    spans: list[tuple[str, float, float]] = []
 
     def step(module: object, name: str, label: str) -> None:
         inner = getattr(module, name)
 
         def timed(*args: object, **kwargs: object) -> object:
             start, r0, l0, w0 = time.perf_counter(), runs[0], loads[0], workers[0]
+            began = time.time()
             try:
                 return inner(*args, **kwargs)
             finally:
+                spans.append((label, began, time.time()))  # the parent's memory samples fall into these
                 entry = steps.setdefault(label, [0.0, 0.0, 0.0, 0.0])
                 for i, d in enumerate((time.perf_counter() - start, runs[0] - r0, loads[0] - l0, workers[0] - w0)):
                     entry[i] += d
@@ -273,6 +276,7 @@ def measured_child(counts: Path, argv: list[str]) -> int:
         (runner, "run_call_costs", "call costs"),
         (runner, "run_memory_and_load", "profile workers"),
         (runner, "run_framing", "framing"),
+        (runner, "run_fidelity_steps", "fidelity"),
         (runner, "finish_top_up", "top-up"),
     ):
         step(module, name, label)
@@ -290,12 +294,20 @@ def measured_child(counts: Path, argv: list[str]) -> int:
                 "loads_s": loads[0],
                 "workers_s": workers[0],
                 "steps": steps,
+                "spans": spans,
                 "code": code,
             }
         ),
         encoding="utf-8",
     )
     return code
+
+
+def _rss(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _tree_rss(root: int) -> int:
@@ -314,13 +326,7 @@ def _tree_rss(root: int) -> int:
         kids = [c for c, pp in parents.items() if pp == p and c not in tree]
         tree.update(kids)
         frontier += kids
-    total = 0
-    for pid in tree:
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
+    return sum(_rss(pid) for pid in tree)
 
 
 def run_measure(cache: Path, label: str, extra: list[str]) -> dict:
@@ -337,11 +343,13 @@ def run_measure(cache: Path, label: str, extra: list[str]) -> dict:
         env=env,
         text=True,
     )
-    peak, done = [0], threading.Event()
+    peak, done, samples = [0], threading.Event(), []
 
     def sample() -> None:
         while not done.wait(0.1):
-            peak[0] = max(peak[0], _tree_rss(child.pid))
+            tree = _tree_rss(child.pid)
+            peak[0] = max(peak[0], tree)
+            samples.append((time.time(), tree, _rss(child.pid)))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -351,6 +359,7 @@ def run_measure(cache: Path, label: str, extra: list[str]) -> dict:
     log.close()
     found = json.loads(counts.read_text()) | {
         "peak_rss": peak[0],
+        "samples": samples,
         "record": out.strip().splitlines()[-1] if out else "",
     }
     if child.returncode:
@@ -384,6 +393,14 @@ def report_run(label: str, found: dict) -> None:
         f"{largest / 1e6:.0f} MB ({max(peaks, key=peaks.get) if peaks else '-'}); bound 2x + 300 MB = "
         f"{bound / 1e6:.0f} MB: {'holds' if found['peak_rss'] <= bound else 'MISSED'}"
     )
+    by_step: dict[str, list[int]] = {}
+    for label, began, ended in found.get("spans", ()):
+        inside = [(tree, own) for at, tree, own in found["samples"] if began <= at <= ended]
+        if inside:
+            top = by_step.setdefault(label, [0, 0])
+            top[0], top[1] = max(top[0], *(t for t, _ in inside)), max(top[1], *(o for _, o in inside))
+    for label, (tree, own) in by_step.items():
+        print(f"    peak in {label:<18} tree {tree / 1e6:>6.0f} MB, measure's own process {own / 1e6:>6.0f} MB")
     if record.plan is not None:
         p = record.plan
         o = p.outcome
