@@ -115,7 +115,8 @@ def check_streams(judged: Iterable[Judged], golden: GoldenRows) -> None:
         if not row.output:
             raise MeasureError(
                 f"{golden.path}:{row.line}: field 'output': empty; the fidelity pass scores each expected output "
-                "teacher-forced (set [framing] fidelity = false to measure without it)"
+                "teacher-forced (set [framing] fidelity = false to measure without it)",
+                docs="guide/your-tiers.md#golden-rows",
             )
         for j in judged:
             if j.tier.source_ids(row.input) != j.reference.source_ids(row.input):

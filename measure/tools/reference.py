@@ -218,7 +218,7 @@ def config_page() -> str:
         "A suite config is one TOML file (`measure run --config suite.toml`; `measure init` writes one for a model",
         "repository). Paths are relative to the file. An unknown key, a value of the wrong type or one out of range",
         "is one line naming the file and the key, before anything is measured. Top level: `golden` (required), the",
-        'path of the golden rows (JSON Lines, one `{"input": ..., "expected": ...}` per line).',
+        'path of the golden rows (JSON Lines, one `{"input": ..., "output": ...}` per line).',
     ]
     lines += _table("[[tiers]]", TierSpec, items("tiers"), "tiers", "One table per tier; exactly one `plain`.")
     lines += _table("[[pairs]]", PairSpec, items("pairs"), "pairs", "A drafter and a verifier of one kind.")
