@@ -270,3 +270,43 @@ def real_size_record(repeats: int = 3) -> dict:
         "outcome": {"stopped": "budget", "top_up_rounds": 0, "added_repeats": {}, "spent_s": 893.5},
     }
     return doc
+
+
+def causal_rows(tier: Any, golden: Any, n: int) -> tuple[list[Any], list[list[int]]]:
+    """The first ``n`` golden rows of a decoder-only tier as a JavaScript leg takes them, and Python's decodes."""
+    from measure.suites import node_leg
+
+    rows, decoded = [], []
+    for row in golden.rows[:n]:
+        ids = tier.source_ids(row.input)
+        tokens = [int(t) for t in tier.greedy(row.input).tokens]
+        prefix = node_leg.prefix(tier, ids, tokens)
+        rows.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
+        decoded.append(tokens)
+    return rows, decoded
+
+
+def python_causal_facts(tier: Any, rows: list[Any], blocks: list[int | str]) -> dict[str, list[dict[str, Any]]]:
+    """The Python leg's block and prefill facts for the very ids a JavaScript leg was given."""
+    from measure.suites.framing import _Diff, _framed_row, _prefill_row
+
+    diffs = {b: _Diff(tier.shape.layers) for b in blocks}
+    prefill = {b: _Diff(tier.shape.layers) for b in blocks}
+    for row in rows:
+        _framed_row(tier, row.source_ids, row.prefix[1:], diffs)
+        _prefill_row(tier, row.source_ids, prefill)
+    return {"blocks": [diffs[b].facts(b) for b in blocks], "prefill": [prefill[b].facts(b) for b in blocks]}
+
+
+def assert_same_framing(js: dict[str, Any], python: dict[str, Any], tolerance: float) -> None:
+    """A JavaScript leg's framing facts against Python's on the same ids: argmax totals equal, every layer's
+    present difference and the logits difference within ``tolerance`` of Python's (a runtime's own rounding)."""
+    for part in ("blocks", "prefill"):
+        for j, p in zip(js[part], python[part], strict=True):
+            assert j["block"] == p["block"]
+            assert j["argmax_total"] == p["argmax_total"] > 0
+            assert abs(j["logits_max_abs_diff"] - p["logits_max_abs_diff"]) <= tolerance, (part, j["block"])
+            for lj, lp in zip(j["layers"], p["layers"], strict=True):
+                for key in ("key_max_abs_diff", "value_max_abs_diff"):
+                    assert abs(lj[key] - lp[key]) <= tolerance, (part, j["block"], lj["layer"], key)
+                assert abs(lj["key_mean_abs"] - lp["key_mean_abs"]) <= max(1e-3 * lp["key_mean_abs"], tolerance)

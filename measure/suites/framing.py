@@ -101,9 +101,6 @@ class _Diff:
 Pair = Pair
 """A speculative pair of either model kind (acceptance reads both alike)."""
 
-CAUSAL_LEG_SKIP = "decoder-only tiers are not run by the JavaScript legs yet"
-"""Why the Node and web legs record a decoder-only tier as skipped: their scripts drive seq2seq graphs."""
-
 
 def _framed_row(
     tier: Tier, ids: list[int], tokens: list[int], diffs: dict[int | str, _Diff], single: Framed | None = None
@@ -182,13 +179,10 @@ class NodeLeg:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
         if self.out["status"] != MEASURED:
             return
-        if tier.kind == "causal":
-            self.out["tiers"].append(leg_tier(tier.name, python["precision"]) | stopped("skipped", CAUSAL_LEG_SKIP))
-            return
         rows = []
         for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
             ids = tier.source_ids(row.input)
-            prefix = [tier.special.decoder_start, *out_ids]
+            prefix = node_leg.prefix(tier, ids, out_ids)
             rows.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
         entry = leg_tier(tier.name, python["precision"])
         try:
@@ -205,6 +199,8 @@ class NodeLeg:
         outputs = [tier.tokenizer.decode(i) for i in ids]
         found = _divergence(tier, rows, golden, answer.get("divergence", []))
         entry = leg_tier_measured(entry, answer["blocks"], ids, outputs, found)
+        if answer.get("prefill"):  # a decoder-only tier: the prompt's framings too
+            entry["prefill"] = answer["prefill"]
         if answer.get("timing"):
             entry["timing"] = answer["timing"]
         self.out["tiers"].append(entry)
@@ -263,7 +259,10 @@ def _divergence(
     out = []
     for d in found:
         row = rows[d["row"]]
-        logits, _ = tier.feed_prefix(row.source_ids, row.prefix[: d["step"] + 1], 1)
+        if tier.kind == "causal":  # row 0 is the prompt's prefill; the prefix's first place is the prompt's
+            logits, _ = tier.feed_prefix(row.source_ids, row.prefix[1 : d["step"] + 1], 1)
+        else:
+            logits, _ = tier.feed_prefix(row.source_ids, row.prefix[: d["step"] + 1], 1)
         step = logits[d["step"]]
         python_margin = float(step[d["expected"]]) - float(step[d["token"]])
         out.append(divergence(d, golden.rows[d["row"]].line, python_margin))

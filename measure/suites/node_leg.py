@@ -42,7 +42,11 @@ class LegFailed(Exception):
 
 @dataclass(frozen=True)
 class NodeRow:
-    """One golden row as the Node leg needs it: source ids, the Python leg's prefix, the decode cap."""
+    """One golden row as the Node leg needs it: source ids, the Python leg's prefix, the decode cap.
+
+    The prefix is ``[start, *output ids]``: a seq2seq tier's decoder start token, or a decoder-only tier's
+    prompt place (:func:`prefix`), where the whole prompt is fed as one call.
+    """
 
     source_ids: list[int]
     prefix: list[int]
@@ -50,6 +54,19 @@ class NodeRow:
     line: int = 0
     """The golden row's line and source text: the browser page shows them (as text) while it decodes."""
     source: str = ""
+
+
+def prefix(tier: Tier, source_ids: list[int], output_ids: list[int]) -> list[int]:
+    """The prefix a leg replays: the decoder start (seq2seq) or the prompt's last id (decoder-only: the prompt's
+    place, fed whole in one call) before the Python leg's output ids."""
+    start = source_ids[-1] if tier.kind == "causal" else tier.special.decoder_start
+    return [start, *output_ids]
+
+
+def graph_files(described: dict[str, Any]) -> list[str]:
+    """Every graph file a described tier (:func:`describe`) opens, encoder first."""
+    encoder = [described["encoder"]["file"]] if "encoder" in described else []
+    return [*encoder, *described["decoder"]["files"]]
 
 
 def find_node(executable: str = "node") -> str:
@@ -67,7 +84,17 @@ def describe(tier: Tier) -> dict[str, Any]:
         raise LegSkipped(
             f"{tier.name}: the node leg reads float32 caches; this tier's cache is {shape.kv_dtype.__name__}"
         )
+    if tier.kind == "causal":  # one decoder (its graphs in call order), the prompt fed as the first call
+        return {
+            "kind": "causal",
+            "folder": str(tier.path.resolve()),
+            "session": tier.config.to_dict(),
+            "decoder": tier.graphs.describe(),
+            "shape": {"layers": shape.layers, "heads": shape.heads, "head_dim": shape.head_dim},
+            "special": {"eos": tier.special.eos, "decoder_start": None},
+        }
     return {
+        "kind": "seq2seq",
         "folder": str(tier.path.resolve()),
         "session": tier.config.to_dict(),
         "encoder": tier.encoder.describe(),

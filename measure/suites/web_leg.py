@@ -213,7 +213,7 @@ class WebRuntime:
         """What the page reads: the Node leg's request, minus local paths, plus the graphs' external data files."""
         described = node_leg.describe(tier)
         del described["folder"]  # the page fetches files by name from the server, never by path
-        graphs = [described["encoder"]["file"], *described["decoder"]["files"]]
+        graphs = node_leg.graph_files(described)
         try:
             external = {g: external_data(tier.path / g) for g in graphs}
         except (LegSkipped, LegFailed) as exc:

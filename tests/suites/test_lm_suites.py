@@ -114,12 +114,19 @@ def test_self_acceptance_is_one_and_the_fp32_pair_preserves_every_row(lm_run):
             assert a["runtime"]["accepted"] == a["runtime"]["proposed"] > 0
 
 
-def test_the_node_leg_records_decoder_only_tiers_as_skipped(lm_run):
+def test_the_javascript_legs_decode_decoder_only_tiers_as_python_does(lm_run):
     doc = load_record(lm_run[1])
-    (node,) = [leg for leg in doc["framing"]["legs"] if leg["runtime"] == "onnxruntime-node"]
-    if node["status"] == "measured":  # a host without node skips the whole leg instead
-        assert [(t["tier"], t["status"]) for t in node["tiers"]] == [(n, "skipped") for n, _, _ in FP32]
-        assert {t["reason"] for t in node["tiers"]} == {"decoder-only tiers are not run by the JavaScript legs yet"}
+    python = doc["framing"]["legs"][0]
+    for leg in doc["framing"]["legs"][1:]:
+        if leg["runtime"] not in ("onnxruntime-node", "onnxruntime-web") or leg["status"] != "measured":
+            continue  # a host without node or Chromium skips the whole leg instead
+        assert [t["tier"] for t in leg["tiers"]] == [n for n, _, _ in FP32]
+        for p, t in zip(python["tiers"], leg["tiers"], strict=True):
+            assert t["status"] == "measured", t.get("reason")
+            assert t["output_ids"] == p["output_ids"] and t["divergence"] == []  # fp32: row for row
+            assert [b["block"] for b in t["prefill"]] == [b["block"] for b in p["prefill"]]
+            assert t["prefill"][0]["argmax_total"] == p["prefill"][0]["argmax_total"]
+            assert t["blocks"][0]["argmax_total"] == p["blocks"][0]["argmax_total"]
 
 
 def test_prefill_first_token_and_decode_timings_are_read_from_the_samples(lm_run):

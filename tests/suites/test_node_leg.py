@@ -8,7 +8,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import DATA_DIR, build, html, ort_node_installed, site_project, write_config
+from tests_support import (
+    DATA_DIR,
+    assert_same_framing,
+    build,
+    causal_rows,
+    html,
+    ort_node_installed,
+    python_causal_facts,
+    site_project,
+    write_config,
+)
 
 from measure import bundled
 from measure.engine.load import load_tier
@@ -160,3 +170,39 @@ def test_a_leg_reason_is_escaped_on_the_page(tmp_path):
     page = html(project, "results/framing")
     assert "<img src=x" not in page
     assert "failed: &#60;img src=x onerror=alert&#40;1&#41;&#62; &#124; &#96;x&#96;" in page
+
+
+# --- decoder-only tiers (issue 44): the prompt prefilled in one call, then one token per call ---
+
+
+@needs_ort_node
+@pytest.mark.parametrize("name", ["lm-base-int8", "genai-base-int4", "lm-small-fp32-split"])
+def test_a_decoder_only_tier_under_node_gives_python_onnxruntimes_facts(name, golden):
+    tier = load_tier(bundled.DEMO_DIR / name)
+    rows, decoded = causal_rows(tier, golden, 6)
+    answer = node_leg.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
+    python, _ = tier.feed_prefix(rows[0].source_ids, rows[0].prefix[1:], 1)  # prompt row, then one token a call
+    node = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
+    assert node.shape == python.shape == (len(rows[0].prefix), tier.shape.vocab_size)
+    assert np.abs(node - python).max() <= 1e-4
+    assert answer["output_ids"] == decoded  # its own greedy decode, row by row
+    assert_same_framing(answer, python_causal_facts(tier, rows, [2, "whole"]), 1e-4)
+    assert answer["prefill"][0]["argmax_total"] == sum(len(r.source_ids) for r in rows)
+
+
+@needs_ort_node
+def test_a_divergence_on_a_decoder_only_tier_names_row_step_tokens_and_both_margins(golden):
+    from measure.suites.framing import _divergence
+
+    tier = load_tier(bundled.DEMO_DIR / "lm-base-fp32")
+    rows, decoded = causal_rows(tier, golden, 2)
+    # Python's decode of row 1 with one token changed: node's argmax leaves it there, as a flip would
+    forged = [*decoded[1][:2], (decoded[1][2] + 1) % tier.shape.vocab_size, *decoded[1][3:]]
+    rows[1] = node_leg.NodeRow(rows[1].source_ids, node_leg.prefix(tier, rows[1].source_ids, forged), 64, 7, "x")
+    answer = node_leg.run_tier(tier, rows, [2])
+    (found,) = answer["divergence"]
+    assert (found["row"], found["step"], found["token"], found["expected"]) == (1, 2, decoded[1][2], forged[2])
+    assert found["margin"] > 0
+    (entry,) = _divergence(tier, rows, golden, answer["divergence"])
+    assert entry["line"] == golden.rows[1].line
+    assert entry["python_margin"] == pytest.approx(-found["margin"], abs=1e-4)  # same logits, other sign

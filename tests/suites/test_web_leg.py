@@ -11,7 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import DATA_DIR, build, html, site_project, write_config
+from tests_support import (
+    DATA_DIR,
+    assert_same_framing,
+    build,
+    causal_rows,
+    html,
+    python_causal_facts,
+    site_project,
+    write_config,
+)
 
 from measure import bundled
 from measure.analysis.rules import verdicts
@@ -509,3 +518,24 @@ def _summary_column(page: str, head: str) -> dict[str, str]:
         ]
         found[cells[0][0]] = " ".join(cells[column])
     return found
+
+
+# --- decoder-only tiers in the page (issue 44) ---
+
+
+@needs_web
+@pytest.mark.parametrize("name", ["lm-small-int4", "genai-base-int4"])
+def test_a_decoder_only_tier_in_the_page_gives_python_onnxruntimes_facts(web, name, golden):
+    tier = load_tier(bundled.DEMO_DIR / name, SessionConfig(intra_op_threads=1))
+    rows, decoded = causal_rows(tier, golden, 4)
+    answer = web.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
+    assert answer["execution"]["provider"] == "wasm"
+    python, _ = tier.feed_prefix(rows[0].source_ids, rows[0].prefix[1:], 1)
+    page = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
+    assert page.shape == python.shape
+    # wasm's int4 kernels are not the native ones: the logits are close, not equal; the facts say how close
+    assert np.abs(page - python).max() <= 0.2
+    parted = {d["row"] for d in answer["divergence"]}
+    for i, (ids, ours) in enumerate(zip(answer["output_ids"], decoded, strict=True)):
+        assert (ids == ours) == (i not in parted)  # every row that leaves Python's is named, and only those
+    assert_same_framing(answer, python_causal_facts(tier, rows, [2, "whole"]), 0.2)

@@ -314,6 +314,7 @@ class CausalGraphs:
             "ids_dtype": np.dtype(self.ids_dtype).name,
             "mask_dtype": np.dtype(self.mask_dtype).name,
             "position_ids": self.positions,
+            "position_dtype": np.dtype(self.pos_dtype).name,
             "use_cache_branch": self.branch,
         } | ({"genai": self.genai.cache_mode()} if self.genai is not None else {})
 

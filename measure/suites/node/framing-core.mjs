@@ -32,8 +32,49 @@ function optimumNames(layers) {
   return names;
 }
 
+function span(ort, from, count, dtype) {
+  const values = Array.from({ length: count }, (_, i) => from + i);
+  return ids(ort, values, dtype);
+}
+
+// A decoder-only tier (measure/engine/causal/layouts.py's describe()): one graph for every call
+// (causal, genai), a first-call graph and a with-past one (causal-split), or one graph whose
+// use_cache_branch picks (causal-merged). Each call feeds input_ids, attention_mask over past + new
+// positions, position_ids where the graph takes them, and the past (empty, length 0, on the first
+// call where the graph takes one), as measure/engine/causal/lane.py's CausalLane does.
+async function causalEngine(ort, request, open) {
+  const dec = request.decoder;
+  const shape = request.shape;
+  const first = await open(dec.files[0]);
+  const steady = dec.files.length > 1 ? await open(dec.files[1]) : first;
+  const outputs = [...dec.present, "logits"];
+  const emptyPast = dec.layout === "causal-split" ? [] : new Array(dec.past.length).fill(zeros(ort, shape));
+  const flag = (v) => new ort.Tensor("bool", Uint8Array.from([v ? 1 : 0]), [1]);
+  return {
+    causal: true,
+    start: async () => ({ self: emptyPast, length: 0 }),
+    feed: async (cache, tokens) => {
+      const k = tokens.length;
+      const feeds = {
+        input_ids: ids(ort, tokens, dec.ids_dtype),
+        attention_mask: ids(ort, new Array(cache.length + k).fill(1), dec.mask_dtype),
+      };
+      if (dec.position_ids) feeds.position_ids = span(ort, cache.length, k, dec.position_dtype ?? "int64");
+      if (dec.use_cache_branch) feeds.use_cache_branch = flag(cache.length > 0);
+      dec.past.forEach((name, i) => {
+        if (i < cache.self.length) feeds[name] = cache.self[i];
+      });
+      const session = cache.length === 0 ? first : steady;
+      const out = await session.run(feeds, outputs);
+      const presents = dec.present.map((n) => out[n]);
+      return [out.logits, { self: presents, length: cache.length + k }];
+    },
+  };
+}
+
 // A cache is { self: Tensor[] (key, value per layer), cross: any, length }, as in measure/engine/kvcache.py.
 export async function engine(ort, request, open) {
+  if (request.kind === "causal") return causalEngine(ort, request, open);
   const enc = request.encoder;
   const dec = request.decoder;
   const shape = request.shape;
@@ -137,10 +178,21 @@ function argmax(v) {
   return best;
 }
 
+// A decoder-only tier's prefix is [the prompt's place, ...tokens]: the prompt is prefilled in one call
+// (its last row decides tokens[0]), then the tokens are fed in blocks, as measure's causal tier's
+// feed_prefix does; a seq2seq prefix ([decoder start, ...tokens]) is fed in blocks from its start.
 async function feedPrefix(eng, sourceIds, prefix, block) {
   let cache = await eng.start(sourceIds);
   const logits = [];
-  for (let i = 0; i < prefix.length; i += block) {
+  let from = 0;
+  if (eng.causal) {
+    const [l, next] = await eng.feed(cache, sourceIds);
+    const r = rows(l);
+    logits.push(r[r.length - 1]);
+    cache = next;
+    from = 1;
+  }
+  for (let i = from; i < prefix.length; i += block) {
     const [l, next] = await eng.feed(cache, prefix.slice(i, i + block));
     logits.push(...rows(l));
     cache = next;
@@ -151,13 +203,16 @@ async function feedPrefix(eng, sourceIds, prefix, block) {
 // Greedy single-step decode of one row: the tokens, why it stopped, and (with keep) every step's
 // logits and the last cache, which are exactly a single-step replay of [start, ...tokens] when it
 // stopped on eos: the same calls on the same inputs.
+// A decoder-only tier's first call is its whole prompt (a decode's prefill), then one token per call.
 async function greedy(eng, row, special, keep) {
   let cache = await eng.start(row.source_ids);
   let token = special.decoder_start;
   const out = [];
   const logits = [];
+  let fed = eng.causal ? row.source_ids : null;
   while (out.length < row.max_new_tokens) {
-    const [l, next] = await eng.feed(cache, [token]);
+    const [l, next] = await eng.feed(cache, fed ?? [token]);
+    fed = null;
     cache = next;
     const r = rows(l);
     const last = r[r.length - 1];
@@ -253,6 +308,27 @@ class Diff {
   }
 }
 
+// A decoder-only prompt fed in calls of `block` tokens from an empty cache: every position's logits.
+async function feedPrompt(eng, sourceIds, block) {
+  let cache = await eng.start(sourceIds);
+  const logits = [];
+  for (let i = 0; i < sourceIds.length; i += block) {
+    const [l, next] = await eng.feed(cache, sourceIds.slice(i, i + block));
+    logits.push(...rows(l));
+    cache = next;
+  }
+  return { logits, cache };
+}
+
+// The prompt prefill framings (measure/suites/framing.py's _prefill_row): token by token against each block.
+async function prefillRow(eng, sourceIds, blocks, prefill) {
+  const single = await feedPrompt(eng, sourceIds, 1);
+  for (const b of blocks) {
+    const block = b === "whole" ? sourceIds.length : b;
+    prefill.get(b).add(single, await feedPrompt(eng, sourceIds, block));
+  }
+}
+
 // One tier's facts: per block, present differences per layer, logits differences, argmax agreement
 // and first divergent step; this runtime's greedy decode of every row and where it leaves Python's;
 // and, with request.timing_repeats = R, the wall milliseconds of R greedy passes over every row (the
@@ -265,6 +341,7 @@ export async function measureTier(ort, request, { open, now, onRow = () => {} })
   const parted = [];
   let singleLogits = null;
   let recordingMs = 0;
+  const prefill = eng.causal ? new Map(request.blocks.map((b) => [b, new Diff(request.shape.layers)])) : null;
   for (const [index, row] of request.rows.entries()) {
     onRow(index, row);
     const t0 = now();
@@ -281,12 +358,14 @@ export async function measureTier(ort, request, { open, now, onRow = () => {} })
       const block = b === "whole" ? row.prefix.length : b;
       diffs.get(b).add(single, await feedPrefix(eng, row.source_ids, row.prefix, block));
     }
+    if (prefill) await prefillRow(eng, row.source_ids, request.blocks, prefill);
   }
   const answer = {
     blocks: request.blocks.map((b) => diffs.get(b).facts(b)),
     output_ids: outputIds,
     divergence: parted,
   };
+  if (prefill) answer.prefill = request.blocks.map((b) => prefill.get(b).facts(b));
   const repeats = request.timing_repeats ?? 0;
   if (repeats > 0) {
     const greedyMs = [recordingMs];
