@@ -115,27 +115,9 @@ def _print_framing(r, w: int, pw: int) -> None:
                 f"k={b.block}: {b.argmax_agree}/{b.argmax_total} ({b.present_max_abs_diff:.1e})" for b in t.prefill
             )
             _print(f"  {'':<{w}}{'prefill':<{pw}}{cells}")
+    python = {t.tier: t for t in r.python_tiers}
     for leg in r.legs[1:]:
-        host = f" on {leg.host}" if leg.host else ""
-        _print(f"\n{leg.runtime} {leg.version or ''} leg{host}: {leg.status}  {leg.reason}".rstrip())
-        if leg.execution:
-            e = leg.execution
-            isolated = "cross-origin isolated" if e.cross_origin_isolated else "not isolated"
-            _print(f"  {e.provider}, {e.threads} thread(s), {isolated}, SIMD {'on' if e.simd else 'off'}")
-        for t in leg.tiers:
-            if not t.measured:
-                _print(f"  {t.tier:<{w}}{t.status}: {t.reason}")
-                continue
-            speed = f"; greedy {median(t.timing.ms_per_token):.3f} ms/token" if t.timing else ""
-            if t.genai is not None:
-                _print_genai_tier(t, w, pw, speed)
-                continue
-            _print(
-                f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
-                f"(present |diff| <= {t.present_max_abs_diff:.1e}){speed}"
-            )
-        for p in leg.speculative:
-            _print_genai_pair(p, w)
+        _print_leg(leg, python, w, pw)
     _print("\nacceptance (probe / runtime), output preservation")
     aw = max([28, *(len(a.name) + 2 for a in r.framing.acceptance)])
     for a in r.framing.acceptance:
@@ -144,6 +126,40 @@ def _print_framing(r, w: int, pw: int) -> None:
             f"  {a.name:<{aw}}{kind:<6}probe {_ratio(a.probe.ratio)}  "
             f"runtime {_ratio(a.runtime.ratio)}  preserved {a.preserved}/{a.rows}"
         )
+
+
+def _print_leg(leg, python: dict, w: int, pw: int) -> None:
+    """One runtime leg after Python's: how it ran, then per tier its parity, its decodes against Python's, speed."""
+    from measure.record.model import SOFTWARE_ADAPTER
+
+    host = f" on {leg.host}" if leg.host else ""
+    provider = f" ({leg.provider})" if leg.provider else ""
+    _print(f"\n{leg.runtime} {leg.version or ''}{provider} leg{host}: {leg.status}  {leg.reason}".rstrip())
+    if leg.execution:
+        e = leg.execution
+        isolated = "cross-origin isolated" if e.cross_origin_isolated else "not isolated"
+        _print(f"  {e.provider}, {e.threads} thread(s), {isolated}, SIMD {'on' if e.simd else 'off'}")
+        if e.adapter:
+            _print(f"  adapter: {e.adapter.note}")
+    for t in leg.tiers:
+        if not t.measured:
+            _print(f"  {t.tier:<{w}}{t.status}: {t.reason}")
+            continue
+        speed = f"; greedy {median(t.timing.ms_per_token):.3f} ms/token" if t.timing else ""
+        if t.genai is not None:
+            _print_genai_tier(t, w, pw, speed)
+            continue
+        speed = f"; {SOFTWARE_ADAPTER}" if leg.software_adapter else speed
+        ref = python.get(t.tier)
+        if ref is not None and ref.output_ids is not None and t.output_ids is not None:
+            same = sum(a == b for a, b in zip(ref.output_ids, t.output_ids, strict=False))
+            speed = f"; greedy decodes {same}/{len(ref.output_ids)} rows as Python's{speed}"
+        _print(
+            f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
+            f"(present |diff| <= {t.present_max_abs_diff:.1e}){speed}"
+        )
+    for p in leg.speculative:
+        _print_genai_pair(p, w)
 
 
 def _print_genai_tier(t, w: int, pw: int, speed: str) -> None:

@@ -97,6 +97,11 @@ class FramingConfig:
     where the browser or the npm packages are missing."""
     browser: str = "chromium"
     """The Chromium executable the web leg drives (a path, or a name looked up on PATH); never downloaded."""
+    webgpu_leg: bool = False
+    """Also decode every tier under onnxruntime-web's WebGPU execution provider, in Chromium with WebGPU enabled;
+    skipped, with the reason, where the browser offers no adapter. Off by default: on a machine without a GPU
+    the adapter is SwiftShader's (software), whose numerics are WebGPU's kernels but whose speed is CPU
+    emulation, about a minute per tier on two cores (no ms/token is recorded for a software adapter)."""
     genai_leg: bool = True
     """Also decode the decoder-only tiers and pairs under onnxruntime-genai's compiled loop (the ``genai`` extra);
     recorded as skipped, with the reason, where it is not importable. A run without decoder-only tiers has no

@@ -151,12 +151,14 @@ class NodeLeg:
 
     runtime = node_leg.RUNTIME
     language = "node"
+    provider: str | None = None
+    """Set where a runtime runs as two legs (onnxruntime-web: wasm, and webgpu as its own leg)."""
 
     def __init__(self, config: FramingConfig, blocks: list[int | str]) -> None:
         self.node = config.node
         self.blocks = blocks
         self.repeats = config.leg_repeats
-        self.out: dict[str, Any] = runtime_leg(self.runtime, self.language)
+        self.out: dict[str, Any] = runtime_leg(self.runtime, self.language, self.provider)
         try:
             self._open(config)
         except node_leg.LegSkipped as exc:
@@ -177,7 +179,8 @@ class NodeLeg:
 
     def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
         """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
-        if self.out["status"] != MEASURED:
+        started = self.out["status"] == MEASURED or (self.out["tiers"] and self.out["status"] == "failed")
+        if not started:  # skipped, or failed before its first tier (the browser did not start)
             return
         rows = []
         for row, out_ids in zip(golden.rows, python["output_ids"], strict=True):
@@ -206,9 +209,16 @@ class NodeLeg:
         self.out["tiers"].append(entry)
 
     def finish(self) -> dict[str, Any]:
+        """The leg as it stands after a tier: failed while every tier so far failed, measured again once one
+        runs (a failed tier never stops the next one from trying)."""
         tiers = self.out["tiers"]
-        if self.out["status"] == MEASURED and tiers and all(t["status"] == "failed" for t in tiers):
+        if self.out["status"] == "skipped" or (self.out.get("reason") and not tiers):
+            return self.out  # the leg never started: skipped, or failed before any tier
+        if tiers and all(t["status"] == "failed" for t in tiers):
             self.out.update(stopped("failed", tiers[0]["reason"]))
+        elif self.out["status"] == "failed":
+            self.out["status"] = MEASURED
+            self.out.pop("reason", None)
         return self.out
 
     def close(self) -> None:
@@ -229,7 +239,8 @@ class WebLeg(NodeLeg):
 
     def _open(self, config: FramingConfig) -> None:
         try:
-            self.web = web_leg.WebRuntime(config.browser, node=config.node, threads=self.threads)
+            provider = self.provider or "wasm"
+            self.web = web_leg.WebRuntime(config.browser, node=config.node, threads=self.threads, provider=provider)
         except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
             self.out.update(stopped("failed", str(exc)))
             return
@@ -245,6 +256,16 @@ class WebLeg(NodeLeg):
         web = getattr(self, "web", None)
         if web is not None:
             web.close()
+
+
+class WebGpuLeg(WebLeg):
+    """onnxruntime-web's WebGPU execution provider (issue 44): the same page in a browser with WebGPU enabled.
+
+    Without an adapter the leg is skipped with the page's reason; on a software adapter (SwiftShader, no GPU)
+    the page times nothing: its numerics are WebGPU's kernels, its speed is CPU emulation.
+    """
+
+    provider = "webgpu"
 
 
 def _divergence(
@@ -324,6 +345,8 @@ def run_framing(
     if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
         threads = session_threads(tiers)
         others.append(WebLeg(config, blocks, threads))
+    if config.webgpu_leg:  # issue 44: the page again on WebGPU, where the browser offers an adapter
+        others.append(WebGpuLeg(config, blocks))
     causal = "causal" in kinds_of(tiers)
     genai = GenaiLeg(config) if config.genai_leg and causal else None  # og runs decoder-only models: none, no leg
     others.extend([genai] if genai else [])

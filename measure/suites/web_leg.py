@@ -40,6 +40,9 @@ CORE = node_leg.SCRIPT.parent / "framing-core.mjs"
 """The framing facts in JavaScript, shared with the Node leg."""
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 """What the page loads of onnxruntime-web's ``dist/``: the wasm-only build (CPU, SIMD, threads)."""
+ORT_WEBGPU_FILES = ("ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm")
+"""What the page loads for the WebGPU leg: onnxruntime-web's WebGPU build (its WebGPU execution provider)."""
+PROVIDERS = {"wasm": ORT_FILES, "webgpu": ORT_WEBGPU_FILES}
 START_TIMEOUT_S = 60.0
 
 
@@ -127,17 +130,28 @@ class WebRuntime:
     """
 
     def __init__(
-        self, browser: str = "chromium", *, node: str = "node", threads: int = 0, timeout_s: float = 900.0
+        self,
+        browser: str = "chromium",
+        *,
+        node: str = "node",
+        threads: int = 0,
+        timeout_s: float = 900.0,
+        provider: str = "wasm",
     ) -> None:
         """Start the server and the browser; the page starts loading (and onnxruntime-web's wasm with
-        ``threads``, 0 for its default) at once, while the caller goes on with the Python leg."""
+        ``threads``, 0 for its default) at once, while the caller goes on with the Python leg.
+        ``provider`` ``webgpu`` enables WebGPU in the browser and runs every session on its adapter."""
+        if provider not in PROVIDERS:
+            raise ValueError(f"provider: expected one of {', '.join(PROVIDERS)}, got {provider!r}")
         self.timeout_s = timeout_s
         self.threads = threads
+        self.provider = provider
         browser_path = find_browser(browser)
         executable = node_leg.find_node(node)
         self.dist = find_package("onnxruntime-web") / "node_modules" / "onnxruntime-web" / "dist"
         root = find_package("playwright-core")
-        missing = [f for f in ORT_FILES if not (self.dist / f).is_file()]
+        files = PROVIDERS[provider]
+        missing = [f for f in files if not (self.dist / f).is_file()]
         if missing:
             raise LegUnavailable(f"onnxruntime-web at {self.dist} lacks {', '.join(missing)}; reinstall it")
         self.server: LoopbackServer | None = LoopbackServer()
@@ -145,14 +159,14 @@ class WebRuntime:
         self.server.add_file("/page.mjs", PAGE_SCRIPT)
         self.server.add_file("/framing-core.mjs", CORE)
         self.server.add_bytes("/warmup.onnx", warmup_graph(), "application/octet-stream")
-        for name in ORT_FILES:
+        for name in files:
             self.server.add_file(f"/ort/{name}", self.dist / name)
-        self.page = self.server.url(f"/index.html?threads={int(threads)}")
+        self.page = self.server.url(f"/index.html?threads={int(threads)}&provider={provider}")
         self._stderr: deque[str] = deque(maxlen=20)
         self._lines: queue.Queue[str | None] = queue.Queue()
         try:
             self._proc = subprocess.Popen(
-                [executable, str(DRIVER), browser_path, str(root), self.page],
+                [executable, str(DRIVER), browser_path, str(root), self.page, provider],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -270,6 +284,8 @@ class WebRuntime:
             except OSError as exc:
                 raise LegFailed(f"{tier.name}: the browser driver is gone: {self._tail() or exc}") from exc
             answer = self._next(self.timeout_s + 30, f"decoding {tier.name}")
+        if answer.get("status") == "skipped":  # no WebGPU adapter: no tier can run in this browser
+            raise LegUnavailable(answer.get("reason") or "the page skipped the tier")
         if answer.get("status") != "measured":
             raise LegFailed(f"{tier.name}: {RUNTIME} failed: {answer.get('reason') or 'no reason given'}")
         if len(answer.get("output_ids", ())) != len(rows) or len(answer.get("blocks", ())) != len(blocks):

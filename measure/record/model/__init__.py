@@ -15,7 +15,9 @@ framing leaves unchanged) are properties of the part they sum, written once.
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.framing import (
     FP32,
+    SOFTWARE_ADAPTER,
     Acceptance,
+    Adapter,
     Block,
     Counts,
     Differing,
@@ -48,7 +50,9 @@ from measure.record.model.wallclock import (
 __all__ = [
     "FP32",
     "PARTS",
+    "SOFTWARE_ADAPTER",
     "Acceptance",
+    "Adapter",
     "Block",
     "CallTimings",
     "Case",

@@ -90,8 +90,36 @@ class LegTiming:
 
 
 @dataclass(frozen=True)
+class Adapter:
+    """The WebGPU adapter a page ran on, as ``navigator.gpu.requestAdapter()`` described it."""
+
+    vendor: str
+    architecture: str
+    device: str
+    description: str
+    fallback: bool
+    software: bool
+    """It renders on the CPU (SwiftShader and the like): its numerics are WebGPU's kernels, its timings mean nothing."""
+
+    @property
+    def name(self) -> str:
+        said = " ".join(w for w in (self.vendor, self.architecture, self.device or self.description) if w)
+        return said or "an unnamed adapter"
+
+    @property
+    def note(self) -> str:
+        """What the pages and ``show`` say of it."""
+        kind = SOFTWARE_ADAPTER if self.software else "hardware adapter"
+        return f"{self.name} ({kind})"
+
+
+SOFTWARE_ADAPTER = "software adapter: numerics only, no timing"
+"""The words for a leg on a software WebGPU adapter, wherever its speed would be shown."""
+
+
+@dataclass(frozen=True)
 class Execution:
-    """How a runtime ran, as the browser page found it: provider, threads, isolation, SIMD."""
+    """How a runtime ran, as the browser page found it: provider, threads, isolation, SIMD, the WebGPU adapter."""
 
     provider: str
     threads: int
@@ -99,6 +127,7 @@ class Execution:
     cross_origin_isolated: bool
     simd: bool
     hardware_concurrency: int | None
+    adapter: Adapter | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +203,8 @@ class Leg:
     """The browser leg: execution provider, threads, cross-origin isolation, SIMD."""
     speculative: tuple[GenaiPair, ...] = ()
     """The onnxruntime-genai leg: its draft-model speculative decoding per decoder-only pair."""
+    provider: str | None = None
+    """What sets this leg apart from another of its runtime (``webgpu``: onnxruntime-web's WebGPU leg)."""
 
     @property
     def browser(self) -> bool:
@@ -183,7 +214,14 @@ class Leg:
     @property
     def name(self) -> str:
         version = f" {self.version}" if self.version else ""
-        return f"{self.runtime}{version} ({self.language})"
+        provider = f", {self.provider}" if self.provider else ""
+        return f"{self.runtime}{version} ({self.language}{provider})"
+
+    @property
+    def software_adapter(self) -> bool:
+        """It ran on a software WebGPU adapter: numerics only, no timing."""
+        adapter = self.execution.adapter if self.execution else None
+        return adapter is not None and adapter.software
 
     @property
     def measured(self) -> bool:

@@ -6,6 +6,7 @@ from typing import Any
 
 from measure.record.model.framing import (
     Acceptance,
+    Adapter,
     Block,
     Counts,
     Differing,
@@ -141,6 +142,20 @@ def _execution(e: dict[str, Any] | None) -> Execution | None:
         cross_origin_isolated=bool(e["cross_origin_isolated"]),
         simd=bool(e["simd"]),
         hardware_concurrency=e.get("hardware_concurrency"),
+        adapter=_adapter(e.get("adapter")),
+    )
+
+
+def _adapter(a: dict[str, Any] | None) -> Adapter | None:
+    if not a:
+        return None
+    return Adapter(
+        vendor=a["vendor"],
+        architecture=a["architecture"],
+        device=a.get("device", ""),
+        description=a.get("description", ""),
+        fallback=bool(a["fallback"]),
+        software=bool(a["software"]),
     )
 
 
@@ -173,6 +188,7 @@ def framing(fr: dict[str, Any] | None) -> Framing | None:
             tiers=tuple(_framing_tier(t) for t in leg.get("tiers", ())),
             execution=_execution(leg.get("execution")),
             speculative=tuple(_genai_pair(p) for p in leg.get("speculative", ())),
+            provider=leg.get("provider"),
         )
         for leg in fr.get("legs", ())
     )

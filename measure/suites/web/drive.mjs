@@ -6,7 +6,8 @@
 // after a failure or a timeout the next tier gets a freshly loaded page.
 //
 // argv: BROWSER (the executable) ROOT (the folder whose node_modules holds playwright-core) PAGE (the
-// page's URL: it is loaded at once, so onnxruntime-web's wasm starts while Python decodes the first tier).
+// page's URL: it is loaded at once, so onnxruntime-web's wasm starts while Python decodes the first tier)
+// and PROVIDER (wasm or webgpu: webgpu launches the browser with WebGPU enabled).
 // stdout: first {"status": "ready", "browser": ...}, then one answer per request line.
 // Exit status: 0 stdin closed; 3 playwright-core is not installed; 1 the browser did not start
 // (stdout's JSON line gives the reason).
@@ -16,7 +17,7 @@ import path from "node:path";
 import process from "node:process";
 import readline from "node:readline";
 
-const [browserPath, root, pageUrl] = process.argv.slice(2);
+const [browserPath, root, pageUrl, provider] = process.argv.slice(2);
 const say = (answer) => process.stdout.write(JSON.stringify(answer) + "\n");
 const firstLine = (err) => String(err?.message ?? err).split("\n")[0];
 
@@ -43,6 +44,8 @@ try {
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
+      // WebGPU behind its flag: headless Chromium then offers the GPU's adapter, or SwiftShader's without one
+      ...(provider === "webgpu" ? ["--enable-unsafe-webgpu"] : []),
     ],
   });
 } catch (err) {

@@ -2,11 +2,11 @@
 // opens it in Chromium once for all tiers (onnxruntime-web's wasm starts once) and calls
 // window.measureTier(token) per tier. That fetches the tier's request as JSON (its graph files, the
 // Python leg's token prefixes, the golden rows' lines and sources), runs the framing facts of
-// framing-core.mjs under onnxruntime-web's wasm execution provider and resolves to the answer.
+// framing-core.mjs under onnxruntime-web's wasm (or, with ?provider=webgpu, WebGPU) execution provider and
+// resolves to the answer. Without a WebGPU adapter every tier answers {status: "skipped", reason}.
 //
 // Golden rows are data here: they arrive as JSON and are shown with textContent, never as markup.
 
-import * as ort from "./ort/ort.wasm.min.mjs";
 import { measureTier, reasonOf } from "./framing-core.mjs";
 
 const status = document.getElementById("status");
@@ -21,8 +21,41 @@ const SIMD_PROBE = Uint8Array.from([
 
 const OPT_LEVELS = { disable: "disabled", basic: "basic", extended: "extended", all: "all" };
 
-// The threads are the page's, from its URL: onnxruntime-web reads them once, when its wasm starts.
-const THREADS = Number(new URLSearchParams(location.search).get("threads") ?? 0);
+// The threads and the execution provider are the page's, from its URL: onnxruntime-web reads them once,
+// when its wasm starts. "webgpu" loads onnxruntime-web's WebGPU build (its own kernels, as WGSL shaders).
+const PARAMS = new URLSearchParams(location.search);
+const THREADS = Number(PARAMS.get("threads") ?? 0);
+const PROVIDER = PARAMS.get("provider") === "webgpu" ? "webgpu" : "wasm";
+const ort = await import(PROVIDER === "webgpu" ? "./ort/ort.webgpu.min.mjs" : "./ort/ort.wasm.min.mjs");
+
+// Renderers that run on the CPU: their timings are emulation, only their numerics mean something.
+const SOFTWARE = /swiftshader|llvmpipe|lavapipe|softpipe|warp|basic render/i;
+
+// The WebGPU adapter the browser offers (null: none, with why), described as the record states it.
+async function findAdapter() {
+  if (!globalThis.navigator?.gpu) return { adapter: null, reason: "this browser exposes no navigator.gpu" };
+  let adapter = null;
+  try {
+    adapter = await navigator.gpu.requestAdapter();
+  } catch (err) {
+    return { adapter: null, reason: `navigator.gpu.requestAdapter() failed: ${reasonOf(err)}` };
+  }
+  if (!adapter) return { adapter: null, reason: "navigator.gpu.requestAdapter() returned no adapter" };
+  const info = adapter.info ?? {};
+  const fallback = Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false);
+  const words = [info.vendor, info.architecture, info.device, info.description].join(" ");
+  const described = {
+    vendor: info.vendor ?? "",
+    architecture: info.architecture ?? "",
+    device: info.device ?? "",
+    description: info.description ?? "",
+    fallback,
+    software: fallback || SOFTWARE.test(words),
+  };
+  return { adapter, described };
+}
+
+const gpu = PROVIDER === "webgpu" ? await findAdapter() : null;
 
 async function bytes(url, name) {
   const r = await fetch(url);
@@ -36,7 +69,7 @@ async function measure(token) {
   const sessions = [];
   const open = async (file) => {
     const options = {
-      executionProviders: ["wasm"],
+      executionProviders: [PROVIDER],
       executionMode: "sequential",
       graphOptimizationLevel: OPT_LEVELS[request.session.graph_optimization] ?? "all",
       logSeverityLevel: 3,
@@ -53,6 +86,9 @@ async function measure(token) {
   };
   const onRow = (index, row) =>
     say(`${request.tier}: row ${index + 1} of ${request.rows.length} (golden line ${row.line}): ${row.source}`);
+  if (gpu && !gpu.adapter) return { status: "skipped", reason: `no WebGPU adapter: ${gpu.reason}` };
+  // a software adapter's timings are CPU emulation: numerics only, no timed passes
+  if (gpu?.described.software) request.timing_repeats = 0;
   try {
     const facts = await measureTier(ort, request, { open, now: () => performance.now(), onRow });
     say(`${request.tier}: measured ${request.rows.length} rows`);
@@ -61,7 +97,8 @@ async function measure(token) {
       runtime: "onnxruntime-web",
       version: ort.env.versions?.web ?? null,
       execution: {
-        provider: "wasm",
+        provider: PROVIDER,
+        ...(gpu ? { adapter: gpu.described } : {}),
         threads: ort.env.wasm.numThreads, // what onnxruntime-web settled on when its wasm started
         threads_requested: THREADS > 0 ? THREADS : null,
         cross_origin_isolated: globalThis.crossOriginIsolated === true,
@@ -86,9 +123,11 @@ window.measureTier = (token) =>
 if (THREADS > 0) ort.env.wasm.numThreads = THREADS; // else onnxruntime-web's default
 ort.env.wasm.proxy = false;
 ort.env.logLevel = "error";
+if (gpu?.adapter) ort.env.webgpu.adapter = gpu.adapter; // the adapter described is the one the sessions use
 try {
+  if (gpu && !gpu.adapter) throw new Error(`no WebGPU adapter: ${gpu.reason}`);
   const warm = await ort.InferenceSession.create(await bytes("warmup.onnx", "the warm-up graph"), {
-    executionProviders: ["wasm"],
+    executionProviders: [PROVIDER],
   });
   await warm.run({ x: new ort.Tensor("float32", Float32Array.from([1]), [1]) });
   await warm.release();
