@@ -69,9 +69,7 @@ def reference_named(tier: Tier) -> str | None:
     return found
 
 
-def reference_of(
-    tier: Tier, named: str | None, tiers: dict[str, Tier], load: Loader, config: Path, loaded: dict[Path, Tier]
-) -> Judged | None:
+def reference_of(tier: Tier, named: str | None, tiers: dict[str, Tier], load: Loader, config: Path) -> Judged | None:
     """The reference of one tier (None: it has none), loaded and checked against the tier."""
     source = "config" if named is not None else "quantization.from"
     name = named if named is not None else reference_named(tier)
@@ -94,9 +92,8 @@ def reference_of(
                 "[framing] fidelity = false)",
                 docs="guide/your-tiers.md#quantizing-a-tier",
             )
-        if folder not in loaded:  # a decoder-only reference reads the rows as the tier it judges does
-            loaded[folder] = load(folder, folder.name, tier.prompt)
-        reference, in_run = loaded[folder], False
+        # a decoder-only reference reads the rows as the tier it judges does
+        reference, in_run = load(folder, folder.name, tier.prompt), False
     _refuse(tier, reference)
     return Judged(tier, reference, source, in_run)
 

@@ -59,7 +59,7 @@ def check_reference(sessions: Sessions, spec: TierSpec, tier: Tier, golden: Gold
         held[name] = sessions.tier(name, label=f"{name}~reference")
     judged = None
     try:
-        judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path, {})
+        judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path)
         if judged is None:
             return None
         check_streams([judged], golden)
