@@ -10,10 +10,14 @@ ms/token (the median of its timed passes). The web leg's start (Node.js, playwri
 Chromium, the loopback server) is timed on its own. Wall time on a shared host counts the time
 the leg waits for a core; CPU time does not, so both are printed with the load average.
 
+With ``--webgpu`` the WebGPU leg (issue 44) runs too, in a browser of its own: on a machine without a GPU its
+adapter is SwiftShader's (software), so its seconds are the price of checking WebGPU's numerics here, never a
+speed. Each leg's rows decoded token for token as Python onnxruntime does are printed beside its cost.
+
 Target (issue 30): the web leg adds at most 30 s to the demo's main job.
 
-Run: ``python benchmarks/bench_legs.py [--config suite.toml]`` with the npm packages installed
-(``npm ci --ignore-scripts``) and Chromium on PATH or at ``[framing] browser``.
+Run: ``python benchmarks/bench_legs.py [--config suite.toml] [--webgpu] [--rows N] [--tiers a b]`` with the npm
+packages installed (``npm ci --ignore-scripts``) and Chromium on PATH or at ``[framing] browser``.
 """
 
 from __future__ import annotations
@@ -64,63 +68,98 @@ def _ms_per_token(entry: dict) -> str:
     return f"{statistics.median(timed) / max(1, timing['tokens']):.3f}"
 
 
+def _leg_cpu(leg: object) -> float:
+    """CPU seconds the leg's processes have used so far: Node's per-tier processes (children of this one), or
+    the web leg's driver, Chromium and its renderer and GPU process."""
+    web = getattr(leg, "web", None)
+    return _tree_cpu_s(web._proc.pid) if web is not None else _children_cpu_s()
+
+
+def _parity(python: dict, entry: dict) -> str:
+    """Rows the leg decodes token for token as Python onnxruntime does."""
+    ids = entry.get("output_ids")
+    if entry.get("status") != "measured" or ids is None:
+        return entry.get("status", "-")
+    return f"{sum(a == b for a, b in zip(python['output_ids'], ids, strict=False))}/{len(python['output_ids'])}"
+
+
 def main() -> None:
     from measure.suites.config import load_config
-    from measure.suites.framing import NodeLeg, WebLeg, tier_parity
-    from measure.suites.golden import load_golden
+    from measure.suites.framing import NodeLeg, WebGpuLeg, WebLeg, tier_parity
+    from measure.suites.golden import head, load_golden
     from measure.suites.runner import load_tiers
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=None, help="a suite config (default: the bundled demo's)")
+    ap.add_argument("--webgpu", action="store_true", help="also the WebGPU leg (a software adapter is slow)")
+    ap.add_argument("--rows", type=int, default=None, help="the first N golden rows only (default: all)")
+    ap.add_argument("--tiers", nargs="*", default=None, help="these tiers only (default: the config's)")
     args = ap.parse_args()
     config = load_config(args.config)
     golden = load_golden(config.golden)
+    golden = head(golden, args.rows) if args.rows else golden
     tiers = load_tiers(config, {})
+    tiers = {n: t for n, t in tiers.items() if args.tiers is None or n in args.tiers}
     blocks: list[int | str] = [*config.framing.k, *(["whole"] if config.framing.whole_prefix else [])]
 
-    node = NodeLeg(config.framing, blocks)
-    t0 = time.perf_counter()
-    web = WebLeg(config.framing, blocks, config.session.intra_op_threads)
-    start_s = time.perf_counter() - t0
-    if web.out["status"] != "measured":
-        print(f"the web leg cannot run here: {web.out.get('reason')}")
-        return
-    driver = web.web._proc.pid
-    start_cpu = _tree_cpu_s(driver)
+    legs: list[tuple[str, NodeLeg]] = [("node", NodeLeg(config.framing, blocks))]
+    starts = {}
+    kinds = [("web", WebLeg, (config.session.intra_op_threads,))] + ([("webgpu", WebGpuLeg, ())] if args.webgpu else [])
+    for label, kind, extra in kinds:
+        t0 = time.perf_counter()
+        leg = kind(config.framing, blocks, *extra)
+        starts[label] = time.perf_counter() - t0
+        if leg.out["status"] != "measured" and not leg.out["tiers"] and leg.out.get("reason"):
+            print(f"the {label} leg cannot run here: {leg.out.get('reason')}")
+            leg.close()
+            continue
+        legs.append((label, leg))
     rows = []
     try:
         for tier in tiers.values():
             t = time.perf_counter()
             python = tier_parity(tier, golden, config.framing)
-            python_s = time.perf_counter() - t
-            t, c = time.perf_counter(), _children_cpu_s()
-            node.add(tier, golden, python)
-            node_s, node_cpu = time.perf_counter() - t, _children_cpu_s() - c
-            t, c = time.perf_counter(), _tree_cpu_s(driver)
-            web.add(tier, golden, python)
-            web_s, web_cpu = time.perf_counter() - t, _tree_cpu_s(driver) - c
-            entries = [leg.out["tiers"][-1] if leg.out["tiers"] else {} for leg in (node, web)]
-            rows.append((tier.name, python_s, node_s, node_cpu, web_s, web_cpu, *entries))
-        all_cpu = _tree_cpu_s(driver)  # the page's warm-up ran beside the first Python tier: counted here
+            cells = [(time.perf_counter() - t, None, "", "")]
+            for _, leg in legs:
+                t, c = time.perf_counter(), _leg_cpu(leg)
+                leg.add(tier, golden, python)
+                leg.finish()
+                entry = leg.out["tiers"][-1] if leg.out["tiers"] and leg.out["tiers"][-1]["tier"] == tier.name else {}
+                cells.append((time.perf_counter() - t, _leg_cpu(leg) - c, _ms_per_token(entry), _parity(python, entry)))
+            rows.append((tier.name, tier.kind, cells))
+        all_cpu = {label: _leg_cpu(leg) for label, leg in legs if label != "node"}  # page warm-ups counted here
     finally:
-        web.close()
+        for _, leg in legs:
+            leg.close()
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{len(golden)} golden rows, {len(rows)} tiers, blocks {blocks}, leg_repeats {config.framing.leg_repeats}")
-    print(f"web leg: {web.out['host']}, onnxruntime-web {web.out['version']}, {web.out.get('execution')}")
-    print(f"load average {load:.1f}; web leg start {start_s:.1f} s wall, {start_cpu:.1f} s CPU")
-    heads = f"{'python s':>9}{'node s':>8}{'node cpu':>9}{'web s':>8}{'web cpu':>9}{'node ms/t':>10}{'web ms/t':>9}"
-    print(f"{'tier':<20}{heads}")
-    for name, python_s, node_s, node_cpu, web_s, web_cpu, node_entry, web_entry in rows:
-        status = "" if web_entry.get("status") == "measured" else f"  web {web_entry.get('status')}"
+    for label, leg in legs[1:]:
         print(
-            f"{name:<20}{python_s:>9.1f}{node_s:>8.1f}{node_cpu:>9.1f}{web_s:>8.1f}{web_cpu:>9.1f}"
-            f"{_ms_per_token(node_entry):>10}{_ms_per_token(web_entry):>9}{status}"
+            f"{label} leg: {leg.out.get('host')}, onnxruntime-web {leg.out.get('version')}, {leg.out.get('execution')}"
         )
-    sums = [sum(r[i] for r in rows) for i in range(1, 6)]
-    print(f"{'total':<20}{sums[0]:>9.1f}{sums[1]:>8.1f}{sums[2]:>9.1f}{sums[3]:>8.1f}{sums[4]:>9.1f}")
-    wall = sums[3] + start_s
-    print(f"the web leg adds {wall:.1f} s wall, its start included ({all_cpu:.1f} s CPU in all); target <= 30 s")
+    print(f"load average {load:.1f}; " + ", ".join(f"{k} leg start {v:.1f} s wall" for k, v in starts.items()))
+    names = [label for label, _ in legs]
+    heads = f"{'python s':>9}" + "".join(
+        f"{n + ' s':>10}{n + ' cpu':>12}{n + ' ms/t':>13}{n + ' =py':>12}" for n in names
+    )
+    print(f"{'tier':<20}{'kind':<8}{heads}")
+    for name, kind, cells in rows:
+        line = f"{name:<20}{kind:<8}{cells[0][0]:>9.1f}"
+        for wall, cpu, ms, same in cells[1:]:
+            line += f"{wall:>10.1f}{cpu:>12.1f}{ms:>13}{same:>12}"
+        print(line)
+    total = f"{'total':<28}{sum(c[0][0] for _, _, c in rows):>9.1f}"
+    for i in range(1, len(names) + 1):
+        total += f"{sum(c[i][0] for _, _, c in rows):>10.1f}{sum(c[i][1] for _, _, c in rows):>12.1f}{'':>25}"
+    print(total)
+    python_s = sum(c[0][0] for _, _, c in rows)
+    for i, label in enumerate(names[1:], start=2):
+        wall = sum(c[i][0] for _, _, c in rows) + starts[label]
+        print(
+            f"the {label} leg adds {wall:.1f} s wall, its start included ({all_cpu[label]:.1f} s CPU in all), "
+            f"{wall / python_s:.2f}x the Python leg's {python_s:.1f} s" + ("; target <= 30 s" if label == "web" else "")
+        )
 
 
 if __name__ == "__main__":

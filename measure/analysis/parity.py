@@ -39,33 +39,44 @@ class Cell:
 
 @dataclass(frozen=True)
 class MatrixRow:
-    leg: Leg
+    """The tiers of one kind and one precision, across the runtime columns."""
+
+    kind: str
+    """``seq2seq`` or ``causal`` (decoder-only)."""
+    precision: str
     cells: tuple[Cell | str, ...]
-    """A :class:`Cell`, or the status of a leg/precision that was not measured."""
+    """One per leg, in the record's order: a :class:`Cell`, or why the leg measured none of these tiers."""
 
 
 @dataclass(frozen=True)
 class RuntimeMatrix:
-    precisions: tuple[str, ...]
+    legs: tuple[Leg, ...]
+    """The columns: Python onnxruntime first, then every other leg (WebGPU is a leg of its own)."""
     rows: tuple[MatrixRow, ...]
     parity: tuple[tuple[FramingTier, tuple[str, ...]], ...]
     """Per Python tier: its greedy-decode parity under each other runtime, as a sentence."""
 
 
-def _cell(leg: Leg, precision: str) -> Cell | str:
-    """One leg's tiers of one precision, or the status that says why none was measured."""
-    tiers = [t for t in leg.tiers if t.precision == precision]
+KIND_ORDER = ("seq2seq", "causal")
+
+
+def _cell(leg: Leg, names: set[str]) -> Cell | str:
+    """One leg's tiers among ``names``, or the status that says why none was measured."""
+    tiers = [t for t in leg.tiers if t.tier in names]
     measured = [t for t in tiers if t.measured]
     if not measured:
-        return leg.status if not leg.measured else "not measured"
+        if not leg.measured:
+            return leg.status
+        return tiers[0].status if tiers else "not measured"
+    unmeasured = len(names) - len(measured)
     if all(t.genai is not None and not t.blocks for t in measured):
-        return _decodes_cell(measured, len(tiers) - len(measured))
+        return _decodes_cell(measured, unmeasured)
     return Cell(
         sum(t.rows_same for t in measured),
         sum(t.rows for t in measured),
         max(t.present_max_abs_diff for t in measured),
         max(t.logits_max_abs_diff for t in measured),
-        len(tiers) - len(measured),
+        unmeasured,
     )
 
 
@@ -79,14 +90,66 @@ def _parity_sentence(leg: Leg, ref: FramingTier) -> str:
 
 
 def runtime_matrix(record: Record) -> RuntimeMatrix | None:
-    """None for records with one runtime leg only."""
+    """Rows by kind, then precision; a column per runtime leg. None for records with one runtime leg only.
+
+    A leg that runs only one kind (onnxruntime-genai: decoder-only) counts only the tiers it could take: a
+    seq2seq row there says "not measured" and no decoder-only cell counts the seq2seq tiers as missing."""
     legs = record.legs
     if len(legs) < 2:
         return None
-    precisions = ordered_precisions({t.precision for leg in legs for t in leg.tiers if t.measured})
-    rows = tuple(MatrixRow(leg, tuple(_cell(leg, p) for p in precisions)) for leg in legs)
+    kind = {name: t.kind for name, t in record.tiers.items()}
+    groups: dict[tuple[str, str], set[str]] = {}
+    for t in legs[0].tiers:
+        if t.measured:
+            groups.setdefault((kind.get(t.tier, "seq2seq"), t.precision), set()).add(t.tier)
+    order = {p: i for i, p in enumerate(ordered_precisions({p for _, p in groups}))}
+    keys = sorted(groups, key=lambda k: (KIND_ORDER.index(k[0]) if k[0] in KIND_ORDER else 2, order[k[1]]))
+    rows = tuple(MatrixRow(k, p, tuple(_cell(leg, groups[(k, p)]) for leg in legs)) for k, p in keys)
     parity = tuple((ref, tuple(_parity_sentence(leg, ref) for leg in legs[1:])) for ref in legs[0].tiers)
-    return RuntimeMatrix(tuple(precisions), rows, parity)
+    return RuntimeMatrix(tuple(legs), rows, parity)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One runtime after Python onnxruntime: the tiers it decodes exactly as Python does, and the others."""
+
+    leg: Leg
+    same: tuple[str, ...]
+    """Tiers whose greedy decode equals Python's on every golden row, token for token."""
+    differ: tuple[tuple[str, int, int], ...]
+    """(tier, rows equal, rows) where some row differs."""
+    unmeasured: tuple[tuple[str, str], ...]
+    """(tier, status) for the Python tiers this runtime did not decode, in kinds it decoded some tiers of."""
+    kinds_run: tuple[str, ...] = ()
+    """The kinds (``seq2seq``, ``causal``) it decoded some tier of."""
+    kinds_not_run: tuple[tuple[str, str], ...] = ()
+    """(kind, status) for a kind none of whose tiers it decoded (onnxruntime-genai takes no seq2seq model)."""
+
+
+def runtime_agreement(record: Record) -> tuple[Agreement, ...]:
+    """Per leg after Python onnxruntime, which tiers decode every row identically: the Overview's runtime line."""
+    python = [t for t in record.python_tiers if t.measured and t.output_ids is not None]
+    kind = {name: t.kind for name, t in record.tiers.items()}
+    out = []
+    for leg in record.legs[1:]:
+        same, differ, unmeasured = [], [], []
+        for ref in python:
+            t = leg.tier(ref.tier)
+            if t is None or not t.measured or t.output_ids is None:
+                unmeasured.append((ref.tier, t.status if t else leg.status if not leg.measured else "not measured"))
+                continue
+            assert ref.output_ids is not None
+            equal = sum(x == y for x, y in zip(ref.output_ids, t.output_ids, strict=False))
+            if equal == len(ref.output_ids) == len(t.output_ids):
+                same.append(ref.tier)
+            else:
+                differ.append((ref.tier, equal, len(ref.output_ids)))
+        ran = {kind.get(n, "seq2seq") for n in (*same, *(d[0] for d in differ))}
+        absent = {kind.get(n, "seq2seq"): status for n, status in unmeasured if kind.get(n, "seq2seq") not in ran}
+        unmeasured = [(n, status) for n, status in unmeasured if kind.get(n, "seq2seq") in ran]
+        kinds_run = tuple(k for k in KIND_ORDER if k in ran)
+        out.append(Agreement(leg, tuple(same), tuple(differ), tuple(unmeasured), kinds_run, tuple(absent.items())))
+    return tuple(out)
 
 
 def rows_as_python(record: Record, tier: str) -> tuple[tuple[str, str], ...]:

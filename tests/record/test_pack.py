@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
 from tests_support import DATA_DIR, later, run_cli
@@ -85,8 +86,20 @@ def test_packing_keeps_every_sample_and_stores_them_once(both_suites):
     tiers = stored["framing"]["legs"][0]["tiers"]
     assert set(tiers) == {"~rows", "~columns"} and tiers["~columns"]["status"] == {"~same": "measured"}
     assert orjson.dumps(unpack(stored, "x")) == orjson.dumps(doc)  # nothing lost, to the bit
-    size = [len(gzip.compress(orjson.dumps(x["wallclock"]["cases"]))) for x in (doc, stored)]
-    assert size[1] < 0.8 * size[0], size  # the differences gzip smaller than the samples themselves
+
+
+def test_the_differences_gzip_smaller_than_the_samples_themselves(both_suites):
+    """On samples built as the demo's are (7 repeats of 64 rows, each row its own cost of 1-5 ms, a repeat within
+    about 4% of the first, as the demo's median is on a shared host): never on what this machine's load made of
+    the run's own few samples."""
+    doc = json.loads(json.dumps(both_suites[0]))
+    rng = np.random.default_rng(44)
+    for case in doc["wallclock"]["cases"].values():
+        base = rng.uniform(1e-3, 5e-3, 64)
+        for key, share in (("wall_s", 1.0), ("run_s", 0.9), ("cpu_s", 0.95)):
+            case[key] = [[round(float(x), 6) for x in base * share * rng.normal(1, 0.04, 64)] for _ in range(7)]
+    size = [len(gzip.compress(orjson.dumps(x["wallclock"]["cases"]))) for x in (doc, pack(doc))]
+    assert size[1] < 0.8 * size[0], size
 
 
 def _seconds(doc: dict[str, Any], scale: float, digits: int) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
 from measure.analysis.headline import Headline
+from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
 from measure.site import chart_style, charts
 from measure.site.context import KIND, Md, badge, link, md, trusted
@@ -30,6 +31,8 @@ class DecisionBlock:
     precision: tuple[Md, ...]
     framing: Md | None
     gates: Md
+    runtimes: Md | None = None
+    """Which runtimes decode every tier as Python onnxruntime does, and which do not (None: one runtime only)."""
 
 
 def _x(e: Estimate) -> str:
@@ -210,13 +213,52 @@ def _framing(h: Headline) -> Md | None:
     )
 
 
-def decision_block(d: Decision, h: Headline) -> DecisionBlock:
+def _ran(a: Agreement) -> str:
+    """What one runtime decoded: "on 10 tiers", "on 9 of 10 tiers", "on 4 decoder-only tiers (encoder-decoder:
+    skipped)"."""
+    ran = len(a.same) + len(a.differ)
+    kinds = f" {KIND[a.kinds_run[0]]}" if a.kinds_not_run and len(a.kinds_run) == 1 else ""
+    total = f" of {ran + len(a.unmeasured)}" if a.unmeasured else ""
+    said = f"on {ran}{total}{kinds} tier{'s' if ran + len(a.unmeasured) != 1 else ''}"
+    absent = "; ".join(f"{KIND[k]}: {md(status)}" for k, status in a.kinds_not_run)
+    return f"{said} ({absent})" if absent else said
+
+
+def _runtimes(found: tuple[Agreement, ...]) -> Md | None:
+    """One line: the runtimes that decode every tier they ran as Python onnxruntime does, the ones that do not
+    (each tier with its rows), and the ones that did not run."""
+    same, differ, absent = [], [], []
+    for a in found:
+        if not (a.same or a.differ):
+            absent.append(f"{md(a.leg.name)} ({md(a.leg.status if not a.leg.measured else 'no tier measured')})")
+        elif a.differ:
+            items = ", ".join(f"{md(t)} ({equal}/{rows} rows)" for t, equal, rows in a.differ)
+            differ.append(f"{md(a.leg.name)} {_ran(a)} does not: {items}")
+        else:
+            same.append(f"{md(a.leg.name)} {_ran(a)}")
+    if not (same or differ or absent):
+        return None
+    parts = []
+    if same:
+        listed = same[0] if len(same) == 1 else f"{', '.join(same[:-1])} and {same[-1]}"
+        verb = "decodes" if len(same) == 1 else "decode"
+        parts.append(f"{listed} {verb} every golden row token for token as Python onnxruntime does")
+    parts.extend(differ)
+    if absent:
+        parts.append("not run here: " + ", ".join(absent))
+    where = link("evidence", "framing.md#runtimes")
+    return trusted(f"**Runtimes**: {'; '.join(parts)} ({where}).")
+
+
+def decision_block(d: Decision, h: Headline, agreement: tuple[Agreement, ...] = ()) -> DecisionBlock:
+    """``agreement``: each runtime leg after Python onnxruntime against it (:func:`runtime_agreement`)."""
     return DecisionBlock(
         tuple(_ship(s, h.mixed) for s in d.ships),
         _speculative(d.speculative, d.fastest, h.mixed),
         _precision(d.precision, d.sizes),
         _framing(h),
         _gates(d),
+        _runtimes(agreement),
     )
 
 

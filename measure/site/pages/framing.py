@@ -7,9 +7,22 @@ from dataclasses import dataclass
 from measure.analysis.current import Current
 from measure.analysis.parity import Cell, runtime_matrix
 from measure.analysis.record_analysis import Analysis
-from measure.record.model import Framing, FramingTier
+from measure.record.model import Framing, FramingTier, Leg
 from measure.site import charts
-from measure.site.context import Chart, Md, RunLinks, RunRef, chart, fmt, fmt_sci, marked, md, provenance
+from measure.site.context import (
+    KIND,
+    Chart,
+    Md,
+    RunLinks,
+    RunRef,
+    chart,
+    fmt,
+    fmt_sci,
+    marked,
+    md,
+    provenance,
+    trusted,
+)
 from measure.site.escape import slug
 from measure.site.evidence import anchor, row_id
 from measure.site.glossary import glossary
@@ -64,9 +77,10 @@ class MissRow:
 
 @dataclass(frozen=True)
 class RuntimeRow:
-    """One runtime leg across the precision columns: single == batched rows and the worst difference."""
+    """The tiers of one kind and precision across the runtime columns: single == batched rows, worst differences."""
 
-    runtime: Md
+    kind: Md
+    precision: Md
     cells: tuple[Md, ...]
 
 
@@ -91,7 +105,8 @@ class RuntimeParity:
 
 @dataclass(frozen=True)
 class Runtimes:
-    precisions: tuple[Md, ...]
+    heads: tuple[Md, ...]
+    """One per runtime leg, Python onnxruntime first; a software WebGPU adapter says so under its name."""
     matrix: tuple[RuntimeRow, ...]
     others: tuple[Md, ...]
     """Column heads of ``parity``: every runtime but Python onnxruntime."""
@@ -101,6 +116,8 @@ class Runtimes:
     """Hosts and execution, ms/token per runtime, rows whose decodes part from Python's (issue 30)."""
     compiled: bool = False
     """Whether a leg decodes without framing blocks (onnxruntime-genai): the matrix says what its cells count."""
+    mixed: bool = False
+    """Whether the rows hold both kinds: only then does the matrix name each row's kind."""
 
 
 @dataclass(frozen=True)
@@ -129,15 +146,23 @@ class FramingPage:
 
 
 def _cell(c: Cell | str) -> Md:
+    """Three short lines, so that five runtime columns fit a laptop's width."""
     if isinstance(c, str):
         return md(c)
-    extra = f" ({c.unmeasured} tier{'s' if c.unmeasured > 1 else ''} not measured)" if c.unmeasured else ""
+    extra = f"<br>{c.unmeasured} tier{'s' if c.unmeasured > 1 else ''} not measured" if c.unmeasured else ""
     if c.decodes:  # onnxruntime-genai replays no blocks: its own greedy decodes against Python's
-        return md(f"{c.rows_same}/{c.rows} rows decode as Python's · logits ≤ {c.logits_max_abs_diff:.1e}{extra}")
-    return md(
-        f"{c.rows_same}/{c.rows} rows · present ≤ {c.present_max_abs_diff:.1e} · "
+        return trusted(f"{c.rows_same}/{c.rows} rows as Python's<br>logits ≤ {c.logits_max_abs_diff:.1e}{extra}")
+    return trusted(
+        f"{c.rows_same}/{c.rows} rows<br>present ≤ {c.present_max_abs_diff:.1e}<br>"
         f"logits ≤ {c.logits_max_abs_diff:.1e}{extra}"
     )
+
+
+def _head(leg: Leg) -> Md:
+    """A leg's column head; a software WebGPU adapter's numerics are WebGPU's kernels, its speed meaningless."""
+    if leg.software_adapter:
+        return trusted(f"{md(leg.name)}<br><small>software adapter: numerics only, no timing</small>")
+    return md(leg.name)
 
 
 def runtimes_section(a: Analysis) -> Runtimes | None:
@@ -145,15 +170,14 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
     if found is None:
         return None
     notes = []
-    for row in found.rows:
-        leg = row.leg
+    for leg in found.legs:
         if not leg.measured and not leg.tiers:
             notes.append(LegNote(md(leg.name), md("every tier"), md(leg.status), md(leg.reason)))
         notes.extend(LegNote(md(leg.name), md(t.tier), md(t.status), md(t.reason)) for t in leg.tiers if not t.measured)
     return Runtimes(
-        tuple(md(p) for p in found.precisions),
-        tuple(RuntimeRow(md(row.leg.name), tuple(_cell(c) for c in row.cells)) for row in found.rows),
-        tuple(md(row.leg.name) for row in found.rows[1:]),
+        tuple(_head(leg) for leg in found.legs),
+        tuple(RuntimeRow(md(KIND[r.kind]), md(r.precision), tuple(_cell(c) for c in r.cells)) for r in found.rows),
+        tuple(md(leg.name) for leg in found.legs[1:]),
         tuple(
             RuntimeParity(
                 anchor(row_id("runtime", t.tier)), md(f"{t.tier} ({t.precision})"), tuple(md(s) for s in cells)
@@ -162,7 +186,8 @@ def runtimes_section(a: Analysis) -> Runtimes | None:
         ),
         tuple(notes),
         leg_facts(a.record),
-        any(isinstance(c, Cell) and c.decodes for row in found.rows for c in row.cells),
+        any(isinstance(c, Cell) and c.decodes for r in found.rows for c in r.cells),
+        len({r.kind for r in found.rows}) > 1,
     )
 
 

@@ -18,6 +18,7 @@ from measure.analysis.current import label as label_of
 from measure.analysis.decision import Decision, decide
 from measure.analysis.headline import Headline, TierLine, headline
 from measure.analysis.history_changes import ChangePoint
+from measure.analysis.parity import runtime_agreement
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
@@ -303,7 +304,7 @@ def overview_page(
     return Overview(
         links.ref(state.newest),
         sentences(current, h, sources)[0],
-        decision_block(d, h),
+        decision_block(d, h, runtime_agreement(current.record)),
         _chart(d, current, palette),
         tuple(rows),
         runtimes,
