@@ -43,7 +43,7 @@ from measure.site.evidence import row_id, verdict_id
 from measure.site.glossary import glossary
 from measure.site.pages.decision import DecisionBlock, decision_block, speed_fidelity
 from measure.site.pages.fidelity import fidelity_cell
-from measure.site.pages.headline import sentences
+from measure.site.pages.headline import lead
 from measure.site.pages.history import machine_slug
 
 OVERVIEW_TERMS = ("tier", "[lo, hi]", "golden rows", "KLD", "same top-1", "k", "framing", "argmax decision", "presents")
@@ -303,7 +303,7 @@ def overview_page(
     several = len(states.states) > 1
     return Overview(
         links.ref(state.newest),
-        sentences(current, h, sources)[0],
+        lead(current, sources),
         decision_block(d, h, runtime_agreement(current.record)),
         _chart(d, current, palette),
         tuple(rows),
