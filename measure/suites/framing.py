@@ -164,6 +164,11 @@ class NodeLeg:
         except node_leg.LegSkipped as exc:
             self._skip(str(exc))
 
+    @property
+    def label(self) -> str:
+        """The leg in progress lines: its runtime, and its provider where the runtime runs as two legs."""
+        return f"{self.runtime}, {self.provider}" if self.provider else self.runtime
+
     def _open(self, config: FramingConfig) -> None:
         node_leg.find_node(self.node)
 
@@ -363,7 +368,7 @@ def run_framing(
                 leg.add(tier, golden, python["tiers"][-1])
                 leg.finish()
                 done += 1
-                progress(f"framing {tier.name} ({leg.runtime})", done, total)
+                progress(f"framing {tier.name} ({leg.label})", done, total)
                 save()
     finally:
         for leg in others:

@@ -33,6 +33,7 @@ class GenaiLeg:
     """The onnxruntime-genai leg of one run, with the interface of the framing suite's other legs."""
 
     runtime = RUNTIME
+    label = RUNTIME
 
     def __init__(self, config: FramingConfig) -> None:
         self.og, reason = og_import()

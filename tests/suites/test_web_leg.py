@@ -236,6 +236,20 @@ def test_a_tier_file_the_page_cannot_fetch_fails_with_the_message(web, tier_copy
     assert "HTTP 404" in str(failed.value)
 
 
+def test_a_tier_past_its_timeout_says_so_and_the_next_tier_gets_a_fresh_page(web, small_fp32, golden):
+    """The timeout is the reason given, not a console error from before it (the browser's favicon request was one,
+    and hid a WebGPU tier's timeout behind "404"); the page is loaded afresh for the next tier."""
+    rows, decoded = _rows(small_fp32, golden, [0, 1, 2, 3])
+    patient = web.timeout_s
+    web.timeout_s = 0.001
+    try:
+        with pytest.raises(node_leg.LegFailed, match=r"small-fp32: onnxruntime-web failed: no answer in 0.001 s$"):
+            web.run_tier(small_fp32, rows, [2])
+    finally:
+        web.timeout_s = patient
+    assert web.run_tier(small_fp32, rows, [2])["output_ids"] == decoded
+
+
 HOSTILE = '<script>window.pwned = 1</script>"\'><img src=x onerror="window.pwned = 2">{{ row }}</p>'
 
 

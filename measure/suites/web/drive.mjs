@@ -71,17 +71,23 @@ function load(url) {
 
 async function visit(url, token, timeout) {
   let timer;
+  let timedOut = null;
   try {
     if (loading === null) load(url);
     await loading;
+    errors = []; // what the page says from here on is this tier's; a failed load keeps what it said
     const late = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer in ${timeout / 1000} s`)), timeout);
+      timer = setTimeout(() => reject((timedOut = new Error(`no answer in ${timeout / 1000} s`))), timeout);
     });
     const answer = await Promise.race([page.evaluate((t) => window.measureTier(t), token), late]);
     if (answer?.status !== "measured") await drop();
     return answer;
   } catch (err) {
-    const why = errors.length ? `the page broke: ${errors[0]}` : `the page did not answer: ${firstLine(err)}`;
+    // a timeout says so first: a console error from before it (a missing favicon) is context, not the cause
+    const said = errors.length ? `; the page said: ${errors[0]}` : "";
+    let why = `the page did not answer: ${firstLine(err)}`;
+    if (err === timedOut) why = `${firstLine(err)}${said}`;
+    else if (errors.length) why = `the page broke: ${errors[0]}`;
     await drop();
     return { status: "failed", reason: why };
   } finally {
