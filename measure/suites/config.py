@@ -101,7 +101,8 @@ class FramingConfig:
     """Also decode every tier under onnxruntime-web's WebGPU execution provider, in Chromium with WebGPU enabled;
     skipped, with the reason, where the browser offers no adapter. Off by default: on a machine without a GPU
     the adapter is SwiftShader's (software), whose numerics are WebGPU's kernels but whose speed is CPU
-    emulation, about a minute per tier on two cores (no ms/token is recorded for a software adapter)."""
+    emulation: 2 to 15 minutes per demo tier on two cores, 54 minutes for the demo's framing suite (no ms/token
+    is recorded for a software adapter)."""
     genai_leg: bool = True
     """Also decode the decoder-only tiers and pairs under onnxruntime-genai's compiled loop (the ``genai`` extra);
     recorded as skipped, with the reason, where it is not importable. A run without decoder-only tiers has no

@@ -145,16 +145,23 @@ class FramingPage:
     """The page's words defined in one line where the page begins."""
 
 
+def _lines(*lines: str) -> Md:
+    """Short lines, each kept whole (a phone scrolls the table rather than break "9.8e-06" at its hyphen)."""
+    return trusted("<br>".join(f'<span class="measure-nowrap">{line}</span>' for line in lines if line))
+
+
 def _cell(c: Cell | str) -> Md:
     """Three short lines, so that five runtime columns fit a laptop's width."""
     if isinstance(c, str):
         return md(c)
-    extra = f"<br>{c.unmeasured} tier{'s' if c.unmeasured > 1 else ''} not measured" if c.unmeasured else ""
+    extra = f"{c.unmeasured} tier{'s' if c.unmeasured > 1 else ''} not measured" if c.unmeasured else ""
     if c.decodes:  # onnxruntime-genai replays no blocks: its own greedy decodes against Python's
-        return trusted(f"{c.rows_same}/{c.rows} rows as Python's<br>logits ≤ {c.logits_max_abs_diff:.1e}{extra}")
-    return trusted(
-        f"{c.rows_same}/{c.rows} rows<br>present ≤ {c.present_max_abs_diff:.1e}<br>"
-        f"logits ≤ {c.logits_max_abs_diff:.1e}{extra}"
+        return _lines(f"{c.rows_same}/{c.rows} rows as Python's", f"logits ≤ {c.logits_max_abs_diff:.1e}", extra)
+    return _lines(
+        f"{c.rows_same}/{c.rows} rows",
+        f"present ≤ {c.present_max_abs_diff:.1e}",
+        f"logits ≤ {c.logits_max_abs_diff:.1e}",
+        extra,
     )
 
 
