@@ -220,8 +220,10 @@ def _ran(a: Agreement) -> str:
     kinds = f" {KIND[a.kinds_run[0]]}" if a.kinds_not_run and len(a.kinds_run) == 1 else ""
     total = f" of {ran + len(a.unmeasured)}" if a.unmeasured else ""
     said = f"on {ran}{total}{kinds} tier{'s' if ran + len(a.unmeasured) != 1 else ''}"
-    absent = "; ".join(f"{KIND[k]}: {md(status)}" for k, status in a.kinds_not_run)
-    return f"{said} ({absent})" if absent else said
+    absent = [f"{KIND[k]}: {md(status)}" for k, status in a.kinds_not_run]
+    absent += [f"{md(t)} {md(status)}" for t, status in a.unmeasured[:3]]
+    absent += [f"{len(a.unmeasured) - 3} more not measured"] if len(a.unmeasured) > 3 else []
+    return f"{said} ({'; '.join(absent)})" if absent else said
 
 
 def _runtimes(found: tuple[Agreement, ...]) -> Md | None:
