@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from measure.engine.skeleton import load_skeleton
 from measure.engine.tier import Tier
 from measure.suites import node_leg
 from measure.suites.node_leg import LegFailed, LegSkipped, LegUnavailable, NodeRow
@@ -93,7 +94,7 @@ def external_data(graph: Path) -> list[str]:
     if not graph.is_file():
         return []  # the page reports the graph it cannot fetch, in the words it fails with
     try:
-        model = onnx.load(str(graph), load_external_data=False)
+        model = load_skeleton(graph)  # not onnx.load: a graph holding its weights would double them here
     except Exception as exc:  # a graph that does not parse fails to load in the page too; say it here
         raise LegFailed(f"{graph.name}: not an ONNX graph ({type(exc).__name__}: {exc})") from exc
     names: list[str] = []
