@@ -358,7 +358,9 @@ export async function measureTier(ort, request, { open, now, onRow = () => {} })
       const block = b === "whole" ? row.prefix.length : b;
       diffs.get(b).add(single, await feedPrefix(eng, row.source_ids, row.prefix, block));
     }
-    if (prefill) await prefillRow(eng, row.source_ids, request.blocks, prefill);
+    // a budget's plan may keep the prompt framings to the first rows (request.prefill_rows), as the Python leg
+    const framePrompt = prefill && index < (request.prefill_rows ?? Infinity);
+    if (framePrompt) await prefillRow(eng, row.source_ids, request.blocks, prefill);
   }
   const answer = {
     blocks: request.blocks.map((b) => diffs.get(b).facts(b)),
