@@ -150,7 +150,8 @@ def run(
     note_slowdowns(doc, hooks)
     budgeted = None
     if budget_s is not None:
-        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress)
+        judged = tuple((p.tier, p.reference) for p in planned) if fidelity else ()
+        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged)
         doc["plan"] = plan_part(budgeted.plan.to_dict())
         for line in budgeted.plan.lines(len(golden)):
             say(line)
