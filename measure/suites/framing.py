@@ -127,7 +127,8 @@ def tier_parity(
     budget's plan cut them), quality and greedy decodes."""
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
-    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if tier.kind == "causal" else None
+    framed = tier.kind == "causal" and prefill_rows != 0  # a budget may cut the prompt framings to none
+    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if framed else None
     outputs, output_ids = [], []
     for i, row in enumerate(golden.rows):
         ids = tier.source_ids(row.input)

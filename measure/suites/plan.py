@@ -217,7 +217,8 @@ def _shapes(asks: Asks, floor_rows: int) -> Iterator[Shape]:
         yield (s := replace(s, wallclock_rows=w))
     for r in range(s.repeats - 1, 0, -1):
         yield (s := replace(s, repeats=r))
-    yield replace(s, framing_rows=1, warm_loads=0)
+    yield (s := replace(s, framing_rows=1, warm_loads=0))
+    yield replace(s, prefill_rows=0)  # last: a decoder-only prompt fed token by token is hundreds of calls a leg
 
 
 def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
@@ -235,7 +236,11 @@ def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
             f"{s.repeats} repeats: intervals below 95% (the ratios and verdicts say at which level)",
         ),
         ("framing", s.framing_rows < asks.rows, f"framing rows {asks.rows} -> {s.framing_rows} (the same sample)"),
-        ("framing", s.prefill_rows < s.framing_rows, f"prompt framings on {s.prefill_rows} of the framing rows"),
+        (
+            "framing",
+            s.prefill_rows < s.framing_rows,
+            f"prompt framings on {s.prefill_rows} of the framing rows" if s.prefill_rows else "no prompt framings",
+        ),
         ("profile", s.profile_workers < asks.profile_workers, f"profile workers {asks.profile_workers} -> 1"),
         ("profile", s.profile_rows < asks.profile_rows, f"profile rows {asks.profile_rows} -> {s.profile_rows}"),
         ("profile", s.warm_loads < asks.warm_loads, f"warm loads {asks.warm_loads} -> {s.warm_loads}"),
@@ -270,7 +275,7 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
     if chosen is None:
         s = last[0]
         what = f"each wall-clock case once over {s.wallclock_rows} rows, framing on {s.framing_rows}, "
-        what += "one profile worker per tier"
+        what += "one profile worker per tier, no prompt framings"
         raise BudgetTooSmall(budget_s, minimum_s, warm.elapsed_s, what)
     return Plan(
         budget_s=budget_s,

@@ -301,7 +301,8 @@ def _framing_part(
     selves = OneAtATime([f"{n}->{n}" for n in used], lambda n: sessions.self_pair(n.split("->")[0]), kinds, threads)
     run_framing(tiers, pairs, selves, rows, config.framing, doc["framing"], save, progress, env["onnxruntime"], prefill)
     if rows is not golden or prefill is not None:
-        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), prefill or len(rows))  # type: ignore[union-attr]
+        framed = len(rows) if prefill is None else prefill
+        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), framed)  # type: ignore[union-attr]
         save()
     return rows
 

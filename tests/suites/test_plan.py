@@ -213,3 +213,14 @@ def test_the_fidelity_pass_and_the_javascript_legs_are_planned_on_the_framing_ro
     assert "fidelity" not in estimate(WARM, ASKS, shape)
     plan = make_plan(WARM, asks, 30 * 60)
     assert any(line.lstrip().startswith("fidelity") for line in plan.lines(ROWS))
+
+
+def test_the_last_cut_is_the_prompt_framings():
+    asks = replace(ASKS, legs=("genai", "node", "web"))
+    with pytest.raises(BudgetTooSmall) as err:
+        make_plan(WARM, asks, budget_s=90)
+    plan = make_plan(WARM, asks, err.value.minimum_s + 1)
+    assert plan.shape.prefill_rows == 0 and "no prompt framings" in plan.cut
+    assert "no prompt framings" in str(err.value)
+    kept = make_plan(WARM, asks, err.value.minimum_s + 1 + (plan.budget_s - plan.estimate_s) + 600)
+    assert kept.shape.prefill_rows >= 1  # cut only where nothing else fits

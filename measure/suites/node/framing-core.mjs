@@ -341,7 +341,9 @@ export async function measureTier(ort, request, { open, now, onRow = () => {} })
   const parted = [];
   let singleLogits = null;
   let recordingMs = 0;
-  const prefill = eng.causal ? new Map(request.blocks.map((b) => [b, new Diff(request.shape.layers)])) : null;
+  // a budget's plan may cut the prompt framings to none (prefill_rows 0): no prefill facts then, as Python's leg
+  const framed = eng.causal && (request.prefill_rows ?? 1) > 0;
+  const prefill = framed ? new Map(request.blocks.map((b) => [b, new Diff(request.shape.layers)])) : null;
   for (const [index, row] of request.rows.entries()) {
     onRow(index, row);
     const t0 = now();
