@@ -13,9 +13,10 @@ Builds once, under ``--cache`` (default ``~/.cache/measure-bench-scale``, outsid
 
 Then it runs ``measure run`` twice, each in a child process with counters installed (nothing of torch in it):
 without a budget, and with ``--budget`` (default 15m). For each it prints the wall time per step, the time
-inside onnxruntime (session runs, onnxruntime-genai's generator), loading sessions and the profile's worker
-processes, what is left (measure's own work), and the peak resident memory of the process tree (summed
-over the run and its children, sampled every 0.1 s) against the largest tier's worker peak. Last, measure's
+inside onnxruntime (session runs, onnxruntime-genai's generator), loading sessions, the profile's worker
+processes and the JavaScript legs' Node.js and Chromium processes, what is left (measure's own work), and the
+peak resident memory of the process tree (summed over the run and its children, sampled every 0.1 s) against
+the largest tier's worker peak. Last, measure's
 decode loop against optimum's ``ORTModelForCausalLM.generate`` on the int8 graph (in the torch environment)
 and against onnxruntime-genai's loop on the genai folder, ms per decode step, greedy outputs compared.
 
@@ -247,9 +248,13 @@ def measured_child(counts: Path, argv: list[str]) -> int:
         _wrap(og, "Model", loads)
     except ImportError:
         pass
-    from measure.suites import budget, profile, runner
+    from measure.suites import budget, node_leg, profile, runner, web_leg
 
     _wrap(profile, "_worker", workers)
+    legs = [0.0]  # the JavaScript legs' processes (Node.js, Chromium): another runtime's work, not measure's
+    _wrap(node_leg, "run_tier", legs)
+    _wrap(web_leg.WebRuntime, "__init__", legs)
+    _wrap(web_leg.WebRuntime, "run_tier", legs)
     steps: dict[str, list[float]] = {}
     spans: list[tuple[str, float, float]] = []
 
@@ -257,14 +262,15 @@ def measured_child(counts: Path, argv: list[str]) -> int:
         inner = getattr(module, name)
 
         def timed(*args: object, **kwargs: object) -> object:
-            start, r0, l0, w0 = time.perf_counter(), runs[0], loads[0], workers[0]
+            start, r0, l0, w0, j0 = time.perf_counter(), runs[0], loads[0], workers[0], legs[0]
             began = time.time()
             try:
                 return inner(*args, **kwargs)
             finally:
                 spans.append((label, began, time.time()))  # the parent's memory samples fall into these
-                entry = steps.setdefault(label, [0.0, 0.0, 0.0, 0.0])
-                for i, d in enumerate((time.perf_counter() - start, runs[0] - r0, loads[0] - l0, workers[0] - w0)):
+                entry = steps.setdefault(label, [0.0, 0.0, 0.0, 0.0, 0.0])
+                now = time.perf_counter()
+                for i, d in enumerate((now - start, runs[0] - r0, loads[0] - l0, workers[0] - w0, legs[0] - j0)):
                     entry[i] += d
 
         setattr(module, name, timed)
@@ -293,6 +299,7 @@ def measured_child(counts: Path, argv: list[str]) -> int:
                 "runs_s": runs[0],
                 "loads_s": loads[0],
                 "workers_s": workers[0],
+                "legs_s": legs[0],
                 "steps": steps,
                 "spans": spans,
                 "code": code,
@@ -372,13 +379,15 @@ def report_run(label: str, found: dict) -> None:
 
     wall = found["wall_s"]
     print(f"\nmeasure run {label}: {wall / 60:.1f} min wall")
-    print(f"  {'step':<18}{'wall s':>9}{'onnx runs s':>13}{'loads s':>9}{'workers s':>11}")
-    for name, (w, r, lo, wk) in found["steps"].items():
-        print(f"  {name:<18}{w:>9.1f}{r:>13.1f}{lo:>9.1f}{wk:>11.1f}")
-    own = wall - found["runs_s"] - found["loads_s"] - found["workers_s"]
+    print(f"  {'step':<18}{'wall s':>9}{'onnx runs s':>13}{'loads s':>9}{'workers s':>11}{'JS legs s':>11}")
+    for name, (w, r, lo, wk, *js) in found["steps"].items():
+        print(f"  {name:<18}{w:>9.1f}{r:>13.1f}{lo:>9.1f}{wk:>11.1f}{(js or [0.0])[0]:>11.1f}")
+    legs = found.get("legs_s", 0.0)
+    own = wall - found["runs_s"] - found["loads_s"] - found["workers_s"] - legs
     print(
         f"  onnxruntime runs {found['runs_s']:.1f} s, session loads {found['loads_s']:.1f} s, profile worker "
-        f"processes {found['workers_s']:.1f} s; measure's own work {own:.1f} s = {own / wall:.1%} of the wall time"
+        f"processes {found['workers_s']:.1f} s, the JavaScript legs' processes (Node.js, Chromium) {legs:.1f} s; "
+        f"measure's own work {own:.1f} s = {own / wall:.1%} of the wall time"
     )
     record = load(found["record"])
     peaks = {}

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from measure.engine.skeleton import load_skeleton
 from measure.errors import MeasureError
 
 if TYPE_CHECKING:
@@ -56,11 +57,12 @@ def file_fingerprint(path: Path) -> FileFingerprint:
 
 def graph_fingerprint(path: Path) -> GraphFingerprint:
     # onnx is imported here, not at the top: it costs a second per process (ml_dtypes), which every
-    # process that only loads and decodes a tier (the cost profile's workers, `measure decode`) would pay
+    # process that only loads and decodes a tier (the cost profile's workers, `measure decode`) would pay;
+    # the graph is read without its weights, which would double a large tier's memory while it is loaded
     import onnx
 
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        model = load_skeleton(path)
     except Exception as exc:
         raise MeasureError(f"{path}: not a readable ONNX model ({exc})") from exc
     ops: Counter[str] = Counter()

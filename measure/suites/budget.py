@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -24,7 +24,7 @@ from measure.record.model.write_wallclock import repeat_done
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows, pick
-from measure.suites.plan import FINISH_S, BudgetTooSmall, Plan, make_plan, next_round
+from measure.suites.plan import FINISH_S, WARM_ROWS, BudgetTooSmall, Plan, make_plan, next_round, sample_rows
 from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s
 from measure.suites.steps import Sessions
 from measure.suites.units import Units
@@ -48,16 +48,22 @@ def plan_run(
     budget_s: float,
     started: float,
     progress: Progress = no_progress,
+    judged: tuple[tuple[str, str], ...] = (),
 ) -> Budgeted:
-    """Warm up (timing one pass of every wall-clock case) and plan the rest into ``budget_s`` seconds from
-    ``started``; :class:`~measure.suites.plan.BudgetTooSmall` before anything is measured when it cannot hold one
-    repeat of everything."""
+    """Warm up (timing one pass of every wall-clock case over a seeded sample of :data:`WARM_ROWS` rows) and plan
+    the rest into ``budget_s`` seconds from ``started``; :class:`~measure.suites.plan.BudgetTooSmall` before
+    anything is measured when it cannot hold one repeat of everything; ``judged``: the fidelity pass's tiers and
+    references."""
     spent = perf_counter() - started
     if spent >= budget_s:
         raise BudgetTooSmall(budget_s, spent, spent, "loading and checking every tier took all of it")
     units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
-    warm, passes = planning_warm_up(units, [r.input for r in golden.rows], config, started, progress)
-    plan = make_plan(warm, asks_of(config, suites, len(golden), other_legs(config)), budget_s)
+    sample = sample_rows(len(golden), WARM_ROWS, config.wallclock.seed)
+    texts = [r.input for r in pick(golden, sample).rows]
+    warm, passes = planning_warm_up(units, texts, config, started, progress)
+    if len(sample) < len(golden):
+        warm = replace(warm, rows=sample)
+    plan = make_plan(warm, asks_of(config, suites, len(golden), other_legs(config), judged), budget_s)
     return Budgeted(plan, warm, passes)
 
 
@@ -99,8 +105,15 @@ def finish_top_up(
     save()
 
 
-def asks_of(config: SuiteConfig, suites: list[str], rows: int, legs: tuple[str, ...]) -> Asks:
-    """What the config asks, in the planner's terms; ``legs``: the other runtimes the framing suite will run."""
+def asks_of(
+    config: SuiteConfig,
+    suites: list[str],
+    rows: int,
+    legs: tuple[str, ...],
+    judged: tuple[tuple[str, str], ...] = (),
+) -> Asks:
+    """What the config asks, in the planner's terms; ``legs``: the other runtimes the framing suite will run;
+    ``judged``: the fidelity pass's tiers and their references, as the checks found them."""
     wc, fr = config.wallclock, config.framing
     steps = []
     if "wallclock" in suites:
@@ -110,6 +123,7 @@ def asks_of(config: SuiteConfig, suites: list[str], rows: int, legs: tuple[str, 
         steps += ["profile"] if wc.profile else []
         steps += ["threads"] if wc.threads else []
     steps += ["framing"] if "framing" in suites else []
+    steps += ["fidelity"] if judged and "framing" in suites and fr.fidelity else []
     return Asks(
         rows=rows,
         repeats=wc.repeats,
@@ -129,14 +143,15 @@ def asks_of(config: SuiteConfig, suites: list[str], rows: int, legs: tuple[str, 
         threads=wc.threads,
         call_cost_rows=min(wc.call_cost_rows, rows),
         layouts=len(config.layouts),
+        judged=judged,
     )
 
 
 def planning_warm_up(
     units: Units, texts: list[str], config: SuiteConfig, started: float, progress: Progress = no_progress
 ) -> tuple[Warm, int]:
-    """One untimed-in-the-record pass of every case over every row, timed for the planner (and on for
-    ``warmup_s`` seconds, as the suite's own warm-up); returns what it saw and the passes made."""
+    """One untimed-in-the-record pass of every case over ``texts`` (the warm-up's sample of rows), timed for the
+    planner (and on for ``warmup_s`` seconds, as the suite's own warm-up); returns what it saw and the passes made."""
     kinds = {t.name: "" for t in config.tiers}
     rows: dict[str, list[Any]] = {}
     prompts: dict[str, list[int]] = {}

@@ -130,34 +130,45 @@ def _by_reference(judged: list[Judged]) -> dict[str, tuple[Tier, list[Judged]]]:
     return groups
 
 
-def judge_group(reference: Tier, group: list[Judged], golden: GoldenRows, out: dict[str, Any]) -> None:
-    """Every row once for the reference (its greedy path, its logits on both streams), then each of its tiers."""
-    first = group[0]
-    ref = reference_part(
-        reference.name, str(reference.path), reference.fingerprint().precision, first.in_run, files_sha256(reference)
-    )
-    parts = [tier_fidelity_part(j.tier.name, reference.name, j.source) for j in group]
-    out["references"].append(ref)
-    out["tiers"].extend(parts)
-    klds: list[list[np.ndarray]] = [[] for _ in group]
+def judge_group(reference: Tier, group: Iterable[Judged], golden: GoldenRows, out: dict[str, Any]) -> None:
+    """The reference's greedy path of every row first (token ids only), then each of its tiers in turn, the
+    reference's logits on both streams recomputed row by row beside the tier's: ``group`` may load each tier as it
+    is reached and let go of it after, so the reference and one tier are alive at once and no row's logits are
+    kept past the row."""
+    ref: dict[str, Any] | None = None
     eos = reference.special.eos
-    for row in golden.rows:
-        ids = reference.source_ids(row.input)
-        greedy = list(reference.greedy_ids(ids).tokens)
-        target = reference.target_ids(row.output)
-        ref_greedy = reference.teacher_forced(ids, greedy)
-        ref_golden = reference.teacher_forced(ids, target)
-        golden_facts = None
-        for i, j in enumerate(group):
-            facts = compare_logits(ref_greedy, j.tier.teacher_forced(ids, greedy), [*greedy, eos])
-            add_divergence_row(parts[i]["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
-            klds[i].append(facts.kld)
-            golden_facts = compare_logits(ref_golden, j.tier.teacher_forced(ids, target), [*target, eos])
-            add_golden_row(parts[i], golden_facts.kld, golden_facts.same_top1, golden_facts.nll_tier)
-        assert golden_facts is not None  # a group holds at least one tier
-        add_reference_row(ref, len(greedy) + 1, len(target) + 1, float(golden_facts.nll_ref.sum()))
-    for i, part in enumerate(parts):
-        close_divergence(part["greedy"], np.concatenate(klds[i]))
+    paths: list[tuple[list[int], list[int], list[int]]] = []
+    scored = False
+    for j in group:
+        if ref is None:  # the reference's part before its first tier's, as the record has always listed them
+            ref = reference_part(
+                reference.name,
+                str(reference.path),
+                reference.fingerprint().precision,
+                j.in_run,
+                files_sha256(reference),
+            )
+            out["references"].append(ref)
+            for row in golden.rows:
+                ids = reference.source_ids(row.input)
+                paths.append((ids, list(reference.greedy_ids(ids).tokens), reference.target_ids(row.output)))
+        part = tier_fidelity_part(j.tier.name, reference.name, j.source)
+        out["tiers"].append(part)
+        klds: list[np.ndarray] = []
+        for ids, greedy, target in paths:
+            facts = compare_logits(
+                reference.teacher_forced(ids, greedy), j.tier.teacher_forced(ids, greedy), [*greedy, eos]
+            )
+            add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
+            klds.append(facts.kld)
+            on_golden = compare_logits(
+                reference.teacher_forced(ids, target), j.tier.teacher_forced(ids, target), [*target, eos]
+            )
+            add_golden_row(part, on_golden.kld, on_golden.same_top1, on_golden.nll_tier)
+            if not scored:  # the reference's own figures once, from its first tier's pass
+                add_reference_row(ref, len(greedy) + 1, len(target) + 1, float(on_golden.nll_ref.sum()))
+        scored = True
+        close_divergence(part["greedy"], np.concatenate(klds))
 
 
 def judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, Any]:

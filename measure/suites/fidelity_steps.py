@@ -2,14 +2,14 @@
 
 Before anything is measured each tier's reference is found, loaded beside the tier as the run checks it,
 checked (kind, vocabulary, how both read the rows) and let go of; what is kept is a :class:`Planned` per judged
-tier: names and a folder, no sessions. The pass then loads one reference with the tiers judged against it (its
-group), judges them, and lets go of them before the next group; each speculative pair is loaded alone. A run's
-memory during the pass is its largest group's, not the sum of its tiers.
+tier: names and a folder, no sessions. The pass then loads one reference and, one at a time, the tiers judged
+against it (its group), each let go of before the next loads; each speculative pair is loaded alone. A run's
+memory during the pass is its largest reference's and largest tier's, not the sum of a group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ class Planned:
     folder: Path
     source: str
     in_run: bool
+    prompt: str | None = None
+    """The judged tier's prompt template: how a decoder-only reference outside the run reads the rows."""
 
 
 def _loader(sessions: Sessions):
@@ -63,10 +65,22 @@ def check_reference(sessions: Sessions, spec: TierSpec, tier: Tier, golden: Gold
         if judged is None:
             return None
         check_streams([judged], golden)
-        return Planned(spec.name, judged.reference.name, judged.reference.path, judged.source, judged.in_run)
+        reference = judged.reference
+        return Planned(spec.name, reference.name, reference.path, judged.source, judged.in_run, tier.prompt)
     finally:
         outside = () if judged is None or judged.in_run else (judged.reference,)
         release(*(t for n, t in held.items() if n != spec.name), *outside)
+
+
+def _one_at_a_time(sessions: Sessions, reference: Tier, group: list[Planned]) -> Generator[Judged, None, None]:
+    """The group's tiers, each loaded when it is reached and let go of before the next one loads."""
+    for p in group:
+        tier = sessions.tier(p.tier, label=p.tier)
+        try:
+            yield Judged(tier, reference, p.source, p.in_run)
+        finally:
+            release(tier)
+        del tier
 
 
 def run_fidelity_steps(
@@ -89,16 +103,16 @@ def run_fidelity_steps(
     load = _loader(sessions)
     for group in groups.values():
         first = group[0]
-        tiers = [sessions.tier(p.tier, label=p.tier) for p in group]
         if first.in_run:
             reference = sessions.tier(first.reference, label=f"{first.reference}~reference")
         else:
-            reference = load(first.folder, first.reference, tiers[0].prompt)
+            reference = load(first.folder, first.reference, first.prompt)
+        judged = _one_at_a_time(sessions, reference, group)
         try:
-            judged = [Judged(t, reference, p.source, p.in_run) for t, p in zip(tiers, group, strict=True)]
             judge_group(reference, judged, golden, out)
         finally:
-            release(reference, *tiers)
+            judged.close()  # lets go of the tier it holds when judging stopped early
+            release(reference)
         done += 1
         progress(f"fidelity against {first.reference}", done, total)
         save()

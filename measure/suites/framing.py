@@ -16,6 +16,7 @@ onnxruntime-genai's compiled loop on the decoder-only tiers and pairs (:mod:`mea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from measure.suites.config import FramingConfig
 from measure.suites.genai_framing import GenaiLeg
 from measure.suites.golden import GoldenRows, char_error_rate
 from measure.suites.single_step import decode_single_step
-from measure.suites.steps import kinds_of, session_threads
+from measure.suites.steps import OneAtATime, kinds_of, release, session_threads
 
 Framed = tuple[np.ndarray, tuple[np.ndarray, ...]]
 """A replay's logits and its cache's key/value per layer (:meth:`measure.engine.tier.Tier.feed_framed`)."""
@@ -126,7 +127,8 @@ def tier_parity(
     budget's plan cut them), quality and greedy decodes."""
     blocks: list[int | str] = [*config.k, *(["whole"] if config.whole_prefix else [])]
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
-    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if tier.kind == "causal" else None
+    framed = tier.kind == "causal" and prefill_rows != 0  # a budget may cut the prompt framings to none
+    prefill = {b: _Diff(tier.shape.layers) for b in blocks} if framed else None
     outputs, output_ids = [], []
     for i, row in enumerate(golden.rows):
         ids = tier.source_ids(row.input)
@@ -144,6 +146,10 @@ def tier_parity(
     facts = [diffs[b].facts(b) for b in blocks]
     prefill_facts = None if prefill is None else [prefill[b].facts(b) for b in blocks]
     return python_tier(tier.name, tier.fingerprint().precision, facts, quality, outputs, output_ids, prefill_facts)
+
+
+class NotStarted(node_leg.LegFailed):
+    """A leg's runtime would not start at its first tier: the leg fails as a whole (no tier was tried)."""
 
 
 class NodeLeg:
@@ -172,8 +178,18 @@ class NodeLeg:
     def _open(self, config: FramingConfig) -> None:
         node_leg.find_node(self.node)
 
-    def _run(self, tier: Tier, rows: list[node_leg.NodeRow]) -> dict[str, Any]:
-        return node_leg.run_tier(tier, rows, self.blocks, node=self.node, timing_repeats=self.repeats)
+    def _run(
+        self, tier: Tier, rows: list[node_leg.NodeRow], described: dict[str, Any] | None, prefill_rows: int | None
+    ) -> dict[str, Any]:
+        return node_leg.run_tier(
+            tier,
+            rows,
+            self.blocks,
+            node=self.node,
+            timing_repeats=self.repeats,
+            described=described,
+            prefill_rows=prefill_rows,
+        )
 
     def _measured(self, answer: dict[str, Any]) -> None:
         """The leg-wide facts of a tier's answer: version and host."""
@@ -182,8 +198,22 @@ class NodeLeg:
     def _skip(self, reason: str) -> None:
         self.out.update(stopped("skipped", reason))
 
-    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
-        """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why."""
+    def add(
+        self,
+        tier: Tier,
+        golden: GoldenRows,
+        python: dict[str, Any],
+        described: dict[str, Any] | None = None,
+        reopen: Callable[[], Tier] | None = None,
+        prefill_rows: int | None = None,
+    ) -> None:
+        """Decode ``tier`` under this runtime on the Python leg's prefixes; a tier that cannot run says why.
+
+        ``described``: the tier as :func:`~measure.suites.node_leg.describe` gave it while its sessions were
+        loaded, where Python has let go of them since (the leg's process loads its own copy); ``reopen`` then
+        loads them again (and the caller's :func:`~measure.suites.steps.release` lets go), only where a row left
+        Python's decode and Python's margin there is needed. ``prefill_rows``: the prompt framings on the first
+        rows only (a budget's cut)."""
         started = self.out["status"] == MEASURED or (self.out["tiers"] and self.out["status"] == "failed")
         if not started:  # skipped, or failed before its first tier (the browser did not start)
             return
@@ -194,9 +224,12 @@ class NodeLeg:
             rows.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
         entry = leg_tier(tier.name, python["precision"])
         try:
-            answer = self._run(tier, rows)
+            answer = self._run(tier, rows, described, prefill_rows)
         except node_leg.LegUnavailable as exc:
             self._skip(str(exc))
+            return
+        except NotStarted as exc:  # before any tier: the leg fails with the reason, and no tier tries again
+            self.out.update(stopped("failed", str(exc)))
             return
         except (node_leg.LegSkipped, node_leg.LegFailed) as exc:
             status = "skipped" if isinstance(exc, node_leg.LegSkipped) else "failed"
@@ -205,7 +238,7 @@ class NodeLeg:
         self._measured(answer)
         ids = answer["output_ids"]
         outputs = [tier.tokenizer.decode(i) for i in ids]
-        found = _divergence(tier, rows, golden, answer.get("divergence", []))
+        found = _divergence(tier, rows, golden, answer.get("divergence", []), reopen)
         entry = leg_tier_measured(entry, answer["blocks"], ids, outputs, found)
         if answer.get("prefill"):  # a decoder-only tier: the prompt's framings too
             entry["prefill"] = answer["prefill"]
@@ -230,9 +263,11 @@ class NodeLeg:
         """Nothing outlives a tier here; the web leg holds a browser."""
 
 
-# --- the onnxruntime-web leg (issue 30): the same facts in a Chromium page, one browser for the run ---
+# --- the onnxruntime-web leg (issue 30): the same facts in a Chromium page, a browser for each tier ---
 class WebLeg(NodeLeg):
-    """The onnxruntime-web leg: one browser, one loopback server and one page (reloaded after a failure) per run."""
+    """The onnxruntime-web leg: a browser, a loopback server and a page started for each tier's turn and closed
+    after it, so Chromium and the wasm memory a tier grew (which a page never gives back) are not held while the
+    other legs and the next tiers run."""
 
     runtime = web_leg.RUNTIME
     language = "browser"
@@ -240,27 +275,31 @@ class WebLeg(NodeLeg):
     def __init__(self, config: FramingConfig, blocks: list[int | str], threads: int = 0) -> None:
         self.threads = threads
         """The sessions' intra-op threads: the page's wasm threads (0: onnxruntime-web's default)."""
+        self.browser = config.browser
         super().__init__(config, blocks)
 
     def _open(self, config: FramingConfig) -> None:
-        try:
-            provider = self.provider or "wasm"
-            self.web = web_leg.WebRuntime(config.browser, node=config.node, threads=self.threads, provider=provider)
-        except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
-            self.out.update(stopped("failed", str(exc)))
-            return
-        self.out["host"] = self.web.host
+        web_leg.find_browser(config.browser)  # what is missing skips the leg now; the browser starts per tier
+        node_leg.find_node(config.node)
 
-    def _run(self, tier: Tier, rows: list[node_leg.NodeRow]) -> dict[str, Any]:
-        return self.web.run_tier(tier, rows, self.blocks, timing_repeats=self.repeats)
+    def _run(
+        self, tier: Tier, rows: list[node_leg.NodeRow], described: dict[str, Any] | None, prefill_rows: int | None
+    ) -> dict[str, Any]:
+        provider = self.provider or "wasm"
+        try:
+            web = web_leg.WebRuntime(self.browser, node=self.node, threads=self.threads, provider=provider)
+        except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
+            if not self.out["tiers"]:
+                raise NotStarted(str(exc)) from exc
+            raise
+        with web:
+            self.out["host"] = web.host
+            return web.run_tier(
+                tier, rows, self.blocks, timing_repeats=self.repeats, described=described, prefill_rows=prefill_rows
+            )
 
     def _measured(self, answer: dict[str, Any]) -> None:
         self.out.update(version=answer.get("version"), execution=answer["execution"])
-
-    def close(self) -> None:
-        web = getattr(self, "web", None)
-        if web is not None:
-            web.close()
 
 
 class WebGpuLeg(WebLeg):
@@ -274,7 +313,11 @@ class WebGpuLeg(WebLeg):
 
 
 def _divergence(
-    tier: Tier, rows: list[node_leg.NodeRow], golden: GoldenRows, found: list[dict[str, Any]]
+    tier: Tier,
+    rows: list[node_leg.NodeRow],
+    golden: GoldenRows,
+    found: list[dict[str, Any]],
+    reopen: Callable[[], Tier] | None = None,
 ) -> list[dict[str, Any]]:
     """Each row where another runtime's argmax leaves the Python leg's decode, with Python's own margin there.
 
@@ -282,6 +325,12 @@ def _divergence(
     reverse under Python onnxruntime at the same step: two near-zero margins are a near-tie, one
     large margin a kernel that moved the logits.
     """
+    if found and reopen is not None:  # Python let go of the tier's sessions while the leg ran: load them again
+        again = reopen()
+        try:
+            return _divergence(again, rows, golden, found)
+        finally:
+            release(again)
     out = []
     for d in found:
         row = rows[d["row"]]
@@ -325,6 +374,20 @@ def pair_acceptance(
     return acceptance_part(*names, is_self, k, (probe[0], probe[1]), (runtime[0], runtime[1]), len(golden), differs)
 
 
+def _let_go(tiers: dict[str, Tier], tier: Tier) -> tuple[dict[str, Any] | None, Callable[[], Tier] | None]:
+    """Before the JavaScript legs: the tier as they are told it, and, where the tiers are loaded one at a time, its
+    sessions let go of (each leg's process loads its own copy) with how to load them again. A caller's own tiers
+    are kept as they are."""
+    if not isinstance(tiers, OneAtATime):
+        return None, None
+    try:
+        described = node_leg.describe(tier)
+    except node_leg.LegSkipped:  # each leg says so for itself, from the tier's shape
+        described = None
+    release(tier)
+    return described, lambda: tiers[tier.name]
+
+
 def run_framing(
     tiers: dict[str, Tier],
     pairs: dict[str, Pair],
@@ -347,7 +410,7 @@ def run_framing(
     python = python_leg(runtime_version)
     out.update(framing_part(blocks, python))
     others: list[NodeLeg | GenaiLeg] = [NodeLeg(config, blocks)] if config.node_leg else []
-    if config.web_leg:  # issue 30: the browser leg, started now so its wasm starts while Python decodes
+    if config.web_leg:  # issue 30: the browser leg (Chromium started at each tier's turn, closed after it)
         threads = session_threads(tiers)
         others.append(WebLeg(config, blocks, threads))
     if config.webgpu_leg:  # issue 44: the page again on WebGPU, where the browser offers an adapter
@@ -358,17 +421,28 @@ def run_framing(
     out["legs"].extend(leg.out for leg in others)
     total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs) + (1 if genai else 0)
     done = 0
+    # onnxruntime-genai runs beside Python's sessions (its loop and measure's, row by row); the JavaScript legs
+    # run in their own processes, so Python lets go of a tier loaded one at a time before they start
+    beside = [leg for leg in others if isinstance(leg, GenaiLeg)]
+    apart = [leg for leg in others if not isinstance(leg, GenaiLeg)]
     try:
         for tier in tiers.values():
             python["tiers"].append(tier_parity(tier, golden, config, prefill_rows))
             done += 1
             progress(f"framing {tier.name}", done, total)
             save()
-            for leg in others:
+            for leg in beside:
                 leg.add(tier, golden, python["tiers"][-1])
                 leg.finish()
                 done += 1
                 progress(f"framing {tier.name} ({leg.label})", done, total)
+                save()
+            described, reopen = _let_go(tiers, tier) if apart else (None, None)
+            for leg in apart:
+                leg.add(tier, golden, python["tiers"][-1], described, reopen, prefill_rows)
+                leg.finish()
+                done += 1
+                progress(f"framing {tier.name} ({leg.runtime})", done, total)
                 save()
     finally:
         for leg in others:

@@ -104,9 +104,13 @@ def describe(tier: Tier) -> dict[str, Any]:
     }
 
 
-def request_rows(rows: list[NodeRow], blocks: list[int | str], timing_repeats: int) -> dict[str, Any]:
-    """The part of a request framing-core.mjs reads besides the tier: rows, blocks, timed passes."""
-    return {
+def request_rows(
+    rows: list[NodeRow], blocks: list[int | str], timing_repeats: int, prefill_rows: int | None = None
+) -> dict[str, Any]:
+    """The part of a request framing-core.mjs reads besides the tier: rows, blocks, timed passes; ``prefill_rows``:
+    a decoder-only tier's prompt framings on the first rows only (a budget's cut; all rows where None)."""
+    limit = {} if prefill_rows is None else {"prefill_rows": prefill_rows}
+    return limit | {
         "blocks": blocks,
         "rows": [
             {
@@ -131,15 +135,18 @@ def run_tier(
     timeout_s: float = 900.0,
     first_row_logits: bool = False,
     timing_repeats: int = 0,
+    described: dict[str, Any] | None = None,
+    prefill_rows: int | None = None,
 ) -> dict[str, Any]:
     """Framing facts and greedy decodes of one tier under onnxruntime-node.
 
     ``first_row_logits`` also returns the single-step logits of the first row, the
     figure a test holds against Python onnxruntime's; ``timing_repeats`` times that many
-    greedy passes over the rows after the one that records the decodes.
+    greedy passes over the rows after the one that records the decodes. ``described``: :func:`describe`'s answer
+    taken while the tier's sessions were loaded (Python may have let go of them since).
     """
     executable = find_node(node)
-    request = describe(tier) | request_rows(rows, blocks, timing_repeats)
+    request = (described or describe(tier)) | request_rows(rows, blocks, timing_repeats, prefill_rows)
     request["return_first_row_logits"] = first_row_logits
     try:
         done = subprocess.run(

@@ -1,6 +1,7 @@
 """A run that plans itself to a budget: how many rows, repeats, framing rows and profile workers fit. Pure.
 
-The warm-up times one pass of every wall-clock case (and loads each tier once); from those seconds and
+The warm-up times one pass of every wall-clock case over a seeded sample of :data:`WARM_ROWS` golden rows (and
+loads each tier once), the sample's rows standing for every row's; from those seconds and
 what the config asks, :func:`make_plan` picks the largest *shape* (rows, repeats, framing rows, profile
 workers, call-cost rows) whose estimate fits the budget, cutting in a fixed order: what informs a verdict
 least goes first (profile workers, call costs, the prompt framings), then framing rows, then wall-clock
@@ -28,12 +29,15 @@ REPEATS_FOR_95 = 6
 interval is reported at a lower level."""
 MIN_ROWS = 4
 """Rows the plan keeps at least, of the wall-clock and of the framing suite (all, where there are fewer)."""
+WARM_ROWS = MIN_ROWS
+"""Rows the planning warm-up decodes per case: the first of the plan's seeded shuffle, so they lie inside every
+wall-clock sample the plan can pick (pyperf and asv calibrate on a few runs, not on the whole benchmark)."""
 TOP_UP = 3
 """The top-up stops a case at this many times the planned repeats."""
 FINISH_S = 5.0
 """Seconds kept for writing the record and the summary at the end."""
 
-__all__ = ["REPEATS_FOR_95", "Asks", "BudgetTooSmall", "Plan", "Shape", "Warm", "make_plan", "next_round"]
+__all__ = ["REPEATS_FOR_95", "WARM_ROWS", "Asks", "BudgetTooSmall", "Plan", "Shape", "Warm", "make_plan", "next_round"]
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*(?:(\d+(?:\.\d+)?)\s*m)?\s*(?:(\d+(?:\.\d+)?)\s*s?)?\s*$")
 
@@ -98,8 +102,11 @@ class Plan:
     """Each step's estimated seconds."""
     cut: tuple[str, ...] = ()
     """What the budget cut from what the config asks, in words; empty when nothing was."""
+    warm_rows: tuple[int, ...] = ()
+    """The golden rows the warm-up decoded, whose row times the estimates take for every row's; empty: all."""
 
     def to_dict(self) -> dict[str, object]:
+        sampled = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
         return {
             "budget_s": round(self.budget_s, 3),
             "elapsed_s": round(self.elapsed_s, 3),
@@ -111,19 +118,23 @@ class Plan:
             "max_repeats": self.max_repeats,
             "steps": {k: round(v, 3) for k, v in self.steps.items()},
             "cut": list(self.cut),
-        }
+        } | sampled
 
     def lines(self, rows: int) -> list[str]:
         """The plan as ``measure run`` prints it: one line a step, the ETA, what was cut."""
         s = self.shape
         wc, fr = len(self.wallclock_rows), len(self.framing_rows)
-        out = [f"plan for a {clock(self.budget_s)} budget ({clock(self.elapsed_s)} spent loading and warming up):"]
+        warmed = f" on {len(self.warm_rows)}/{rows} rows" if self.warm_rows else ""
+        out = [
+            f"plan for a {clock(self.budget_s)} budget ({clock(self.elapsed_s)} spent loading and warming up{warmed}):"
+        ]
         described = {
             "wallclock": f"{wc}/{rows} rows x {s.repeats} repeats per case, up to {self.max_repeats} where an "
             "interval is wider than the tolerance",
             "call_costs": f"{s.call_cost_rows} rows x {s.call_cost_repeats} repeats",
             "profile": f"{s.profile_workers} worker(s) per tier, {s.profile_rows} rows each",
             "framing": f"{fr}/{rows} rows (prompt framings on {min(s.prefill_rows, fr)})",
+            "fidelity": f"{fr}/{rows} rows (the framing rows)",
         }
         for step, seconds in self.steps.items():
             if seconds > 0:
@@ -144,19 +155,22 @@ def sample_rows(n: int, keep: int, seed: int) -> tuple[int, ...]:
     return tuple(sorted(order[:keep]))
 
 
-def rows_needed(warm: Warm, tolerance: float) -> int:
-    """The fewest rows whose sample mean ms/token stays within the tolerance of all rows' (two standard errors,
-    finite population), for every case: rows are cut where rows are alike, kept where they differ."""
+def rows_needed(warm: Warm, tolerance: float, rows: int | None = None) -> int:
+    """The fewest of ``rows`` rows (default: those the warm-up decoded) whose sample mean ms/token stays within the
+    tolerance of all rows' (two standard errors, finite population), for every case, the spread read from the
+    rows the warm-up decoded: rows are cut where rows are alike, kept where they differ."""
     need = 1
     for case in warm.cases.values():
         per = [r / max(t, 1) for r, t in zip(case.row_s, case.tokens, strict=True)]
         n = len(per)
-        mean = sum(per) / n
-        if n < 2 or mean <= 0:
+        if n < 2:
+            continue
+        mean, total = sum(per) / n, max(rows or n, n)
+        if mean <= 0:
             continue
         sd = math.sqrt(sum((x - mean) ** 2 for x in per) / (n - 1))
-        for r in range(1, n + 1):
-            if 2 * sd / mean * math.sqrt((n - r) / ((n - 1) * r)) <= tolerance:
+        for r in range(1, total + 1):
+            if 2 * sd / mean * math.sqrt((total - r) / ((total - 1) * r)) <= tolerance:
                 need = max(need, r)
                 break
     return need
@@ -203,7 +217,8 @@ def _shapes(asks: Asks, floor_rows: int) -> Iterator[Shape]:
         yield (s := replace(s, wallclock_rows=w))
     for r in range(s.repeats - 1, 0, -1):
         yield (s := replace(s, repeats=r))
-    yield replace(s, framing_rows=1, warm_loads=0)
+    yield (s := replace(s, framing_rows=1, warm_loads=0))
+    yield replace(s, prefill_rows=0)  # last: a decoder-only prompt fed token by token is hundreds of calls a leg
 
 
 def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
@@ -221,7 +236,11 @@ def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
             f"{s.repeats} repeats: intervals below 95% (the ratios and verdicts say at which level)",
         ),
         ("framing", s.framing_rows < asks.rows, f"framing rows {asks.rows} -> {s.framing_rows} (the same sample)"),
-        ("framing", s.prefill_rows < s.framing_rows, f"prompt framings on {s.prefill_rows} of the framing rows"),
+        (
+            "framing",
+            s.prefill_rows < s.framing_rows,
+            f"prompt framings on {s.prefill_rows} of the framing rows" if s.prefill_rows else "no prompt framings",
+        ),
         ("profile", s.profile_workers < asks.profile_workers, f"profile workers {asks.profile_workers} -> 1"),
         ("profile", s.profile_rows < asks.profile_rows, f"profile rows {asks.profile_rows} -> {s.profile_rows}"),
         ("profile", s.warm_loads < asks.warm_loads, f"warm loads {asks.warm_loads} -> {s.warm_loads}"),
@@ -243,7 +262,7 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
     """The largest shape that fits what is left of ``budget_s`` after the warm-up; :class:`BudgetTooSmall` when
     not even the smallest (one repeat of everything) does."""
     left = budget_s - warm.elapsed_s - FINISH_S
-    floor_rows = rows_needed(warm, asks.tolerance)
+    floor_rows = rows_needed(warm, asks.tolerance, asks.rows)
     chosen, steps, last = None, {}, None
     for shape in _shapes(asks, floor_rows):
         steps = estimate(warm, asks, shape)
@@ -256,7 +275,7 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
     if chosen is None:
         s = last[0]
         what = f"each wall-clock case once over {s.wallclock_rows} rows, framing on {s.framing_rows}, "
-        what += "one profile worker per tier"
+        what += "one profile worker per tier, no prompt framings"
         raise BudgetTooSmall(budget_s, minimum_s, warm.elapsed_s, what)
     return Plan(
         budget_s=budget_s,
@@ -269,6 +288,7 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
         max_repeats=max(chosen.repeats, asks.repeats) * TOP_UP,
         steps=steps,
         cut=_cuts(asks, chosen, asks.seed),
+        warm_rows=warm.rows,
     )
 
 

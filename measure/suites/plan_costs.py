@@ -18,11 +18,11 @@ from statistics import median
 PROCESS_S = 0.5
 """A worker process's start and imports (Python, onnxruntime, numpy, tokenizers)."""
 BROWSER_S = 5.0
-"""Starting Chromium and its page for the web leg."""
+"""Starting Chromium and its page for the web leg (once per tier)."""
 JS_FACTOR = {"node": 1.5, "web": 3.0}
 """How much slower than Python onnxruntime the JavaScript legs decode (onnxruntime-node; wasm in a browser)."""
 GENAI_WARM_ROWS = 4
-"""Rows the onnxruntime-genai leg decodes untimed, by both loops, before it times a tier."""
+"""Rows the onnxruntime-genai leg decodes untimed, by both loops, before it times a tier (all, where fewer)."""
 SAFETY = 1.15
 """Every estimate but the wall-clock's is inflated by this much."""
 
@@ -68,13 +68,19 @@ class CaseTimes:
 
 @dataclass(frozen=True)
 class Warm:
-    """What the warm-up measured, and how long everything before the plan took."""
+    """What the warm-up measured, and how long everything before the plan took.
+
+    The warm-up decodes a seeded sample of the golden rows (:data:`measure.suites.plan.WARM_ROWS`), as pyperf
+    and asv calibrate on a few runs: each case's row times there stand for every row's, so a pass over ``n``
+    rows is estimated as ``n`` times the sample's mean row."""
 
     tiers: Mapping[str, TierTimes]
     cases: Mapping[str, CaseTimes]
     unit_load_s: Mapping[str, float]
     """Seconds to load each unit's sessions (a tier, or a pair's two)."""
     elapsed_s: float
+    rows: tuple[int, ...] = ()
+    """The golden rows (0-based) the warm-up decoded; empty where it decoded every row."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,7 @@ class Asks:
     seed: int
     tolerance: float
     steps: tuple[str, ...]
-    """The steps this run takes, in order: wallclock, call_costs, layouts, profile, threads, framing."""
+    """The steps this run takes, in order: wallclock, call_costs, layouts, profile, threads, framing, fidelity."""
     pairs: tuple[tuple[str, str], ...] = ()
     ks: tuple[int, ...] = (2, 4, 8)
     framing_blocks: tuple[int, ...] = (2, 4, 8)
@@ -101,6 +107,8 @@ class Asks:
     threads: tuple[int, ...] = ()
     call_cost_rows: int = 16
     layouts: int = 0
+    judged: tuple[tuple[str, str], ...] = ()
+    """The fidelity pass's tiers and the reference each is judged against (empty: no fidelity pass)."""
 
 
 @dataclass(frozen=True)
@@ -151,25 +159,55 @@ def _framing_row(t: TierTimes, asks: Asks, prefill: bool) -> float:
     return cost
 
 
-def _legs_s(t: TierTimes, asks: Asks, rows: int) -> float:
-    """The other runtimes on one tier: onnxruntime-genai on decoder-only tiers, the JavaScript legs on the rest."""
+def _legs_s(t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -> float:
+    """The other runtimes on one tier: onnxruntime-genai on decoder-only tiers; the JavaScript legs on every tier,
+    each row as the Python leg frames it (its greedy decode standing for the single-step replay) and its timed
+    passes, :data:`JS_FACTOR` slower; the browser started for each tier."""
     cost = 0.0
     if "genai" in asks.legs and t.kind == "causal":
         repeats = max(asks.leg_repeats, 3)
-        cost += (2 * repeats + 2) * t.row_mean * rows + 2 * GENAI_WARM_ROWS * t.row_mean + t.load_s
+        cost += (2 * repeats + 2) * t.row_mean * rows + 2 * min(GENAI_WARM_ROWS, rows) * t.row_mean + t.load_s
     for leg in ("node", "web"):
-        if leg in asks.legs and t.kind != "causal":
-            per_row = (1 + asks.leg_repeats + len(asks.framing_blocks) / 2) * t.row_mean
-            cost += JS_FACTOR[leg] * (per_row * rows + t.load_s) + PROCESS_S
+        if leg in asks.legs:
+            framed = sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
+            work = framed + (asks.leg_repeats - 1) * t.row_mean * rows + t.load_s
+            cost += JS_FACTOR[leg] * work + PROCESS_S + (BROWSER_S if leg == "web" else 0.0)
     return cost
+
+
+def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
+    """Each reference's greedy path, then per judged tier both streams teacher-forced by it and by the reference
+    (a prefill and one call of the output's tokens each); each pair's verifier path scored the same way."""
+    cost, groups = 0.0, {}
+    for tier, reference in asks.judged:
+        groups.setdefault(reference, []).append(tier)
+    for reference, judged in groups.items():
+        r = warm.tiers.get(reference) or warm.tiers.get(judged[0])
+        if r is None:
+            continue
+        cost += r.load_s + rows * r.row_mean
+        for name in judged:
+            t = warm.tiers.get(name, r)
+            cost += t.load_s + rows * 2 * (_forced(r) + _forced(t))
+    for drafter, verifier in asks.pairs:
+        d, v = warm.tiers.get(drafter), warm.tiers.get(verifier)
+        if d is not None and v is not None:
+            cost += d.load_s + v.load_s + rows * (v.row_mean + _forced(v) + _forced(d))
+    return cost
+
+
+def _forced(t: TierTimes) -> float:
+    """One teacher-forced row: the prompt's prefill and the output's tokens in one call."""
+    tokens = median(t.tokens) if t.tokens else 1
+    return (median(t.first_s) if t.first_s else 0.0) + t.call_s(tokens + 1)
 
 
 def framing_s(warm: Warm, asks: Asks, rows: int, prefill_rows: int) -> float:
     """The Python leg and the other legs per tier, then acceptance for every pair and self-pair."""
-    cost = BROWSER_S if "web" in asks.legs else 0.0
+    cost = 0.0
     for t in warm.tiers.values():
         cost += t.load_s + sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
-        cost += _legs_s(t, asks, rows)
+        cost += _legs_s(t, asks, rows, prefill_rows)
     used = dict.fromkeys(n for pair in asks.pairs for n in pair)
     pairs = [*asks.pairs, *((n, n) for n in used)]
     for drafter, verifier in pairs:
@@ -188,12 +226,12 @@ def profile_s(warm: Warm, workers: int, rows: int, warm_loads: int) -> float:
     """Worker processes one at a time: a baseline one, then one per tier (cold load, ``rows`` rows, warm loads)."""
     per_worker = PROCESS_S
     for t in warm.tiers.values():
-        per_worker += PROCESS_S + t.load_s * (1 + warm_loads) + sum(t.row_s[:rows])
+        per_worker += PROCESS_S + t.load_s * (1 + warm_loads) + t.row_mean * rows
     return workers * per_worker
 
 
 def threads_s(warm: Warm, asks: Asks, rows: int) -> float:
-    per = sum(t.load_s + t.row_s[0] + sum(t.row_s[:rows]) for t in warm.tiers.values() if t.row_s)
+    per = sum(t.load_s + t.row_mean * (rows + 1) for t in warm.tiers.values() if t.row_s)
     return per * len(asks.threads) * asks.repeats
 
 
@@ -231,5 +269,6 @@ def estimate(warm: Warm, asks: Asks, shape: Shape) -> dict[str, float]:
         "profile": SAFETY * profile_s(warm, s.profile_workers, s.profile_rows, s.warm_loads),
         "threads": SAFETY * threads_s(warm, asks, s.profile_rows),
         "framing": SAFETY * framing_s(warm, asks, s.framing_rows, s.prefill_rows),
+        "fidelity": SAFETY * fidelity_s(warm, asks, s.framing_rows),
     }
     return {step: found[step] for step in asks.steps if step in found}

@@ -150,7 +150,8 @@ def run(
     note_slowdowns(doc, hooks)
     budgeted = None
     if budget_s is not None:
-        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress)
+        judged = tuple((p.tier, p.reference) for p in planned) if fidelity else ()
+        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged)
         doc["plan"] = plan_part(budgeted.plan.to_dict())
         for line in budgeted.plan.lines(len(golden)):
             say(line)
@@ -300,7 +301,8 @@ def _framing_part(
     selves = OneAtATime([f"{n}->{n}" for n in used], lambda n: sessions.self_pair(n.split("->")[0]), kinds, threads)
     run_framing(tiers, pairs, selves, rows, config.framing, doc["framing"], save, progress, env["onnxruntime"], prefill)
     if rows is not golden or prefill is not None:
-        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), prefill or len(rows))  # type: ignore[union-attr]
+        framed = len(rows) if prefill is None else prefill
+        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), framed)  # type: ignore[union-attr]
         save()
     return rows
 

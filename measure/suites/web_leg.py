@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from measure.engine.skeleton import load_skeleton
 from measure.engine.tier import Tier
 from measure.suites import node_leg
 from measure.suites.node_leg import LegFailed, LegSkipped, LegUnavailable, NodeRow
@@ -96,7 +97,7 @@ def external_data(graph: Path) -> list[str]:
     if not graph.is_file():
         return []  # the page reports the graph it cannot fetch, in the words it fails with
     try:
-        model = onnx.load(str(graph), load_external_data=False)
+        model = load_skeleton(graph)  # not onnx.load: a graph holding its weights would double them here
     except Exception as exc:  # a graph that does not parse fails to load in the page too; say it here
         raise LegFailed(f"{graph.name}: not an ONNX graph ({type(exc).__name__}: {exc})") from exc
     names: list[str] = []
@@ -228,9 +229,18 @@ class WebRuntime:
             raise LegFailed(f"{RUNTIME}: {DRIVER.name} wrote no answer; expected one JSON object a line")
         return answer
 
-    def request(self, tier: Tier, rows: list[NodeRow], blocks: list[int | str], **extra: Any) -> dict[str, Any]:
-        """What the page reads: the Node leg's request, minus local paths, plus the graphs' external data files."""
-        described = node_leg.describe(tier)
+    def request(
+        self,
+        tier: Tier,
+        rows: list[NodeRow],
+        blocks: list[int | str],
+        described: dict[str, Any] | None = None,
+        prefill_rows: int | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """What the page reads: the Node leg's request, minus local paths, plus the graphs' external data files
+        (``described``: the tier as :func:`~measure.suites.node_leg.describe` gave it while it was loaded)."""
+        described = dict(described or node_leg.describe(tier))
         del described["folder"]  # the page fetches files by name from the server, never by path
         graphs = node_leg.graph_files(described)
         try:
@@ -239,7 +249,7 @@ class WebRuntime:
             raise type(exc)(f"{tier.name}: {exc}") from exc
         return (
             described
-            | node_leg.request_rows(rows, blocks, extra.pop("timing_repeats", 0))
+            | node_leg.request_rows(rows, blocks, extra.pop("timing_repeats", 0), prefill_rows)
             | {
                 "tier": tier.name,
                 "external_data": external,
@@ -270,15 +280,23 @@ class WebRuntime:
         *,
         timing_repeats: int = 0,
         first_row_logits: bool = False,
+        described: dict[str, Any] | None = None,
+        prefill_rows: int | None = None,
     ) -> dict[str, Any]:
         """Framing facts and greedy decodes of one tier in the leg's page; a page that fails says why.
 
         The page stays loaded from tier to tier (onnxruntime-web's wasm starts once); the driver
-        loads it afresh after a tier fails.
+        loads it afresh after a tier fails. ``described`` and ``prefill_rows`` as :func:`node_leg.run_tier` takes them.
         """
         assert self.server is not None
         request = self.request(
-            tier, rows, blocks, timing_repeats=timing_repeats, return_first_row_logits=first_row_logits
+            tier,
+            rows,
+            blocks,
+            described,
+            prefill_rows,
+            timing_repeats=timing_repeats,
+            return_first_row_logits=first_row_logits,
         )
         with self.serving(tier, request) as token:
             visit = {"url": self.page, "token": token, "timeout_ms": int(self.timeout_s * 1000)}

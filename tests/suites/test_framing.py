@@ -13,14 +13,17 @@ import numpy as np
 import pytest
 from tests_support import DATA_DIR
 
+from measure import bundled
 from measure.analysis.record_analysis import analyse
 from measure.analysis.rules import failed_gates, verdicts
+from measure.engine.load import load_tier
 from measure.engine.speculative import Pair, Round
 from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 from measure.site.metrics import metrics
-from measure.suites.framing import _Diff, pair_acceptance
-from measure.suites.golden import GoldenRows
+from measure.suites.config import FramingConfig
+from measure.suites.framing import _Diff, pair_acceptance, tier_parity
+from measure.suites.golden import GoldenRows, head, load_golden
 
 DATA = DATA_DIR
 
@@ -147,3 +150,12 @@ def test_every_layer_of_a_deeper_model_is_read_at_its_own_index():
     diff.add(_step([[1.0, 0.0]], kv), _step([[1.0, 0.0]], kv))
     f = diff.facts(2)
     assert [(x["key_mean_abs"], x["value_mean_abs"]) for x in f["layers"]] == [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]
+
+
+def test_a_budget_that_cuts_the_prompt_framings_to_none_records_none():
+    tier = load_tier(bundled.DEMO_DIR / "lm-base-fp32")
+    rows = head(load_golden(bundled.GOLDEN), 2)
+    config = FramingConfig(k=(2,), whole_prefix=False)
+    assert "prefill" not in tier_parity(tier, rows, config, prefill_rows=0)
+    framed = tier_parity(tier, rows, config, prefill_rows=1)["prefill"]
+    assert [b["block"] for b in framed] == [2]

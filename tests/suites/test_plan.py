@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
 from measure.errors import MeasureError
 from measure.suites.plan import (
     REPEATS_FOR_95,
+    WARM_ROWS,
     BudgetTooSmall,
     half_width,
     make_plan,
@@ -18,7 +20,7 @@ from measure.suites.plan import (
     rows_needed,
     sample_rows,
 )
-from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, estimate
+from measure.suites.plan_costs import SAFETY, Asks, CaseTimes, TierTimes, Warm, estimate
 
 ROWS = 16
 
@@ -151,3 +153,74 @@ def test_the_plan_says_what_it_measures_and_states_itself_for_the_record():
     stored = plan.to_dict()
     assert stored["budget_s"] == 900 and stored["shape"]["repeats"] == plan.shape.repeats
     assert stored["wallclock_rows"] == list(plan.wallclock_rows)
+
+
+def test_a_warm_up_on_a_sample_of_rows_plans_as_every_row_would_and_says_so():
+    every = _warm({"fp32": 2.0, "int8": 1.2})
+    sample = sample_rows(ROWS, WARM_ROWS, ASKS.seed)
+    cases = {
+        n: CaseTimes(c.unit, tuple(c.row_s[i] for i in sample), (32,) * len(sample)) for n, c in every.cases.items()
+    }
+    tiers = {
+        n: TierTimes(
+            t.kind,
+            t.load_s,
+            tuple(t.row_s[i] for i in sample),
+            tuple(t.first_s[i] for i in sample),
+            (32,) * len(sample),
+            (200,) * len(sample),
+        )
+        for n, t in every.tiers.items()
+    }
+    sampled = Warm(tiers, cases, every.unit_load_s, every.elapsed_s, rows=sample)
+    for minutes in (60, 20):
+        whole, part = make_plan(every, ASKS, 60 * minutes), make_plan(sampled, ASKS, 60 * minutes)
+        assert part.shape == whole.shape and part.steps == pytest.approx(whole.steps)  # alike rows: one mean
+    plan = make_plan(sampled, ASKS, 20 * 60)
+    assert plan.warm_rows == sample and plan.to_dict()["warm_rows"] == list(sample)
+    assert f"warming up on {WARM_ROWS}/{ROWS} rows" in plan.lines(ROWS)[0]
+    assert "warm_rows" not in make_plan(every, ASKS, 20 * 60).to_dict()  # every row warmed: nothing to state
+
+
+def test_the_row_spread_of_a_sample_is_weighed_against_every_row():
+    differ = _warm({"a": 1.0}, spread=1.5)
+    few = Warm(
+        differ.tiers, {n: CaseTimes(c.unit, c.row_s[:4], c.tokens[:4]) for n, c in differ.cases.items()}, {}, 0.0
+    )
+    # four rows of a file of sixteen: the finite-population correction is the file's, so more than four may be needed
+    assert rows_needed(few, 0.05) <= 4 < rows_needed(few, 0.05, ROWS) <= ROWS
+
+
+def test_the_genai_leg_warms_up_on_no_more_rows_than_it_decodes():
+    one = estimate(WARM, ASKS, replace(make_plan(WARM, ASKS, 6 * 3600).shape, framing_rows=1, prefill_rows=1))
+    two = estimate(WARM, ASKS, replace(make_plan(WARM, ASKS, 6 * 3600).shape, framing_rows=2, prefill_rows=1))
+    genai_row = sum((2 * 3 + 2 + 2) * t.row_mean for t in WARM.tiers.values())  # a row's passes and its warm-up
+    assert (two["framing"] - one["framing"]) / SAFETY >= genai_row - 1e-9
+
+
+def test_the_fidelity_pass_and_the_javascript_legs_are_planned_on_the_framing_rows():
+    asks = replace(
+        ASKS,
+        steps=(*STEPS, "fidelity"),
+        legs=("genai", "node", "web"),
+        judged=(("int8", "fp32"), ("int4", "fp32")),
+    )
+    shape = make_plan(WARM, asks, 6 * 3600).shape
+    small, large = (estimate(WARM, asks, replace(shape, framing_rows=n, prefill_rows=1)) for n in (1, 8))
+    assert 0 < small["fidelity"] < large["fidelity"]
+    without = estimate(WARM, replace(asks, legs=("genai",)), replace(shape, framing_rows=1, prefill_rows=1))
+    assert small["framing"] > without["framing"]  # decoder-only tiers run in Node and the browser too
+    assert "fidelity" not in estimate(WARM, ASKS, shape)
+    plan = make_plan(WARM, asks, 30 * 60)
+    assert any(line.lstrip().startswith("fidelity") for line in plan.lines(ROWS))
+
+
+def test_the_last_cut_is_the_prompt_framings():
+    asks = replace(ASKS, legs=("genai", "node", "web"))
+    with pytest.raises(BudgetTooSmall) as err:
+        make_plan(WARM, asks, budget_s=90)
+    plan = make_plan(WARM, asks, err.value.minimum_s + 1)
+    assert plan.shape.prefill_rows == 0 and "no prompt framings" in plan.cut
+    assert "no prompt framings" in str(err.value)
+    kept = make_plan(WARM, asks, err.value.minimum_s + 1 + (plan.budget_s - plan.estimate_s) + 600)
+    assert kept.shape.prefill_rows >= 1  # cut only where nothing else fits

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.engine.meta import read_json_object
+from measure.engine.skeleton import load_skeleton
 from measure.errors import MeasureError
 
 GENAI_CONFIG = "genai_config.json"
@@ -185,10 +186,8 @@ def _width(name: str, producers: dict[str, Any], shapes: dict[str, list[int]]) -
 def graph_attention(path: Path) -> GraphAttention | None:
     """The attention a genai graph was built with, read from its proto (weights not loaded); None with no
     GroupQueryAttention node."""
-    import onnx
-
     try:
-        graph = onnx.load(str(path), load_external_data=False).graph
+        graph = load_skeleton(path).graph
     except Exception as exc:  # a truncated or foreign file: onnxruntime names it when it opens the graph
         raise MeasureError(f"{path}: not a readable ONNX graph ({type(exc).__name__})") from exc
     node = next((n for n in graph.node if n.op_type == "GroupQueryAttention"), None)

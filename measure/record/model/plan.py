@@ -66,6 +66,8 @@ class RunPlan:
     steps: dict[str, float]
     cut: tuple[str, ...]
     outcome: PlanOutcome | None
+    warm_rows: tuple[int, ...] = ()
+    """The golden rows the planning warm-up decoded (a sample); empty where it decoded every row."""
 
     def cuts(self, step: str) -> tuple[str, ...]:
         """The cuts that touch one step (``wall-clock``, ``framing``, ``profile``, ``call-cost``, ``prompt``)."""
@@ -92,4 +94,5 @@ def plan_of(d: dict[str, Any] | None) -> RunPlan | None:
         steps={k: float(v) for k, v in (d.get("steps") or {}).items()},
         cut=tuple(d.get("cut", ())),
         outcome=outcome,
+        warm_rows=tuple(int(i) for i in d.get("warm_rows", ())),
     )

@@ -341,7 +341,9 @@ export async function measureTier(ort, request, { open, now, onRow = () => {} })
   const parted = [];
   let singleLogits = null;
   let recordingMs = 0;
-  const prefill = eng.causal ? new Map(request.blocks.map((b) => [b, new Diff(request.shape.layers)])) : null;
+  // a budget's plan may cut the prompt framings to none (prefill_rows 0): no prefill facts then, as Python's leg
+  const framed = eng.causal && (request.prefill_rows ?? 1) > 0;
+  const prefill = framed ? new Map(request.blocks.map((b) => [b, new Diff(request.shape.layers)])) : null;
   for (const [index, row] of request.rows.entries()) {
     onRow(index, row);
     const t0 = now();
@@ -358,7 +360,9 @@ export async function measureTier(ort, request, { open, now, onRow = () => {} })
       const block = b === "whole" ? row.prefix.length : b;
       diffs.get(b).add(single, await feedPrefix(eng, row.source_ids, row.prefix, block));
     }
-    if (prefill) await prefillRow(eng, row.source_ids, request.blocks, prefill);
+    // a budget's plan may keep the prompt framings to the first rows (request.prefill_rows), as the Python leg
+    const framePrompt = prefill && index < (request.prefill_rows ?? Infinity);
+    if (framePrompt) await prefillRow(eng, row.source_ids, request.blocks, prefill);
   }
   const answer = {
     blocks: request.blocks.map((b) => diffs.get(b).facts(b)),
