@@ -16,6 +16,7 @@ onnxruntime-genai's compiled loop on the decoder-only tiers and pairs (:mod:`mea
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -263,11 +264,20 @@ class NodeLeg:
         """Nothing outlives a tier here; the web leg holds a browser."""
 
 
-# --- the onnxruntime-web leg (issue 30): the same facts in a Chromium page, a browser for each tier ---
+# --- the onnxruntime-web leg (issue 30): the same facts in a Chromium page; a large tier's browser closed after it ---
+KEEP_BROWSER_BYTES = 64 * 2**20
+"""After a tier folder of at most this size the browser stays up for the next tier: starting Chromium (about 2 s)
+would be most of a small tier's turn. After a larger one it is closed, since the wasm memory a page grew is never
+given back (about 4 GB for a 650 MB fp32 graph) and would be held while the other legs and tiers run."""
+
+
+def _folder_bytes(tier: Tier) -> int:
+    return sum(p.stat().st_size for p in tier.path.iterdir() if p.is_file())
+
+
 class WebLeg(NodeLeg):
-    """The onnxruntime-web leg: a browser, a loopback server and a page started for each tier's turn and closed
-    after it, so Chromium and the wasm memory a tier grew (which a page never gives back) are not held while the
-    other legs and the next tiers run."""
+    """The onnxruntime-web leg: a browser, a loopback server and a page, started with the leg and kept while tiers
+    are small; closed after a large tier (:data:`KEEP_BROWSER_BYTES`) and started again for the next."""
 
     runtime = web_leg.RUNTIME
     language = "browser"
@@ -276,30 +286,48 @@ class WebLeg(NodeLeg):
         self.threads = threads
         """The sessions' intra-op threads: the page's wasm threads (0: onnxruntime-web's default)."""
         self.browser = config.browser
+        self.web: web_leg.WebRuntime | None = None
         super().__init__(config, blocks)
 
     def _open(self, config: FramingConfig) -> None:
-        web_leg.find_browser(config.browser)  # what is missing skips the leg now; the browser starts per tier
+        web_leg.find_browser(config.browser)  # what is missing skips the leg now
         node_leg.find_node(config.node)
+        # started now, so its page loads onnxruntime-web while Python decodes the first tier; a browser that will
+        # not start is said as the first tier's failure, when that tier starts it again
+        with contextlib.suppress(node_leg.LegFailed):
+            self._start()
+
+    def _start(self) -> web_leg.WebRuntime:
+        if self.web is None:
+            provider = self.provider or "wasm"
+            self.web = web_leg.WebRuntime(self.browser, node=self.node, threads=self.threads, provider=provider)
+        return self.web
 
     def _run(
         self, tier: Tier, rows: list[node_leg.NodeRow], described: dict[str, Any] | None, prefill_rows: int | None
     ) -> dict[str, Any]:
-        provider = self.provider or "wasm"
         try:
-            web = web_leg.WebRuntime(self.browser, node=self.node, threads=self.threads, provider=provider)
+            web = self._start()
         except node_leg.LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
             if not self.out["tiers"]:
                 raise NotStarted(str(exc)) from exc
             raise
-        with web:
-            self.out["host"] = web.host
+        self.out["host"] = web.host
+        try:
             return web.run_tier(
                 tier, rows, self.blocks, timing_repeats=self.repeats, described=described, prefill_rows=prefill_rows
             )
+        finally:
+            if _folder_bytes(tier) > KEEP_BROWSER_BYTES:
+                self.close()
 
     def _measured(self, answer: dict[str, Any]) -> None:
         self.out.update(version=answer.get("version"), execution=answer["execution"])
+
+    def close(self) -> None:
+        if self.web is not None:
+            self.web.close()
+            self.web = None
 
 
 class WebGpuLeg(WebLeg):

@@ -553,3 +553,32 @@ def test_a_decoder_only_tier_in_the_page_gives_python_onnxruntimes_facts(web, na
     for i, (ids, ours) in enumerate(zip(answer["output_ids"], decoded, strict=True)):
         assert (ids == ours) == (i not in parted)  # every row that leaves Python's is named, and only those
     assert_same_framing(answer, python_causal_facts(tier, rows, [2, "whole"]), 0.2)
+
+
+@needs_web
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_browser_is_kept_across_small_tiers_and_closed_after_a_large_one(tmp_path, monkeypatch, golden, keep):
+    """One browser for the demo's small tiers (its start would be most of their turn); closed after a tier above
+    KEEP_BROWSER_BYTES, here made 0, so the wasm memory a large tier grew is not held while the next legs run."""
+    from measure.suites import framing
+    from measure.suites.golden import head
+
+    if not keep:
+        monkeypatch.setattr(framing, "KEEP_BROWSER_BYTES", 0)
+    config = load_config(write_config(tmp_path, rows=2, repeats=2))
+    rows = head(golden, 2)
+    leg = framing.WebLeg(config.framing, [2], threads=1)
+    started = [leg.web]
+    try:
+        for folder in (bundled.SMALL_FP32, bundled.DEMO_DIR / "lm-small-int4"):
+            tier = load_tier(folder)
+            leg.add(tier, rows, framing.tier_parity(tier, rows, config.framing))
+            started.append(leg.web)
+        assert [t["status"] for t in leg.out["tiers"]] == ["measured", "measured"]
+        if keep:
+            assert started[0] is not None and started[0] is started[1] is started[2]  # one browser, from the start
+        else:
+            assert started[0] is not None and started[1:] == [None, None]
+    finally:
+        leg.close()
+    assert leg.web is None
