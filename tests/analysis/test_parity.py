@@ -37,8 +37,7 @@ def _as_python(entry: dict) -> dict:
     return out | {"divergence": []}
 
 
-@pytest.fixture(scope="module")
-def record() -> Record:
+def _doc() -> dict:
     doc = load_record(DATA_DIR / "record-v3-lm.json")
     python, node, web = doc["framing"]["legs"]
     by_name = {t["tier"]: t for t in python["tiers"]}
@@ -56,8 +55,17 @@ def record() -> Record:
         tiers.append(entry)
     webgpu["tiers"] = tiers
     doc["framing"]["legs"].append(webgpu)
+    return doc
+
+
+def _record(doc: dict) -> Record:
     validate(doc, "constructed", [])
     return from_document(doc, "constructed")
+
+
+@pytest.fixture(scope="module")
+def record() -> Record:
+    return _record(_doc())
 
 
 def test_the_matrix_has_a_column_per_runtime_and_a_row_per_kind_and_precision(record):
@@ -99,6 +107,15 @@ def test_the_overview_runtime_line_names_who_decodes_alike_and_who_does_not(reco
     n = len(record.python_tiers[0].output_ids or ())
     webgpu = "onnxruntime-web 1.30.0 (browser, webgpu) on 4 of 5 tiers (lm-base-fp32 failed)"
     assert f"{webgpu} does not: lm-small-int4 ({n - 1}/{n} rows)" in line
+
+
+def test_a_runtime_that_did_not_run_is_said_with_its_status():
+    doc = _doc()
+    web = doc["framing"]["legs"][2]
+    web.update(status="skipped", reason="the browser ('chromium') was not found", tiers=[])
+    web.pop("execution", None)
+    line = _text(str(_runtimes(runtime_agreement(_record(doc)))))
+    assert "; onnxruntime-web 1.30.0 (browser) was skipped here (evidence)." in line
 
 
 def test_the_framing_page_heads_a_software_adapter_s_column_with_what_it_is_worth(record):

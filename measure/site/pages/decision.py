@@ -232,7 +232,8 @@ def _runtimes(found: tuple[Agreement, ...]) -> Md | None:
     same, differ, absent = [], [], []
     for a in found:
         if not (a.same or a.differ):
-            absent.append(f"{md(a.leg.name)} ({md(a.leg.status if not a.leg.measured else 'no tier measured')})")
+            why = {"skipped": "was skipped", "failed": "failed"}.get(a.leg.status, md(a.leg.status))
+            absent.append(f"{md(a.leg.name)} {why if not a.leg.measured else 'measured no tier'}")
         elif a.differ:
             items = ", ".join(f"{md(t)} ({equal}/{rows} rows)" for t, equal, rows in a.differ)
             differ.append(f"{md(a.leg.name)} {_ran(a)} does not: {items}")
@@ -246,8 +247,7 @@ def _runtimes(found: tuple[Agreement, ...]) -> Md | None:
         verb = "decodes" if len(same) == 1 else "decode"
         parts.append(f"{listed} {verb} every golden row token for token as Python onnxruntime does")
     parts.extend(differ)
-    if absent:
-        parts.append("not run here: " + ", ".join(absent))
+    parts.extend(f"{a} here" for a in absent)
     where = link("evidence", "framing.md#runtimes")
     return trusted(f"**Runtimes**: {'; '.join(parts)} ({where}).")
 
