@@ -1,7 +1,9 @@
 """Parity across runtimes and machines: do the same artifacts decode the same? Pure functions of records.
 
 * runtime x precision: for each runtime leg, rows whose single-step decode
-  no batched block changes, summed over the tiers of one precision;
+  no batched block changes, summed over the tiers of one kind and precision;
+* runtime agreement: per runtime, the tiers whose greedy decodes equal Python
+  onnxruntime's on every row, and the others;
 * runtime parity: each other runtime's greedy decodes against Python
   onnxruntime's, token by token;
 * machine parity: each machine's greedy decodes against the first machine
@@ -92,8 +94,8 @@ def _parity_sentence(leg: Leg, ref: FramingTier) -> str:
 def runtime_matrix(record: Record) -> RuntimeMatrix | None:
     """Rows by kind, then precision; a column per runtime leg. None for records with one runtime leg only.
 
-    A leg that runs only one kind (onnxruntime-genai: decoder-only) counts only the tiers it could take: a
-    seq2seq row there says "not measured" and no decoder-only cell counts the seq2seq tiers as missing."""
+    A leg that runs only one kind (onnxruntime-genai: decoder-only) counts only the tiers it could take: its
+    seq2seq rows give those tiers' status ("skipped"), and no decoder-only cell counts them as missing."""
     legs = record.legs
     if len(legs) < 2:
         return None
