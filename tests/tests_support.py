@@ -141,6 +141,24 @@ def screenshots() -> Path:
     return folder
 
 
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+"""The system's Chromium, which the browser legs drive (never a downloaded one)."""
+
+
+def web_ready() -> bool:
+    """Whether the browser legs can run here: Chromium, Node.js and the npm packages."""
+    from measure.suites import node_leg, web_leg
+
+    try:
+        web_leg.find_browser(CHROMIUM)
+        node_leg.find_node()
+        web_leg.find_package("onnxruntime-web")
+        web_leg.find_package("playwright-core")
+    except node_leg.LegUnavailable:
+        return False
+    return True
+
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests_support import (
+    CHROMIUM,
     DATA_DIR,
     assert_same_framing,
     build,
@@ -19,6 +20,7 @@ from tests_support import (
     html,
     python_causal_facts,
     site_project,
+    web_ready,
     write_config,
 )
 
@@ -38,22 +40,8 @@ from measure.suites.golden import GoldenRows
 from measure.suites.runner import run
 from measure.suites.web_server import LoopbackServer
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def _web_ready() -> bool:
-    try:
-        web_leg.find_browser(CHROMIUM)
-        node_leg.find_node()
-        web_leg.find_package("onnxruntime-web")
-        web_leg.find_package("playwright-core")
-    except node_leg.LegUnavailable:
-        return False
-    return True
-
-
 needs_web = pytest.mark.skipif(
-    not _web_ready(),
+    not web_ready(),
     reason="needs Chromium, Node.js and the npm packages: `npm ci --ignore-scripts --no-audit --no-fund` "
     "(.ci/run installs chromium and runs it)",
 )
@@ -61,7 +49,7 @@ needs_web = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def web():
-    if not _web_ready():
+    if not web_ready():
         pytest.skip("no Chromium, Node.js or npm packages here")
     with web_leg.WebRuntime(CHROMIUM, threads=1) as runtime:
         yield runtime

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from tests_support import assert_same_framing, causal_rows, python_causal_facts
+from tests_support import CHROMIUM, assert_same_framing, causal_rows, python_causal_facts, web_ready
 
 from measure import bundled
 from measure.engine.load import load_tier
@@ -27,27 +27,15 @@ from measure.suites import node_leg, web_leg
 from measure.suites.config import load_config
 from measure.suites.runner import run
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LM = bundled.DEMO_DIR / "lm-small-int4"
 
 
-def _web_ready() -> bool:
-    try:
-        web_leg.find_browser(CHROMIUM)
-        node_leg.find_node()
-        web_leg.find_package("onnxruntime-web")
-        web_leg.find_package("playwright-core")
-    except node_leg.LegUnavailable:
-        return False
-    return True
-
-
-needs_web = pytest.mark.skipif(not _web_ready(), reason="needs Chromium, Node.js and `npm ci --ignore-scripts`")
+needs_web = pytest.mark.skipif(not web_ready(), reason="needs Chromium, Node.js and `npm ci --ignore-scripts`")
 
 
 @pytest.fixture(scope="module")
 def webgpu():
-    if not _web_ready():
+    if not web_ready():
         pytest.skip("no Chromium, Node.js or npm packages here")
     with web_leg.WebRuntime(CHROMIUM, threads=1, provider="webgpu") as runtime:
         yield runtime
