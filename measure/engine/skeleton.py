@@ -6,12 +6,14 @@ protobuf wire format is walked on the file: every field is copied but the tensor
 ``float_data`` and the other typed lists) of the graph's initializers, which are skipped by seeking. What
 comes back is an ordinary ``ModelProto`` whose initializers keep their name, dims, data type and external-data
 entries. Nodes are copied whole (their attribute tensors are small; a subgraph's initializers come along).
+
+The same walk writes a graph with its weights moved beside it (:func:`split_weights`), for onnxruntime-web.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     import onnx
@@ -36,6 +38,75 @@ def load_skeleton(path: Path) -> onnx.ModelProto:
         f.seek(0)
         data = _message(f, size, _MODEL)
     return onnx.ModelProto.FromString(data)
+
+
+ALIGN = 4096
+"""Each moved tensor starts at a multiple of this in the data file (the alignment onnxruntime maps files at)."""
+
+
+class _Mover:
+    """Moves ``raw_data`` fields of at least ``least`` bytes from the graph file to ``sink``, streamed, and keeps
+    the external-data entries that the tensor holding the field gets in their place."""
+
+    def __init__(self, sink: BinaryIO, location: str, least: int) -> None:
+        self.sink, self.location, self.least = sink, location, least
+        self.moved = 0
+        self.pending = b""
+
+    def move(self, f: IO[bytes], length: int) -> bool:
+        if length < self.least:
+            return False
+        offset = self.sink.tell()
+        self.sink.write(b"\0" * (-offset % ALIGN))
+        offset = self.sink.tell()
+        left = length
+        while left:
+            chunk = f.read(min(left, 1 << 24))
+            if not chunk:
+                raise ValueError("truncated field")
+            self.sink.write(chunk)
+            left -= len(chunk)
+        entries = (("location", self.location), ("offset", str(offset)), ("length", str(length)))
+        self.pending = b"".join(_entry(k, v) for k, v in entries) + b"\x70\x01"  # data_location = EXTERNAL
+        self.moved += length
+        return True
+
+    def trailer(self) -> bytes:
+        """The entries for the tensor just walked (none if its data stayed inline)."""
+        out, self.pending = self.pending, b""
+        return out
+
+
+def _entry(key: str, value: str) -> bytes:
+    """One TensorProto.external_data entry (field 13, a StringStringEntryProto) as it is on the wire."""
+    k, v = key.encode(), value.encode()
+    body = b"\x0a" + _encode(len(k)) + k + b"\x12" + _encode(len(v)) + v
+    return b"\x6a" + _encode(len(body)) + body
+
+
+class _Split:
+    """An initializer (TensorProto) whose ``raw_data`` the mover may take."""
+
+    def __init__(self, mover: _Mover) -> None:
+        self.mover = mover
+
+
+def split_weights(path: Path, graph: Path, data: Path, least: int = 1024) -> int:
+    """Write ``path``'s model to ``graph`` with the initializers' ``raw_data`` of at least ``least`` bytes moved
+    into ``data`` (ONNX external data, beside ``graph``); the bytes moved (0: nothing was, ``data`` is empty).
+
+    Why: onnxruntime-web copies a graph's bytes into its wasm heap and parses them there, so a graph holding its
+    weights is held about three times while its session is created (the page's copy, the heap's, the tensors);
+    with the weights beside it, twice. The copy is streamed: memory here stays at the graph less its weights.
+    Tensors already external keep their entries (their files are beside ``path``); the other fields are
+    copied as they are, so the model is the same one, tensor for tensor."""
+    with Path(path).open("rb") as f, Path(data).open("wb") as sink:
+        size = f.seek(0, 2)
+        f.seek(0)
+        mover = _Mover(sink, Path(data).name, least)
+        out = _message(f, size, {7: {5: _Split(mover)}})
+    Path(graph).write_bytes(out)
+    return mover.moved
 
 
 def _varint(f: IO[bytes]) -> tuple[int, bytes]:
@@ -92,7 +163,14 @@ def _message(f: IO[bytes], end: int, plan: dict[int, object]) -> bytes:
             if action is _DROP:
                 f.seek(start + length)
                 continue
-            inner = _message(f, start + length, action) if isinstance(action, dict) else _read(f, length)
+            if isinstance(action, _Mover) and action.move(f, length):
+                continue
+            if isinstance(action, _Split):
+                inner = _message(f, start + length, {9: action.mover}) + action.mover.trailer()
+            elif isinstance(action, dict):
+                inner = _message(f, start + length, action)
+            else:
+                inner = _read(f, length)
             out += tag + _encode(len(inner)) + inner
             continue
         else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ from measure.suites.config import FramingConfig
 from measure.suites.genai_framing import GenaiLeg
 from measure.suites.golden import GoldenRows, char_error_rate
 from measure.suites.single_step import decode_single_step
-from measure.suites.steps import OneAtATime, kinds_of, release, session_threads
+from measure.suites.steps import OneAtATime, first_folder, kinds_of, release, session_threads
 
 Framed = tuple[np.ndarray, tuple[np.ndarray, ...]]
 """A replay's logits and its cache's key/value per layer (:meth:`measure.engine.tier.Tier.feed_framed`)."""
@@ -268,11 +269,14 @@ class NodeLeg:
 KEEP_BROWSER_BYTES = 64 * 2**20
 """After a tier folder of at most this size the browser stays up for the next tier: starting Chromium (about 2 s)
 would be most of a small tier's turn. After a larger one it is closed, since the wasm memory a page grew is never
-given back (about 4 GB for a 650 MB fp32 graph) and would be held while the other legs and tiers run."""
+given back (about 2 GB for a 650 MB fp32 graph) and would be held while the other legs and tiers run. Before a
+large first tier the browser is not started early either: its ~0.8 GB would sit beside Python's decodes."""
 
 
-def _folder_bytes(tier: Tier) -> int:
-    return sum(p.stat().st_size for p in tier.path.iterdir() if p.is_file())
+def _folder_bytes(folder: Path | None) -> int:
+    if folder is None or not folder.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
 
 class WebLeg(NodeLeg):
@@ -282,20 +286,25 @@ class WebLeg(NodeLeg):
     runtime = web_leg.RUNTIME
     language = "browser"
 
-    def __init__(self, config: FramingConfig, blocks: list[int | str], threads: int = 0) -> None:
+    def __init__(
+        self, config: FramingConfig, blocks: list[int | str], threads: int = 0, first: Path | None = None
+    ) -> None:
         self.threads = threads
         """The sessions' intra-op threads: the page's wasm threads (0: onnxruntime-web's default)."""
         self.browser = config.browser
         self.web: web_leg.WebRuntime | None = None
+        self.early = _folder_bytes(first) <= KEEP_BROWSER_BYTES
+        """Whether the browser starts with the leg (``first``: the folder of the tier reached first)."""
         super().__init__(config, blocks)
 
     def _open(self, config: FramingConfig) -> None:
         web_leg.find_browser(config.browser)  # what is missing skips the leg now
         node_leg.find_node(config.node)
-        # started now, so its page loads onnxruntime-web while Python decodes the first tier; a browser that will
-        # not start is said as the first tier's failure, when that tier starts it again
-        with contextlib.suppress(node_leg.LegFailed):
-            self._start()
+        # started now, so its page loads onnxruntime-web while Python decodes the first tier (unless that tier is
+        # large); a browser that will not start is said as the first tier's failure, when that tier starts it again
+        if self.early:
+            with contextlib.suppress(node_leg.LegFailed):
+                self._start()
 
     def _start(self) -> web_leg.WebRuntime:
         if self.web is None:
@@ -318,7 +327,7 @@ class WebLeg(NodeLeg):
                 tier, rows, self.blocks, timing_repeats=self.repeats, described=described, prefill_rows=prefill_rows
             )
         finally:
-            if _folder_bytes(tier) > KEEP_BROWSER_BYTES:
+            if _folder_bytes(tier.path) > KEEP_BROWSER_BYTES:
                 self.close()
 
     def _measured(self, answer: dict[str, Any]) -> None:
@@ -438,11 +447,10 @@ def run_framing(
     python = python_leg(runtime_version)
     out.update(framing_part(blocks, python))
     others: list[NodeLeg | GenaiLeg] = [NodeLeg(config, blocks)] if config.node_leg else []
-    if config.web_leg:  # issue 30: the browser leg (Chromium started at each tier's turn, closed after it)
-        threads = session_threads(tiers)
-        others.append(WebLeg(config, blocks, threads))
+    if config.web_leg:  # issue 30: the browser leg (one Chromium across small tiers, one per large tier)
+        others.append(WebLeg(config, blocks, session_threads(tiers), first_folder(tiers)))
     if config.webgpu_leg:  # issue 44: the page again on WebGPU, where the browser offers an adapter
-        others.append(WebGpuLeg(config, blocks))
+        others.append(WebGpuLeg(config, blocks, first=first_folder(tiers)))
     causal = "causal" in kinds_of(tiers)
     genai = GenaiLeg(config) if config.genai_leg and causal else None  # og runs decoder-only models: none, no leg
     others.extend([genai] if genai else [])

@@ -295,7 +295,8 @@ def _framing_part(
         prefill = budgeted.plan.shape.prefill_rows
     kinds = {name: part["kind"] for name, part in doc["tiers"].items()}
     threads = config.session.intra_op_threads
-    tiers = OneAtATime([t.name for t in config.tiers], sessions.tier, kinds, threads)
+    folders = {t.name: t.path for t in config.tiers}
+    tiers = OneAtATime([t.name for t in config.tiers], sessions.tier, kinds, threads, folders)
     pairs = OneAtATime([p.name for p in config.pairs], lambda n: sessions.pair(_pair(config, n)), kinds, threads)
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
     selves = OneAtATime([f"{n}->{n}" for n in used], lambda n: sessions.self_pair(n.split("->")[0]), kinds, threads)

@@ -15,6 +15,7 @@ import ctypes.util
 import gc
 import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from measure.engine.load import detect_kind, load_tier
@@ -112,12 +113,21 @@ class OneAtATime(Mapping[str, Any]):
     framing suite iterates, so it holds one tier's sessions at a time. ``kinds`` answers which model kinds are
     there without loading any."""
 
-    def __init__(self, names: list[str], load: Any, kinds: Mapping[str, str], threads: int) -> None:
+    def __init__(
+        self,
+        names: list[str],
+        load: Any,
+        kinds: Mapping[str, str],
+        threads: int,
+        folders: Mapping[str, Path] | None = None,
+    ) -> None:
         self.names = names
         self.load = load
         self.kinds = dict(kinds)
         self.threads = threads
         """The sessions' intra-op threads (what the web leg's page takes)."""
+        self.folders = dict(folders or {})
+        """Each tier's folder, where these are tiers: how large a tier is, without loading it."""
 
     def __getitem__(self, name: str) -> Any:
         if name not in self.names:
@@ -146,6 +156,13 @@ def session_threads(tiers: Mapping[str, Tier]) -> int:
     if isinstance(tiers, OneAtATime):
         return tiers.threads
     return next(iter(tiers.values())).config.intra_op_threads if tiers else 0
+
+
+def first_folder(tiers: Mapping[str, Tier]) -> Path | None:
+    """The folder of the tier reached first, without loading it when they are loaded one at a time."""
+    if isinstance(tiers, OneAtATime):
+        return tiers.folders.get(tiers.names[0]) if tiers.names else None
+    return next((t.path for t in tiers.values()), None)
 
 
 def kinds_of(tiers: Mapping[str, Tier]) -> set[str]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 
 from measure import bundled
-from measure.engine.skeleton import load_skeleton
+from measure.engine.skeleton import load_skeleton, split_weights
 
 
 def _graphs() -> list[Path]:
@@ -44,3 +46,48 @@ def test_a_truncated_file_is_refused(tmp_path):
     cut.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError):
         load_skeleton(cut)
+
+
+def _loaded(path: Path) -> bytes:
+    """The model with every tensor's data inline, however the file keeps it."""
+    model = onnx.load(str(path))
+    for init in model.graph.initializer:
+        init.ClearField("data_location")
+    return model.SerializeToString(deterministic=True)
+
+
+@pytest.mark.parametrize("folder", ["lm-base-fp32", "base-int8"])
+def test_a_split_graph_is_the_same_model_with_its_weights_beside_it(folder, tmp_path):
+    src = sorted((bundled.DEMO_DIR / folder).glob("*.onnx"))[0]
+    graph, data = tmp_path / src.name, tmp_path / f"{src.name}.0.data"
+    moved = split_weights(src, graph, data, least=1024)
+    full = onnx.load(str(src))
+    large = [i for i in full.graph.initializer if len(i.raw_data) >= 1024]
+    assert large and moved == sum(len(i.raw_data) for i in large)
+    assert graph.stat().st_size < src.stat().st_size - moved + 128 * len(large)  # its entries: ~60 bytes a tensor
+    skeleton = load_skeleton(graph)
+    external = {i.name for i in skeleton.graph.initializer if i.data_location == onnx.TensorProto.EXTERNAL}
+    assert external == {i.name for i in large}  # the small tensors stay inline
+    assert _loaded(graph) == _loaded(src)
+
+
+def test_onnxruntime_decodes_a_split_graph_as_the_original(tmp_path):
+    src = bundled.DEMO_DIR / "lm-base-fp32" / "model.onnx"
+    split_weights(src, tmp_path / "model.onnx", tmp_path / "weights.data")
+    sessions = [
+        ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (src, tmp_path / "model.onnx")
+    ]
+    ids = np.array([[5, 9, 2, 7]], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "position_ids": np.arange(4, dtype=np.int64)[None]}
+    for i in sessions[0].get_inputs()[3:]:  # an empty cache: batch 1, past length 0
+        feeds[i.name] = np.zeros([1, i.shape[1], 0, i.shape[3]], dtype=np.float32)
+    first, second = (s.run(None, feeds) for s in sessions)
+    assert all(np.array_equal(a, b) for a, b in zip(first, second, strict=True))
+
+
+def test_tensors_already_beside_a_graph_keep_their_entries(tmp_path):
+    src = bundled.DEMO_DIR / "genai-base-int4" / "model.onnx"
+    before = {i.name: list(i.external_data) for i in load_skeleton(src).graph.initializer if i.external_data}
+    split_weights(src, tmp_path / "model.onnx", tmp_path / "model.onnx.0.data")
+    after = {i.name: list(i.external_data) for i in load_skeleton(tmp_path / "model.onnx").graph.initializer}
+    assert before and all(after[name] == entries for name, entries in before.items())

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -140,6 +141,28 @@ def test_external_data_files_are_found_beside_the_graph(tmp_path):
     (tmp_path / "broken.onnx").write_bytes(b"\x00not a graph")
     with pytest.raises(node_leg.LegFailed, match=r"broken\.onnx: not an ONNX graph"):
         web_leg.external_data(tmp_path / "broken.onnx")
+
+
+def test_each_graph_is_served_with_its_weights_moved_beside_it(base_fp32, tmp_path):
+    import onnx
+
+    graphs = node_leg.graph_files(node_leg.describe(base_fp32))
+    request = {"tier": base_fp32.name, "external_data": {g: web_leg.external_data(base_fp32.path / g) for g in graphs}}
+    files, served = web_leg._served(base_fp32, request, tmp_path)
+    assert request["external_data"] == {g: [] for g in graphs}  # the caller's request is left as it was
+    for graph in graphs:
+        assert served["external_data"][graph] == [f"{graph}.0.data"]
+        assert files[graph] == tmp_path / graph and files[f"{graph}.0.data"].stat().st_size > 0
+        assert files[graph].stat().st_size < (base_fp32.path / graph).stat().st_size // 4
+        assert web_leg.external_data(files[graph]) == [f"{graph}.0.data"]  # what the page will be told
+        original = onnx.load(str(base_fp32.path / graph))
+        assert onnx.load(str(files[graph])).graph.node == original.graph.node
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "encoder.onnx").write_bytes(b"\x0a\xff\x01")  # a field that runs past the file
+    tier = SimpleNamespace(name="broken", path=broken)  # what serving reads of a tier: its name and folder
+    with pytest.raises(node_leg.LegFailed, match=r"encoder\.onnx: its weights could not be moved beside it"):
+        web_leg._served(tier, {"external_data": {"encoder.onnx": []}}, tmp_path)
 
 
 # --- the leg in Chromium on the demo tiers -------------------------------------------------------------------
@@ -546,8 +569,9 @@ def test_a_decoder_only_tier_in_the_page_gives_python_onnxruntimes_facts(web, na
 @needs_web
 @pytest.mark.parametrize("keep", [True, False])
 def test_the_browser_is_kept_across_small_tiers_and_closed_after_a_large_one(tmp_path, monkeypatch, golden, keep):
-    """One browser for the demo's small tiers (its start would be most of their turn); closed after a tier above
-    KEEP_BROWSER_BYTES, here made 0, so the wasm memory a large tier grew is not held while the next legs run."""
+    """One browser for the demo's small tiers (its start would be most of their turn), started with the leg; with
+    tiers above KEEP_BROWSER_BYTES (here made 0) it starts at each tier's turn, not beside Python's decode of the
+    first, and is closed after it, so the wasm memory a large tier grew is not held while the next legs run."""
     from measure.suites import framing
     from measure.suites.golden import head
 
@@ -555,7 +579,7 @@ def test_the_browser_is_kept_across_small_tiers_and_closed_after_a_large_one(tmp
         monkeypatch.setattr(framing, "KEEP_BROWSER_BYTES", 0)
     config = load_config(write_config(tmp_path, rows=2, repeats=2))
     rows = head(golden, 2)
-    leg = framing.WebLeg(config.framing, [2], threads=1)
+    leg = framing.WebLeg(config.framing, [2], threads=1, first=bundled.SMALL_FP32)
     started = [leg.web]
     try:
         for folder in (bundled.SMALL_FP32, bundled.DEMO_DIR / "lm-small-int4"):
@@ -566,7 +590,7 @@ def test_the_browser_is_kept_across_small_tiers_and_closed_after_a_large_one(tmp
         if keep:
             assert started[0] is not None and started[0] is started[1] is started[2]  # one browser, from the start
         else:
-            assert started[0] is not None and started[1:] == [None, None]
+            assert started == [None, None, None]
     finally:
         leg.close()
     assert leg.web is None
