@@ -100,6 +100,7 @@ def run_fidelity_steps(
         groups.setdefault(p.folder, []).append(p)
     pairs = list(pairs)
     total, done = len(groups) + len(pairs), 0
+    progress("fidelity begins", done, total)  # a reference's group takes minutes at real size: say what is running
     load = _loader(sessions)
     for group in groups.values():
         first = group[0]

@@ -457,6 +457,7 @@ def run_framing(
     out["legs"].extend(leg.out for leg in others)
     total = len(tiers) * (1 + len(others)) + len(pairs) + len(self_pairs) + (1 if genai else 0)
     done = 0
+    progress("framing begins", done, total)  # the first tier takes minutes at real size: say what is running
     # onnxruntime-genai runs beside Python's sessions (its loop and measure's, row by row); the JavaScript legs
     # run in their own processes, so Python lets go of a tier loaded one at a time before they start
     beside = [leg for leg in others if isinstance(leg, GenaiLeg)]

@@ -200,3 +200,22 @@ def test_a_record_that_would_turn_invalid_keeps_the_last_valid_one_on_disk(both_
     kept = load_record(path)
     assert kept["complete"] is False and "wallclock/cases/base-int8/tokens" in kept["error"]
     assert kept["wallclock"]["cases"]["base-int8"]["tokens"] == tokens and kept["finished_at"]
+
+
+def test_framing_and_fidelity_say_they_began_before_their_first_tier_ends(mini_config, tmp_path):
+    """At real size a framing tier or a fidelity group takes minutes: the heartbeat's repeated line names the
+    suite from the last line, so each says it began (done 0) rather than leave the profile's line running."""
+    path = mini_config(rows=2, repeats=2)
+    path.write_text(path.read_text(encoding="utf-8") + "node_leg = false\nweb_leg = false\n", encoding="utf-8")
+    seen: list[tuple[str, int]] = []
+    run(
+        load_config(path),
+        ["framing"],
+        tmp_path / "results",
+        argv=["test"],
+        progress=lambda w, d, t: seen.append((w, d)),
+    )
+    suites = [what.split()[0] for what, _ in seen]
+    for suite in ("framing", "fidelity"):
+        first = suites.index(suite)
+        assert seen[first] == (f"{suite} begins", 0), seen
