@@ -233,9 +233,14 @@ def _wrap(owner: object, name: str, bucket: list[float]) -> None:
 def measured_child(counts: Path, argv: list[str]) -> int:
     """``measure`` with counters: time inside onnxruntime's runs and onnxruntime-genai's generator, session loads,
     the profile's worker processes, and the wall time of each step of the run."""
+    import signal
+
     import onnxruntime as ort
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
+    # a bench started in the background (nohup ... &) inherits SIGINT ignored: Ctrl-C or kill -INT then could not
+    # stop the run the way that still writes its counts (measure returns 130, the record is kept incomplete)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     runs, loads, workers = [0.0], [0.0], [0.0]
     _wrap(C.InferenceSession, "run", runs)
     _wrap(C.InferenceSession, "run_with_iobinding", runs)
