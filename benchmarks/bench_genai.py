@@ -7,7 +7,7 @@ decoded by both loops back to back, the order alternating per repeat, so drift h
 
 * decode ms per step, per row: the time after the first token / the calls after the prefill (measure:
   :func:`causal_greedy_ids`'s wall after ``first_token_s``; og: between the first and the last
-  ``get_next_tokens``, :func:`measure.suites.genai_leg.og_decode`);
+  ``get_next_tokens``, :func:`measure.suites.legs.genai_driver.og_decode`);
 * time to first token: prompt ids in -> first token decided (og: ``append_tokens`` to the first
   ``get_next_tokens``), median over rows and repeats;
 * measure/og per step: the median over rows and repeats of the two loops' per-step ratio on the same
@@ -32,8 +32,8 @@ from measure import bundled
 from measure.engine.causal.genai_export import genai_folder
 from measure.engine.causal.tier import CausalTier
 from measure.engine.load import load_tier
-from measure.suites.genai_leg import og_decode, og_model, run_genai_speculative
 from measure.suites.golden import load_golden
+from measure.suites.legs.genai_driver import og_decode, og_model, run_genai_speculative
 
 DEMO = bundled.GOLDEN.parent
 TIERS = ("genai-base-fp32", "genai-base-int4", "lm-base-fp32", "lm-base-int8", "lm-base-int4")

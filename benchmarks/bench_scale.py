@@ -253,15 +253,16 @@ def measured_child(counts: Path, argv: list[str]) -> int:
         _wrap(og, "Model", loads)
     except ImportError:
         pass
-    from measure.suites import budget, node_leg, profile, runner, web_leg
+    from measure.suites import budget, profile, runner
+    from measure.suites.legs import node_driver, web_driver
 
     _wrap(profile, "_worker", workers)
     legs = [0.0]  # the JavaScript legs' processes (Node.js, Chromium): another runtime's work, not measure's
-    _wrap(node_leg, "run_tier", legs)
-    _wrap(web_leg.WebRuntime, "__init__", legs)
-    _wrap(web_leg.WebRuntime, "run_tier", legs)
+    _wrap(node_driver, "run_tier", legs)
+    _wrap(web_driver.WebRuntime, "__init__", legs)
+    _wrap(web_driver.WebRuntime, "run_tier", legs)
     served = [0.0]  # writing a tier's graphs for the page (weights moved beside them) is measure's work: not the leg's
-    _wrap(web_leg, "_served", served)
+    _wrap(web_driver, "_served", served)
     steps: dict[str, list[float]] = {}
     spans: list[tuple[str, float, float]] = []
 
@@ -490,8 +491,8 @@ def loops_genai(cache: Path, repeats: int) -> None:
     """measure's loop against onnxruntime-genai's on the builder's folder, per decode step."""
     from measure.engine.causal.tier import CausalTier
     from measure.engine.options import SessionConfig
-    from measure.suites.genai_leg import og_decode, og_import, og_model
     from measure.suites.golden import load_golden
+    from measure.suites.legs.genai_driver import og_decode, og_import, og_model
 
     og, reason = og_import()
     folder = cache / "tiers" / "genai-int4"

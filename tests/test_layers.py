@@ -127,3 +127,41 @@ def test_the_change_point_search_reads_no_files_and_starts_no_processes(stem):
     names = imported(PACKAGE / "analysis" / f"{stem}.py")
     assert [n for n in names if any(n == bad or n.startswith(bad + ".") for bad in NOT_ANALYSIS)] == []
     assert "numpy" in names or stem == "history_changes"
+
+
+def leg_modules() -> set[str]:
+    """The modules that are legs: the Python leg and every registered one (shared modules and drivers are not)."""
+    from measure.suites.legs.registry import LEGS
+
+    return {"measure.suites.legs.python", *(leg.__module__ for leg in LEGS)}
+
+
+def leg_breaches(path: Path, legs: set[str]) -> list[str]:
+    """Where the leg module at ``path`` imports another leg."""
+    own = "measure." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+    return [
+        f"{own} imports {name}"
+        for name in sorted(imported(path))
+        if name != own and any(name == leg or name.startswith(leg + ".") for leg in legs - {own})
+    ]
+
+
+def test_a_leg_never_imports_another():
+    """Adding a leg is one module: what two legs share lives in a module that is not a leg."""
+    legs = leg_modules()
+    assert len(legs) >= 5, legs  # python, node, web, webgpu, genai
+    for name in sorted(legs):
+        path = PACKAGE.parent / (name.replace(".", "/") + ".py")
+        assert leg_breaches(path, legs) == []
+
+
+def test_the_leg_check_catches_one_leg_importing_another(tmp_path, monkeypatch):
+    fake = tmp_path / "measure" / "suites" / "legs"
+    fake.mkdir(parents=True)
+    (fake / "xnnpack.py").write_text("from measure.suites.legs.node import NodeLeg\n", encoding="utf-8")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "measure")
+    legs = {"measure.suites.legs.xnnpack", "measure.suites.legs.node"}
+    assert leg_breaches(fake / "xnnpack.py", legs) == [
+        "measure.suites.legs.xnnpack imports measure.suites.legs.node",
+        "measure.suites.legs.xnnpack imports measure.suites.legs.node.NodeLeg",
+    ]

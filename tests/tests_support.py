@@ -57,7 +57,7 @@ k = [2, 4]
 
 
 def ort_node_installed() -> bool:
-    """Whether onnxruntime-node can be found the way measure/suites/node/framing.mjs looks for it."""
+    """Whether onnxruntime-node can be found the way measure/suites/legs/node/framing.mjs looks for it."""
     places = [ROOT / "node_modules"]
     if os.environ.get("MEASURE_NODE_MODULES"):
         places.insert(0, Path(os.environ["MEASURE_NODE_MODULES"]) / "node_modules")
@@ -147,14 +147,14 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 def web_ready() -> bool:
     """Whether the browser legs can run here: Chromium, Node.js and the npm packages."""
-    from measure.suites import node_leg, web_leg
+    from measure.suites.legs import node_driver, web_driver
 
     try:
-        web_leg.find_browser(CHROMIUM)
-        node_leg.find_node()
-        web_leg.find_package("onnxruntime-web")
-        web_leg.find_package("playwright-core")
-    except node_leg.LegUnavailable:
+        web_driver.find_browser(CHROMIUM)
+        node_driver.find_node()
+        web_driver.find_package("onnxruntime-web")
+        web_driver.find_package("playwright-core")
+    except node_driver.LegUnavailable:
         return False
     return True
 
@@ -292,21 +292,21 @@ def real_size_record(repeats: int = 3) -> dict:
 
 def causal_rows(tier: Any, golden: Any, n: int) -> tuple[list[Any], list[list[int]]]:
     """The first ``n`` golden rows of a decoder-only tier as a JavaScript leg takes them, and Python's decodes."""
-    from measure.suites import node_leg
+    from measure.suites.legs import node_driver
 
     rows, decoded = [], []
     for row in golden.rows[:n]:
         ids = tier.source_ids(row.input)
         tokens = [int(t) for t in tier.greedy(row.input).tokens]
-        prefix = node_leg.prefix(tier, ids, tokens)
-        rows.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
+        prefix = node_driver.prefix(tier, ids, tokens)
+        rows.append(node_driver.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
         decoded.append(tokens)
     return rows, decoded
 
 
 def python_causal_facts(tier: Any, rows: list[Any], blocks: list[int | str]) -> dict[str, list[dict[str, Any]]]:
     """The Python leg's block and prefill facts for the very ids a JavaScript leg was given."""
-    from measure.suites.framing import _Diff, _framed_row, _prefill_row
+    from measure.suites.legs.python import _Diff, _framed_row, _prefill_row
 
     diffs = {b: _Diff(tier.shape.layers) for b in blocks}
     prefill = {b: _Diff(tier.shape.layers) for b in blocks}

@@ -8,11 +8,8 @@ repeat of each case :func:`~measure.suites.plan.next_round` picks, a unit's sess
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from time import perf_counter
 from typing import Any
 
@@ -24,6 +21,8 @@ from measure.record.model.write_wallclock import repeat_done
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows, pick
+from measure.suites.legs.contract import LegCost
+from measure.suites.legs.registry import planned
 from measure.suites.plan import FINISH_S, WARM_ROWS, BudgetTooSmall, Plan, make_plan, next_round, sample_rows
 from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s
 from measure.suites.steps import Sessions
@@ -67,17 +66,9 @@ def plan_run(
     return Budgeted(plan, warm, passes)
 
 
-def other_legs(config: SuiteConfig) -> tuple[str, ...]:
+def other_legs(config: SuiteConfig) -> tuple[LegCost, ...]:
     """The runtimes the framing suite will run beside Python onnxruntime, as far as can be told unstarted."""
-    fr, legs = config.framing, []
-    if fr.node_leg and shutil.which(fr.node):
-        legs.append("node")
-        if fr.web_leg and (shutil.which(fr.browser) or Path(fr.browser).is_file()):
-            legs.append("web")
-    causal = any(detect_kind(t.path) == "causal" for t in config.tiers)
-    if fr.genai_leg and causal and importlib.util.find_spec("onnxruntime_genai") is not None:
-        legs.append("genai")
-    return tuple(legs)
+    return planned(config.framing, frozenset(detect_kind(t.path) for t in config.tiers))
 
 
 def finish_top_up(
@@ -109,7 +100,7 @@ def asks_of(
     config: SuiteConfig,
     suites: list[str],
     rows: int,
-    legs: tuple[str, ...],
+    legs: tuple[LegCost, ...],
     judged: tuple[tuple[str, str], ...] = (),
 ) -> Asks:
     """What the config asks, in the planner's terms; ``legs``: the other runtimes the framing suite will run;

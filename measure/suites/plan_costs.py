@@ -15,12 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import median
 
+from measure.suites.legs.contract import LegCost
+
 PROCESS_S = 0.5
 """A worker process's start and imports (Python, onnxruntime, numpy, tokenizers)."""
-BROWSER_S = 5.0
-"""Starting Chromium and its page for the web leg (once per tier)."""
-JS_FACTOR = {"node": 1.5, "web": 3.0}
-"""How much slower than Python onnxruntime the JavaScript legs decode (onnxruntime-node; wasm in a browser)."""
 GENAI_WARM_ROWS = 4
 """Rows the onnxruntime-genai leg decodes untimed, by both loops, before it times a tier (all, where fewer)."""
 SAFETY = 1.15
@@ -98,8 +96,8 @@ class Asks:
     framing_blocks: tuple[int, ...] = (2, 4, 8)
     whole: bool = True
     probe_k: int = 4
-    legs: tuple[str, ...] = ()
-    """Other runtimes the framing suite runs: node, web, genai."""
+    legs: tuple[LegCost, ...] = ()
+    """Other runtimes the framing suite runs, as each leg states its cost (:mod:`measure.suites.legs`)."""
     leg_repeats: int = 2
     profile_workers: int = 3
     profile_rows: int = 8
@@ -160,18 +158,21 @@ def _framing_row(t: TierTimes, asks: Asks, prefill: bool) -> float:
 
 
 def _legs_s(t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -> float:
-    """The other runtimes on one tier: onnxruntime-genai on decoder-only tiers; the JavaScript legs on every tier,
-    each row as the Python leg frames it (its greedy decode standing for the single-step replay) and its timed
-    passes, :data:`JS_FACTOR` slower; the browser started for each tier."""
+    """The other runtimes on one tier, each as its :class:`~measure.suites.legs.contract.LegCost` states: a leg
+    with a loop of its own (onnxruntime-genai) decodes each row beside measure's, its paired passes and warm rows;
+    a replaying leg frames each row as the Python leg does (its greedy decode standing for the single-step replay)
+    and times its passes, ``factor`` times slower, started once per tier."""
     cost = 0.0
-    if "genai" in asks.legs and t.kind == "causal":
-        repeats = max(asks.leg_repeats, 3)
-        cost += (2 * repeats + 2) * t.row_mean * rows + 2 * min(GENAI_WARM_ROWS, rows) * t.row_mean + t.load_s
-    for leg in ("node", "web"):
-        if leg in asks.legs:
+    for leg in asks.legs:
+        if t.kind not in leg.kinds:
+            continue
+        if leg.style == "loop":
+            repeats = max(asks.leg_repeats, leg.repeats_min)
+            cost += (2 * repeats + 2) * t.row_mean * rows + 2 * min(GENAI_WARM_ROWS, rows) * t.row_mean + t.load_s
+        else:
             framed = sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
             work = framed + (asks.leg_repeats - 1) * t.row_mean * rows + t.load_s
-            cost += JS_FACTOR[leg] * work + PROCESS_S + (BROWSER_S if leg == "web" else 0.0)
+            cost += leg.factor * work + leg.start_s
     return cost
 
 
@@ -217,7 +218,7 @@ def framing_s(warm: Warm, asks: Asks, rows: int, prefill_rows: int) -> float:
         case = warm.cases.get(f"{drafter}->{verifier}@k{asks.probe_k}")
         runtime = sum(case.row_s) / len(case.row_s) if case and case.row_s else v.row_mean + d.row_mean
         cost += d.load_s + v.load_s + rows * (v.row_mean + d.row_mean + runtime + v.row_mean)
-        if "genai" in asks.legs and v.kind == "causal" and drafter != verifier:
+        if drafter != verifier and any(leg.pairs and v.kind in leg.kinds for leg in asks.legs):
             cost += rows * (2 * runtime + 2 * v.row_mean) + d.load_s + v.load_s
     return cost
 

@@ -22,7 +22,7 @@ from measure.engine.causal.genai_export import genai_config_for, genai_folder
 from measure.engine.causal.tier import CausalTier
 from measure.engine.load import load_tier
 from measure.errors import MeasureError
-from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
+from measure.suites.legs.genai_driver import run_genai_leg, run_genai_speculative
 
 DEMO = ROOT / "measure" / "demo"
 GOLDEN = [json.loads(line)["input"] for line in (DEMO / "golden-v1.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -141,7 +141,7 @@ class Block(importlib.abc.MetaPathFinder):
             raise ImportError("blocked for the test")
 sys.meta_path.insert(0, Block())
 from measure.engine.load import load_tier
-from measure.suites.genai_leg import run_genai_leg, run_genai_speculative
+from measure.suites.legs.genai_driver import run_genai_leg, run_genai_speculative
 tier = load_tier(sys.argv[1])
 print(json.dumps([run_genai_leg([tier], ["слово"]), run_genai_speculative(tier, tier, ["слово"])]))
 """

@@ -22,8 +22,9 @@ from measure.record.io import SCHEMA_VERSION, load_record
 from measure.record.model import from_document
 from measure.site.metrics import metrics
 from measure.suites.config import FramingConfig
-from measure.suites.framing import _Diff, pair_acceptance, tier_parity
+from measure.suites.framing import pair_acceptance
 from measure.suites.golden import GoldenRows, head, load_golden
+from measure.suites.legs.python import _Diff, tier_parity
 
 DATA = DATA_DIR
 

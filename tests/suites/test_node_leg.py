@@ -24,9 +24,9 @@ from measure import bundled
 from measure.engine.load import load_tier
 from measure.engine.tier import Tier
 from measure.record.io import SCHEMA_VERSION, load_record, write_atomic
-from measure.suites import node_leg
 from measure.suites.config import load_config
 from measure.suites.golden import GoldenRows
+from measure.suites.legs import contract, node_driver
 from measure.suites.runner import run
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not on PATH (.ci/run installs it)")
@@ -37,12 +37,14 @@ needs_ort_node = pytest.mark.skipif(
 )
 
 
-def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_leg.NodeRow], list[list[int]]]:
+def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_driver.NodeRow], list[list[int]]]:
     rows, decoded = [], []
     for row in golden.rows[:n]:
         ids = tier.source_ids(row.input)
         tokens = list(tier.greedy(row.input).tokens)
-        rows.append(node_leg.NodeRow(ids, [tier.special.decoder_start, *tokens], tier.default_max_new_tokens(len(ids))))
+        rows.append(
+            node_driver.NodeRow(ids, [tier.special.decoder_start, *tokens], tier.default_max_new_tokens(len(ids)))
+        )
         decoded.append(tokens)
     return rows, decoded
 
@@ -52,7 +54,7 @@ def _rows(tier: Tier, golden: GoldenRows, n: int) -> tuple[list[node_leg.NodeRow
 def test_fp32_single_step_logits_match_python_onnxruntime(folder, golden):
     tier = load_tier(folder)
     rows, decoded = _rows(tier, golden, 6)
-    answer = node_leg.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
+    answer = node_driver.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
     python, _ = tier.feed_prefix(rows[0].source_ids, rows[0].prefix, 1)
     node = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
     assert node.shape == python.shape
@@ -66,7 +68,7 @@ def test_fp32_single_step_logits_match_python_onnxruntime(folder, golden):
 @needs_ort_node
 def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
     rows, _ = _rows(base_int8, golden, 4)
-    answer = node_leg.run_tier(base_int8, rows, [4])
+    answer = node_driver.run_tier(base_int8, rows, [4])
     (block,) = answer["blocks"]
     assert len(block["layers"]) == base_int8.shape.layers
     assert block["present_max_abs_diff"] > 1e-4  # dynamic int8 requantizes per call: batched moves the values
@@ -77,7 +79,7 @@ def test_int8_framing_facts_are_measured_not_assumed(base_int8, golden):
 def test_static_int8_qdq_tier_decodes_and_frames_under_node(golden):
     tier = load_tier(bundled.PLAIN_STATIC)
     rows, _ = _rows(tier, golden, 4)
-    answer = node_leg.run_tier(tier, rows, [2, 4])
+    answer = node_driver.run_tier(tier, rows, [2, 4])
     # its own greedy decode of every row; whether it equals Python onnxruntime's (another onnxruntime version,
     # quantized kernels) is the leg's finding, recorded per machine, never assumed here
     assert len(answer["output_ids"]) == len(rows)
@@ -93,21 +95,21 @@ def test_a_graph_node_cannot_load_is_a_failure_with_onnxruntime_words(golden):
     tier = load_tier(bundled.SMALL_MERGED)  # saved with ONNX IR 14; onnxruntime-node 1.30 reads up to 13
     rows, _ = _rows(tier, golden, 1)
     with pytest.raises(
-        node_leg.LegFailed, match=r"small-fp32-merged: onnxruntime-node failed: Load model .*IR version"
+        contract.LegFailed, match=r"small-fp32-merged: onnxruntime-node failed: Load model .*IR version"
     ):
-        node_leg.run_tier(tier, rows, [2])
+        node_driver.run_tier(tier, rows, [2])
 
 
 @needs_node
 def test_missing_onnxruntime_node_is_unavailable_with_the_fix(tmp_path, monkeypatch, base_fp32, golden):
     script = tmp_path / "framing.mjs"  # a copy far from the project's node_modules
-    shutil.copy2(node_leg.SCRIPT, script)
-    monkeypatch.setattr(node_leg, "SCRIPT", script)
+    shutil.copy2(node_driver.SCRIPT, script)
+    monkeypatch.setattr(node_driver, "SCRIPT", script)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MEASURE_NODE_MODULES", raising=False)
     rows, _ = _rows(base_fp32, golden, 1)
-    with pytest.raises(node_leg.LegUnavailable, match=r"onnxruntime-node is not installed .*npm ci --ignore-scripts"):
-        node_leg.run_tier(base_fp32, rows, [2])
+    with pytest.raises(contract.LegUnavailable, match=r"onnxruntime-node is not installed .*npm ci --ignore-scripts"):
+        node_driver.run_tier(base_fp32, rows, [2])
 
 
 @needs_ort_node
@@ -154,8 +156,8 @@ def test_node_leg_off_in_the_config_records_one_leg(tmp_path):
 
 
 def test_script_ships_inside_the_package():
-    assert node_leg.SCRIPT.is_file()
-    assert node_leg.SCRIPT.parent.parent == Path(node_leg.__file__).parent
+    assert node_driver.SCRIPT.is_file()
+    assert node_driver.SCRIPT.parent.parent == Path(node_driver.__file__).parent
 
 
 def test_a_leg_reason_is_escaped_on_the_page(tmp_path):
@@ -180,7 +182,7 @@ def test_a_leg_reason_is_escaped_on_the_page(tmp_path):
 def test_a_decoder_only_tier_under_node_gives_python_onnxruntimes_facts(name, golden):
     tier = load_tier(bundled.DEMO_DIR / name)
     rows, decoded = causal_rows(tier, golden, 6)
-    answer = node_leg.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
+    answer = node_driver.run_tier(tier, rows, [2, "whole"], first_row_logits=True)
     python, _ = tier.feed_prefix(rows[0].source_ids, rows[0].prefix[1:], 1)  # prompt row, then one token a call
     node = np.asarray(answer["first_row_single_logits"], dtype=np.float64)
     assert node.shape == python.shape == (len(rows[0].prefix), tier.shape.vocab_size)
@@ -192,14 +194,14 @@ def test_a_decoder_only_tier_under_node_gives_python_onnxruntimes_facts(name, go
 
 @needs_ort_node
 def test_a_divergence_on_a_decoder_only_tier_names_row_step_tokens_and_both_margins(golden):
-    from measure.suites.framing import _divergence
+    from measure.suites.legs.process import divergences as _divergence
 
     tier = load_tier(bundled.DEMO_DIR / "lm-base-fp32")
     rows, decoded = causal_rows(tier, golden, 2)
     # Python's decode of row 1 with one token changed: node's argmax leaves it there, as a flip would
     forged = [*decoded[1][:2], (decoded[1][2] + 1) % tier.shape.vocab_size, *decoded[1][3:]]
-    rows[1] = node_leg.NodeRow(rows[1].source_ids, node_leg.prefix(tier, rows[1].source_ids, forged), 64, 7, "x")
-    answer = node_leg.run_tier(tier, rows, [2])
+    rows[1] = node_driver.NodeRow(rows[1].source_ids, node_driver.prefix(tier, rows[1].source_ids, forged), 64, 7, "x")
+    answer = node_driver.run_tier(tier, rows, [2])
     (found,) = answer["divergence"]
     assert (found["row"], found["step"], found["token"], found["expected"]) == (1, 2, decoded[1][2], forged[2])
     assert found["margin"] > 0

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from measure.errors import MeasureError
+from measure.suites.legs.registry import LEGS
 from measure.suites.plan import (
     REPEATS_FOR_95,
     WARM_ROWS,
@@ -41,7 +42,9 @@ def _warm(row_s: dict[str, float], elapsed_s: float = 60.0, spread: float = 0.0)
 
 
 STEPS = ("wallclock", "profile", "framing")
-ASKS = Asks(rows=ROWS, repeats=3, seed=7, tolerance=0.05, steps=STEPS, legs=("genai",))
+COST = {leg.key: leg.cost for leg in LEGS}
+"""Each registered leg's cost as the planner reads it."""
+ASKS = Asks(rows=ROWS, repeats=3, seed=7, tolerance=0.05, steps=STEPS, legs=(COST["genai"],))
 WARM = _warm({"fp32": 2.0, "int8": 1.2, "int4": 1.5, "drafter": 0.3, "genai-int4": 0.8})
 
 
@@ -202,13 +205,13 @@ def test_the_fidelity_pass_and_the_javascript_legs_are_planned_on_the_framing_ro
     asks = replace(
         ASKS,
         steps=(*STEPS, "fidelity"),
-        legs=("genai", "node", "web"),
+        legs=(COST["genai"], COST["node"], COST["web"]),
         judged=(("int8", "fp32"), ("int4", "fp32")),
     )
     shape = make_plan(WARM, asks, 6 * 3600).shape
     small, large = (estimate(WARM, asks, replace(shape, framing_rows=n, prefill_rows=1)) for n in (1, 8))
     assert 0 < small["fidelity"] < large["fidelity"]
-    without = estimate(WARM, replace(asks, legs=("genai",)), replace(shape, framing_rows=1, prefill_rows=1))
+    without = estimate(WARM, replace(asks, legs=(COST["genai"],)), replace(shape, framing_rows=1, prefill_rows=1))
     assert small["framing"] > without["framing"]  # decoder-only tiers run in Node and the browser too
     assert "fidelity" not in estimate(WARM, ASKS, shape)
     plan = make_plan(WARM, asks, 30 * 60)
@@ -216,7 +219,7 @@ def test_the_fidelity_pass_and_the_javascript_legs_are_planned_on_the_framing_ro
 
 
 def test_the_last_cut_is_the_prompt_framings():
-    asks = replace(ASKS, legs=("genai", "node", "web"))
+    asks = replace(ASKS, legs=(COST["genai"], COST["node"], COST["web"]))
     with pytest.raises(BudgetTooSmall) as err:
         make_plan(WARM, asks, budget_s=90)
     plan = make_plan(WARM, asks, err.value.minimum_s + 1)

@@ -35,11 +35,11 @@ from measure.errors import MeasureError
 from measure.record.io import load_record, validate, write_atomic
 from measure.record.model import from_document
 from measure.site.escape import md
-from measure.suites import node_leg, web_leg
 from measure.suites.config import load_config
 from measure.suites.golden import GoldenRows
+from measure.suites.legs import contract, node_driver, web_driver
+from measure.suites.legs.web_server import LoopbackServer
 from measure.suites.runner import run
-from measure.suites.web_server import LoopbackServer
 
 needs_web = pytest.mark.skipif(
     not web_ready(),
@@ -52,18 +52,18 @@ needs_web = pytest.mark.skipif(
 def web():
     if not web_ready():
         pytest.skip("no Chromium, Node.js or npm packages here")
-    with web_leg.WebRuntime(CHROMIUM, threads=1) as runtime:
+    with web_driver.WebRuntime(CHROMIUM, threads=1) as runtime:
         yield runtime
 
 
-def _rows(tier: Tier, golden: GoldenRows, rows: list[int]) -> tuple[list[node_leg.NodeRow], list[list[int]]]:
+def _rows(tier: Tier, golden: GoldenRows, rows: list[int]) -> tuple[list[node_driver.NodeRow], list[list[int]]]:
     out, decoded = [], []
     for i in rows:
         row = golden.rows[i]
         ids = tier.source_ids(row.input)
         tokens = list(tier.greedy(row.input).tokens)
         prefix = [tier.special.decoder_start, *tokens]
-        out.append(node_leg.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
+        out.append(node_driver.NodeRow(ids, prefix, tier.default_max_new_tokens(len(ids)), row.line, row.input))
         decoded.append(tokens)
     return out, decoded
 
@@ -124,9 +124,9 @@ def test_the_server_answers_only_registered_paths_with_isolation_headers(tmp_pat
 
 
 def test_the_page_is_static_and_the_files_ship_inside_the_package():
-    for path in (web_leg.PAGE, web_leg.PAGE_SCRIPT, web_leg.DRIVER, web_leg.CORE):
-        assert path.is_file() and Path(web_leg.__file__).parent in path.parents
-    page = web_leg.PAGE.read_text(encoding="utf-8")
+    for path in (web_driver.PAGE, web_driver.PAGE_SCRIPT, web_driver.DRIVER, web_driver.CORE):
+        assert path.is_file() and Path(web_driver.__file__).parent in path.parents
+    page = web_driver.PAGE.read_text(encoding="utf-8")
     assert '<script type="module" src="page.mjs"></script>' in page
     assert "{" not in page  # nothing is templated into the markup
 
@@ -136,33 +136,36 @@ def test_external_data_files_are_found_beside_the_graph(tmp_path):
 
     model = onnx.load(str(bundled.SMALL_FP32 / "encoder.onnx"))
     onnx.save(model, str(tmp_path / "encoder.onnx"), save_as_external_data=True, location="encoder.onnx.data")
-    assert web_leg.external_data(tmp_path / "encoder.onnx") == ["encoder.onnx.data"]
-    assert web_leg.external_data(bundled.SMALL_FP32 / "encoder.onnx") == []
+    assert web_driver.external_data(tmp_path / "encoder.onnx") == ["encoder.onnx.data"]
+    assert web_driver.external_data(bundled.SMALL_FP32 / "encoder.onnx") == []
     (tmp_path / "broken.onnx").write_bytes(b"\x00not a graph")
-    with pytest.raises(node_leg.LegFailed, match=r"broken\.onnx: not an ONNX graph"):
-        web_leg.external_data(tmp_path / "broken.onnx")
+    with pytest.raises(contract.LegFailed, match=r"broken\.onnx: not an ONNX graph"):
+        web_driver.external_data(tmp_path / "broken.onnx")
 
 
 def test_each_graph_is_served_with_its_weights_moved_beside_it(base_fp32, tmp_path):
     import onnx
 
-    graphs = node_leg.graph_files(node_leg.describe(base_fp32))
-    request = {"tier": base_fp32.name, "external_data": {g: web_leg.external_data(base_fp32.path / g) for g in graphs}}
-    files, served = web_leg._served(base_fp32, request, tmp_path)
+    graphs = node_driver.graph_files(node_driver.describe(base_fp32))
+    request = {
+        "tier": base_fp32.name,
+        "external_data": {g: web_driver.external_data(base_fp32.path / g) for g in graphs},
+    }
+    files, served = web_driver._served(base_fp32, request, tmp_path)
     assert request["external_data"] == {g: [] for g in graphs}  # the caller's request is left as it was
     for graph in graphs:
         assert served["external_data"][graph] == [f"{graph}.0.data"]
         assert files[graph] == tmp_path / graph and files[f"{graph}.0.data"].stat().st_size > 0
         assert files[graph].stat().st_size < (base_fp32.path / graph).stat().st_size // 4
-        assert web_leg.external_data(files[graph]) == [f"{graph}.0.data"]  # what the page will be told
+        assert web_driver.external_data(files[graph]) == [f"{graph}.0.data"]  # what the page will be told
         original = onnx.load(str(base_fp32.path / graph))
         assert onnx.load(str(files[graph])).graph.node == original.graph.node
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "encoder.onnx").write_bytes(b"\x0a\xff\x01")  # a field that runs past the file
     tier = SimpleNamespace(name="broken", path=broken)  # what serving reads of a tier: its name and folder
-    with pytest.raises(node_leg.LegFailed, match=r"encoder\.onnx: its weights could not be moved beside it"):
-        web_leg._served(tier, {"external_data": {"encoder.onnx": []}}, tmp_path)
+    with pytest.raises(contract.LegFailed, match=r"encoder\.onnx: its weights could not be moved beside it"):
+        web_driver._served(tier, {"external_data": {"encoder.onnx": []}}, tmp_path)
 
 
 # --- the leg in Chromium on the demo tiers -------------------------------------------------------------------
@@ -217,7 +220,7 @@ def test_quantized_tiers_are_measured_in_the_browser_not_assumed(web, folder, go
 def test_threads_are_what_the_isolated_page_gets(tmp_path, golden):
     tier = load_tier(bundled.SMALL_FP32, SessionConfig(intra_op_threads=2))
     rows, _ = _rows(tier, golden, [0])
-    with web_leg.WebRuntime(CHROMIUM, threads=2) as fresh:  # threads are set when a page's wasm starts
+    with web_driver.WebRuntime(CHROMIUM, threads=2) as fresh:  # threads are set when a page's wasm starts
         execution = fresh.run_tier(tier, rows, [2])["execution"]
     assert execution["cross_origin_isolated"] is True  # COOP/COEP from the loopback server
     assert (execution["threads_requested"], execution["threads"]) == (2, 2)
@@ -228,7 +231,7 @@ def test_a_graph_the_wasm_build_cannot_load_fails_with_its_words_and_the_next_ti
     tier = load_tier(bundled.SMALL_MERGED)  # saved with ONNX IR 14; onnxruntime-web 1.30 reads up to 13
     rows, _ = _rows(tier, golden, [0])
     with pytest.raises(
-        node_leg.LegFailed, match=r"small-fp32-merged: onnxruntime-web failed: .*Unsupported model IR version: 14"
+        contract.LegFailed, match=r"small-fp32-merged: onnxruntime-web failed: .*Unsupported model IR version: 14"
     ):
         web.run_tier(tier, rows, [2])
     rows, decoded = _rows(small_fp32, golden, [0])
@@ -241,7 +244,7 @@ def test_a_tier_file_the_page_cannot_fetch_fails_with_the_message(web, tier_copy
     rows, _ = _rows(tier, golden, [0])
     (tier.path / "decoder-kv.onnx").unlink()  # loaded in Python; gone when the page asks for it
     with pytest.raises(
-        node_leg.LegFailed, match=r"small-fp32: onnxruntime-web failed: decoder-kv.onnx: the page could not fetch it"
+        contract.LegFailed, match=r"small-fp32: onnxruntime-web failed: decoder-kv.onnx: the page could not fetch it"
     ) as failed:
         web.run_tier(tier, rows, [2])
     assert "HTTP 404" in str(failed.value)
@@ -254,7 +257,7 @@ def test_a_tier_past_its_timeout_says_so_and_the_next_tier_gets_a_fresh_page(web
     patient = web.timeout_s
     web.timeout_s = 0.001
     try:
-        with pytest.raises(node_leg.LegFailed, match=r"small-fp32: onnxruntime-web failed: no answer in 0.001 s$"):
+        with pytest.raises(contract.LegFailed, match=r"small-fp32: onnxruntime-web failed: no answer in 0.001 s$"):
             web.run_tier(small_fp32, rows, [2])
     finally:
         web.timeout_s = patient
@@ -269,7 +272,7 @@ def test_a_hostile_golden_row_reaches_the_page_as_data_never_as_markup(web, smal
     """The request is JSON the page fetches; the row is shown with textContent, so no tag it holds is parsed."""
     playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     rows, decoded = _rows(small_fp32, golden, [0, 1])
-    rows[1] = node_leg.NodeRow(rows[1].source_ids, rows[1].prefix, rows[1].max_new_tokens, 99, HOSTILE)
+    rows[1] = node_driver.NodeRow(rows[1].source_ids, rows[1].prefix, rows[1].max_new_tokens, 99, HOSTILE)
     request = web.request(small_fp32, rows, [2], timing_repeats=0)
     with web.serving(small_fp32, request) as token, playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
@@ -355,9 +358,9 @@ def test_a_browser_that_does_not_start_fails_the_leg_with_the_reason(tmp_path):
 
 
 def test_without_the_npm_packages_the_leg_says_how_to_install_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(web_leg, "package_places", lambda: [tmp_path])
-    with pytest.raises(node_leg.LegUnavailable, match=r"onnxruntime-web is not installed .*npm ci --ignore-scripts"):
-        web_leg.find_package("onnxruntime-web")
+    monkeypatch.setattr(web_driver, "package_places", lambda: [tmp_path])
+    with pytest.raises(contract.LegUnavailable, match=r"onnxruntime-web is not installed .*npm ci --ignore-scripts"):
+        web_driver.find_package("onnxruntime-web")
 
 
 def test_web_leg_off_in_the_config_records_no_browser_leg(tmp_path):
@@ -572,19 +575,23 @@ def test_the_browser_is_kept_across_small_tiers_and_closed_after_a_large_one(tmp
     """One browser for the demo's small tiers (its start would be most of their turn), started with the leg; with
     tiers above KEEP_BROWSER_BYTES (here made 0) it starts at each tier's turn, not beside Python's decode of the
     first, and is closed after it, so the wasm memory a large tier grew is not held while the next legs run."""
-    from measure.suites import framing
     from measure.suites.golden import head
+    from measure.suites.legs import browser
+    from measure.suites.legs.contract import LegSetup
+    from measure.suites.legs.python import tier_parity
+    from measure.suites.legs.web import WebLeg
 
     if not keep:
-        monkeypatch.setattr(framing, "KEEP_BROWSER_BYTES", 0)
+        monkeypatch.setattr(browser, "KEEP_BROWSER_BYTES", 0)
     config = load_config(write_config(tmp_path, rows=2, repeats=2))
     rows = head(golden, 2)
-    leg = framing.WebLeg(config.framing, [2], threads=1, first=bundled.SMALL_FP32)
+    kinds = frozenset({"seq2seq", "causal"})
+    leg = WebLeg(LegSetup(config.framing, (2,), kinds, threads=1, first=bundled.SMALL_FP32))
     started = [leg.web]
     try:
         for folder in (bundled.SMALL_FP32, bundled.DEMO_DIR / "lm-small-int4"):
             tier = load_tier(folder)
-            leg.add(tier, rows, framing.tier_parity(tier, rows, config.framing))
+            leg.add(tier, rows, tier_parity(tier, rows, config.framing))
             started.append(leg.web)
         assert [t["status"] for t in leg.out["tiers"]] == ["measured", "measured"]
         if keep:

@@ -23,8 +23,8 @@ from measure.engine.load import load_tier
 from measure.engine.options import SessionConfig
 from measure.record.io import load_record, validate
 from measure.record.model import SOFTWARE_ADAPTER, from_document
-from measure.suites import node_leg, web_leg
 from measure.suites.config import load_config
+from measure.suites.legs import contract, web_driver
 from measure.suites.runner import run
 
 LM = bundled.DEMO_DIR / "lm-small-int4"
@@ -37,14 +37,14 @@ needs_web = pytest.mark.skipif(not web_ready(), reason="needs Chromium, Node.js 
 def webgpu():
     if not web_ready():
         pytest.skip("no Chromium, Node.js or npm packages here")
-    with web_leg.WebRuntime(CHROMIUM, threads=1, provider="webgpu") as runtime:
+    with web_driver.WebRuntime(CHROMIUM, threads=1, provider="webgpu") as runtime:
         yield runtime
 
 
 def _answer_or_skip(webgpu, tier, rows, blocks, **kw):
     try:
         return webgpu.run_tier(tier, rows, blocks, **kw)
-    except node_leg.LegUnavailable as exc:  # this machine's Chromium offers no adapter: nothing to compare
+    except contract.LegUnavailable as exc:  # this machine's Chromium offers no adapter: nothing to compare
         pytest.skip(str(exc))
 
 
@@ -73,9 +73,9 @@ def test_a_tier_file_the_webgpu_page_cannot_fetch_fails_and_the_next_tier_runs(w
     rows, _ = causal_rows(broken, golden, 1)
     (broken.path / "model.onnx").unlink()  # loaded in Python; gone when the page asks for it
     try:
-        with pytest.raises(node_leg.LegFailed, match=r"onnxruntime-web failed: model.onnx: the page could not fetch"):
+        with pytest.raises(contract.LegFailed, match=r"onnxruntime-web failed: model.onnx: the page could not fetch"):
             webgpu.run_tier(broken, rows, [2])
-    except node_leg.LegUnavailable as exc:
+    except contract.LegUnavailable as exc:
         pytest.skip(str(exc))
     tier = load_tier(LM)
     rows, _ = causal_rows(tier, golden, 1)

@@ -1,4 +1,4 @@
-"""The onnxruntime-genai leg as the record stores it, built from :mod:`measure.suites.genai_leg`'s answers.
+"""The onnxruntime-genai leg as the record stores it, built from :mod:`measure.suites.legs.genai_driver`'s answers.
 
 A leg like the Node and browser ones (greedy decodes, where they leave Python's, timed passes
 in ``timing``), plus what only this runtime answers: the compiled loop's time per decode step

@@ -1,7 +1,7 @@
-"""The framing suite's onnxruntime-genai leg: decoder-only tiers and pairs under og's compiled loop.
+"""The onnxruntime-genai leg: decoder-only tiers and pairs under og's compiled loop.
 
-A fourth runtime beside Python onnxruntime, Node and the browser, driven through
-:mod:`measure.suites.genai_leg`: per tier og's greedy decodes against the Python leg's,
+A runtime beside Python onnxruntime, Node and the browser, driven through
+:mod:`measure.suites.legs.genai_driver`: per tier og's greedy decodes against the Python leg's,
 its timed passes, and measure's loop over og's per decode step; per decoder-only pair og's
 draft-model speculative decoding beside measure's. A missing runtime skips the leg with the
 reason; a tier og cannot load is failed with og's message.
@@ -9,9 +9,11 @@ reason; a tier og cannot load is failed with og's message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import importlib.util
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
 from measure.record.model.write_framing import MEASURED, leg_tier, stopped
 from measure.record.model.write_genai import (
@@ -22,20 +24,31 @@ from measure.record.model.write_genai import (
     genai_tier_part,
 )
 from measure.suites.config import FramingConfig
-from measure.suites.genai_leg import og_import, run_genai_speculative, run_genai_tier
 from measure.suites.golden import GoldenRows
+from measure.suites.legs.contract import LegCost, LegSetup
+from measure.suites.legs.genai_driver import og_import, run_genai_speculative, run_genai_tier
 
 GENAI_REPEATS_MIN = 3
 """Paired passes per tier at least: the ratio's range needs more than the one pass the other legs may time."""
 
 
 class GenaiLeg:
-    """The onnxruntime-genai leg of one run, with the interface of the framing suite's other legs."""
+    """The onnxruntime-genai leg of one run: in this process, beside Python's sessions (its loop and measure's,
+    row by row)."""
 
+    key = "genai"
     runtime = RUNTIME
     label = RUNTIME
+    beside = True
+    cost = LegCost("genai", frozenset({"causal"}), "loop", repeats_min=GENAI_REPEATS_MIN, pairs=True)
 
-    def __init__(self, config: FramingConfig) -> None:
+    @classmethod
+    def ready(cls, config: FramingConfig) -> str | None:
+        found = importlib.util.find_spec("onnxruntime_genai") is not None
+        return None if found else "onnxruntime_genai is not importable (the genai extra)"
+
+    def __init__(self, setup: LegSetup) -> None:
+        config = setup.config
         self.og, reason = og_import()
         self.repeats = max(config.leg_repeats, GENAI_REPEATS_MIN)
         self.out: dict[str, Any] = genai_leg_part(getattr(self.og, "__version__", None) if self.og else None)
@@ -44,8 +57,17 @@ class GenaiLeg:
         self.available = self.og is not None
         """og imports: every tier is tried (one og cannot load fails alone), whatever ``finish`` said so far."""
 
-    def add(self, tier: Tier, golden: GoldenRows, python: dict[str, Any]) -> None:
-        """Decode ``tier`` under og beside measure's loop, its tokens held against the Python leg's."""
+    def add(
+        self,
+        tier: Tier,
+        golden: GoldenRows,
+        python: dict[str, Any],
+        described: dict[str, Any] | None = None,
+        reopen: Callable[[], Tier] | None = None,
+        prefill_rows: int | None = None,
+    ) -> None:
+        """Decode ``tier`` under og beside measure's loop, its tokens held against the Python leg's (og's own
+        loop frames nothing, so a budget's cut of the prompt framings does not apply)."""
         if not self.available:
             return
         if tier.kind != "causal":  # onnxruntime-genai runs decoder-only models
@@ -57,16 +79,17 @@ class GenaiLeg:
         lines = [row.line for row in golden.rows]
         self.out["tiers"].append(genai_tier_part(tier.name, python["precision"], answer, outputs, lines))
 
-    def add_pairs(self, pairs: Iterable[Any], golden: GoldenRows, k: int) -> None:
+    def add_pairs(self, pairs: Iterable[Pair], golden: GoldenRows, k: int) -> bool:
         """og's draft-model speculative decoding for each decoder-only pair, at the acceptance suite's k."""
         if not self.available:
-            return
+            return True
         texts = [row.input for row in golden.rows]
         for pair in pairs:
             if pair.kind != "causal":
                 continue
             answer = run_genai_speculative(pair.verifier, pair.drafter, texts, draft_tokens=k)
             self.out["speculative"].append(genai_pair_part(pair.drafter.name, pair.verifier.name, k, answer))
+        return True
 
     def finish(self) -> dict[str, Any]:
         """The leg fails while every tier it ran so far failed (the first one's reason); measured once one ran."""

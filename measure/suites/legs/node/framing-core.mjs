@@ -2,10 +2,10 @@
 //
 // Runtime-agnostic: it is handed `ort` (onnxruntime-node or onnxruntime-web, whose Tensor and
 // InferenceSession share one API) and an `open(file)` that makes a session the runtime's way, and
-// imports nothing. measure/suites/node/framing.mjs runs it under Node.js, measure/suites/web/page.mjs in a browser
+// imports nothing. measure/suites/legs/node/framing.mjs runs it under Node.js, measure/suites/legs/web/page.mjs in a browser
 // page; both answer with what measureTier returns, so the Python side reads every leg alike.
 //
-// The request (built by measure/suites/node_leg.py's describe()): the tier's graph files and input/output
+// The request (built by measure/suites/legs/node_driver.py's describe()): the tier's graph files and input/output
 // names, its shape and special ids, the token prefixes the Python leg decoded, the block sizes, and
 // how many timed greedy passes to run after the one that records the decodes.
 

@@ -1,4 +1,4 @@
-"""The onnxruntime-node leg: the same tier folders and framings, decoded by another runtime.
+"""The onnxruntime-node leg's driver: the same tier folders and framings, decoded by another runtime.
 
 A decode that is stable under Python onnxruntime can flip under onnxruntime-node
 on the same artifacts, because the runtimes' kernel paths differ. This module
@@ -21,23 +21,12 @@ from typing import Any
 import numpy as np
 
 from measure.engine.tier import Tier
+from measure.suites.legs.contract import LegFailed, LegSkipped, LegUnavailable
 
 RUNTIME = "onnxruntime-node"
 SCRIPT = Path(__file__).resolve().parent / "node" / "framing.mjs"
 _NOT_INSTALLED = 3
 """framing.mjs's exit status when onnxruntime-node cannot be found."""
-
-
-class LegSkipped(Exception):
-    """This tier cannot run under the leg (a cache dtype or layout framing.mjs does not read)."""
-
-
-class LegUnavailable(LegSkipped):
-    """The leg cannot run on this machine at all: no Node.js or no onnxruntime-node."""
-
-
-class LegFailed(Exception):
-    """The leg ran and broke; the message carries the end of Node's error output."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-// Drives the onnxruntime-web leg (measure/suites/web_leg.py starts it): launches the system's Chromium
+// Drives the onnxruntime-web leg (measure/suites/legs/web_driver.py starts it): launches the system's Chromium
 // headless through playwright-core (an executable path, never a browser download), then for each
 // line on stdin ({"url", "token", "timeout_ms"}: the leg's page on its loopback server and one tier's
 // request) calls the page's window.measureTier(token) and writes the answer as one JSON line on

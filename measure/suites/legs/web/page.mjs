@@ -1,4 +1,4 @@
-// The onnxruntime-web leg's page: measure/suites/web_leg.py serves it over loopback, measure/suites/web/drive.mjs
+// The onnxruntime-web leg's page: measure/suites/legs/web_driver.py serves it over loopback, measure/suites/legs/web/drive.mjs
 // opens it in Chromium once for all tiers (onnxruntime-web's wasm starts once) and calls
 // window.measureTier(token) per tier. That fetches the tier's request as JSON (its graph files, the
 // Python leg's token prefixes, the golden rows' lines and sources), runs the framing facts of

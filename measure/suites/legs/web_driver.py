@@ -4,10 +4,10 @@ A tier served to browsers runs under onnxruntime-web's wasm execution provider, 
 kernels differ from native ones by construction (int4 MatMulNBits dequantizes to an fp32
 GEMM; dynamic int8 uses another dot-product kernel; threads only in a cross-origin
 isolated page). This module serves the page (``web/``), onnxruntime-web's wasm build
-from ``node_modules`` and each tier's graph files over loopback (:mod:`measure.suites.web_server`),
+from ``node_modules`` and each tier's graph files over loopback (:mod:`measure.suites.legs.web_server`),
 and drives the system's Chromium headless through playwright-core (``web/drive.mjs``,
 under Node.js). The page runs ``node/framing-core.mjs``, the framing facts the Node leg
-runs too, on the request :func:`measure.suites.node_leg.describe` builds. A missing browser,
+runs too, on the request :func:`measure.suites.legs.node_driver.describe` builds. A missing browser,
 Node.js or npm package is a :class:`LegUnavailable` with the reason, never a crash.
 """
 
@@ -29,16 +29,17 @@ from typing import Any
 
 from measure.engine.skeleton import load_skeleton, split_weights
 from measure.engine.tier import Tier
-from measure.suites import node_leg
-from measure.suites.node_leg import LegFailed, LegSkipped, LegUnavailable, NodeRow
-from measure.suites.web_server import LoopbackServer
+from measure.suites.legs import node_driver
+from measure.suites.legs.contract import LegFailed, LegSkipped, LegUnavailable
+from measure.suites.legs.node_driver import NodeRow
+from measure.suites.legs.web_server import LoopbackServer
 
 RUNTIME = "onnxruntime-web"
 WEB_DIR = Path(__file__).resolve().parent / "web"
 PAGE = WEB_DIR / "index.html"
 PAGE_SCRIPT = WEB_DIR / "page.mjs"
 DRIVER = WEB_DIR / "drive.mjs"
-CORE = node_leg.SCRIPT.parent / "framing-core.mjs"
+CORE = node_driver.SCRIPT.parent / "framing-core.mjs"
 """The framing facts in JavaScript, shared with the Node leg."""
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 """What the page loads of onnxruntime-web's ``dist/``: the wasm-only build (CPU, SIMD, threads)."""
@@ -153,7 +154,7 @@ class WebRuntime:
     """One browser, one loopback server and one page for a whole leg (the page is reloaded after a failure).
 
     Start it with ``with WebRuntime(...) as web:``; :meth:`run_tier` answers like
-    :func:`measure.suites.node_leg.run_tier` plus the page's execution facts.
+    :func:`measure.suites.legs.node_driver.run_tier` plus the page's execution facts.
     """
 
     def __init__(
@@ -175,7 +176,7 @@ class WebRuntime:
         self.threads = threads
         self.provider = provider
         browser_path = find_browser(browser)
-        executable = node_leg.find_node(node)
+        executable = node_driver.find_node(node)
         self.dist = find_package("onnxruntime-web") / "node_modules" / "onnxruntime-web" / "dist"
         root = find_package("playwright-core")
         files = PROVIDERS[provider]
@@ -262,17 +263,17 @@ class WebRuntime:
         **extra: Any,
     ) -> dict[str, Any]:
         """What the page reads: the Node leg's request, minus local paths, plus the graphs' external data files
-        (``described``: the tier as :func:`~measure.suites.node_leg.describe` gave it while it was loaded)."""
-        described = dict(described or node_leg.describe(tier))
+        (``described``: the tier as :func:`~measure.suites.legs.node_driver.describe` gave it while it was loaded)."""
+        described = dict(described or node_driver.describe(tier))
         del described["folder"]  # the page fetches files by name from the server, never by path
-        graphs = node_leg.graph_files(described)
+        graphs = node_driver.graph_files(described)
         try:
             external = {g: external_data(tier.path / g) for g in graphs}
         except (LegSkipped, LegFailed) as exc:
             raise type(exc)(f"{tier.name}: {exc}") from exc
         return (
             described
-            | node_leg.request_rows(rows, blocks, extra.pop("timing_repeats", 0), prefill_rows)
+            | node_driver.request_rows(rows, blocks, extra.pop("timing_repeats", 0), prefill_rows)
             | {
                 "tier": tier.name,
                 "external_data": external,
@@ -310,7 +311,8 @@ class WebRuntime:
         """Framing facts and greedy decodes of one tier in the leg's page; a page that fails says why.
 
         The page stays loaded from tier to tier (onnxruntime-web's wasm starts once); the driver
-        loads it afresh after a tier fails. ``described`` and ``prefill_rows`` as :func:`node_leg.run_tier` takes them.
+        loads it afresh after a tier fails. ``described`` and ``prefill_rows`` as
+        :func:`node_driver.run_tier` takes them.
         """
         assert self.server is not None
         request = self.request(

@@ -1,4 +1,4 @@
-// The onnxruntime-node leg of the framing-parity suite (measure/suites/node_leg.py drives it).
+// The onnxruntime-node leg of the framing-parity suite (measure/suites/legs/node_driver.py drives it).
 //
 // Reads one JSON request on stdin: a tier's graph files and input/output names (discovered
 // by the Python side, so there is one place that understands layouts), session options,
@@ -6,7 +6,7 @@
 // as measure/suites/framing.py under onnxruntime-node and writes one JSON answer on stdout:
 // per block, present differences per layer, logits differences, argmax agreement and
 // first divergent step; and this runtime's own greedy decode of every row. The facts are
-// measured by framing-core.mjs, which the browser leg (measure/suites/web/page.mjs) shares.
+// measured by framing-core.mjs, which the browser leg (measure/suites/legs/web/page.mjs) shares.
 //
 // Exit status: 0 answered; 3 onnxruntime-node is not installed (stdout says where it looked);
 // 1 failed (stdout's JSON gives the first line of the error, stderr the stack).
