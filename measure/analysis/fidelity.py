@@ -67,7 +67,6 @@ class PairFidelityFigures:
     greedy: PathFigures
     acceptance: float | None
     """The framing suite's runtime (batched) acceptance of the pair at its probe k, where it measured one."""
-    probe_acceptance: float | None
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, idx: np.ndarray) -> Estimate:
@@ -151,7 +150,6 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
                 p.verifier,
                 _path(p.greedy, positions, resample_indices(b.seed, b.resamples, positions.size)),
                 measured.runtime.ratio if measured else None,
-                measured.probe.ratio if measured else None,
             )
         )
     return tuple(out)

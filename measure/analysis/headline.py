@@ -71,7 +71,6 @@ class Headline:
     lite: str | None
     tiers: tuple[TierLine, ...]
     pairs: tuple[PairLine, ...]
-    gates_failed: tuple[Verdict, ...]
     mixed: bool = False
     """Whether the record holds tiers of both kinds (seq2seq and decoder-only): then each tier names its kind."""
 
@@ -178,6 +177,5 @@ def headline(a: Analysis) -> Headline:
         role.get("lite"),
         tuple(_tier_line(a, n) for n in r.tiers),
         tuple(pairs),
-        tuple(v for v in a.verdicts if v.gate and v.outcome not in ("success", "info")),
         len({t.kind for t in r.tiers.values()}) > 1,
     )

@@ -206,8 +206,6 @@ class Span:
     records: int
     verdict: Verdict
     """The verdict as the span's last record gave it."""
-    superseded_by: Summary | None
-    """The record that changed the outcome; None for the current span."""
 
 
 @dataclass(frozen=True)
@@ -246,9 +244,6 @@ def verdict_series(runs: list[Summary]) -> list[VerdictSeries]:
                 groups[-1].append(item)
             else:
                 groups.append([item])
-        spans = tuple(
-            Span(g[0][0], g[-1][0], len(g), g[-1][1], groups[i + 1][0][0] if i + 1 < len(groups) else None)
-            for i, g in enumerate(groups)
-        )
+        spans = tuple(Span(g[0][0], g[-1][0], len(g), g[-1][1]) for g in groups)
         out.append(VerdictSeries(machine, topic, subject, items[0][1].question, spans))
     return out

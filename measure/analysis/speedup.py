@@ -147,28 +147,3 @@ def fit_batch_cost(tokens: Sequence[int], seconds: Sequence[float]) -> BatchCost
     sxy = sum((x - mx) * (y - my) for x, y in zip(tokens, seconds, strict=True))
     slope = sxy / sxx
     return BatchCostLine(fixed_s=my - slope * mx, per_token_s=slope)
-
-
-def costs_from_totals(
-    single_run_s: float,
-    single_calls: int,
-    verifier_run_s: float,
-    verifier_calls: int,
-    drafter_run_s: float,
-    drafter_calls: int,
-) -> CallCostInputs:
-    """Per-call costs from the totals a run record keeps (a greedy case's ``run_s``/``calls``, a
-    speculative case's ``verifier_run_s``/``verifier_calls`` and ``drafter_run_s``/``drafter_calls``).
-
-    Recorded totals include each model's encoder call, so these are upper bounds that
-    shrink as rows grow longer; timing the calls directly (the wall-clock suite's ``call_costs``, read by
-    :mod:`measure.analysis.cost_model`, and ``benchmarks/bench_decode.py``) avoids that.
-    """
-    for name, calls in (("single", single_calls), ("verifier", verifier_calls), ("drafter", drafter_calls)):
-        if calls < 1:
-            raise MeasureError(f"{name} calls: expected at least one call, got {calls}")
-    return CallCostInputs(
-        single_s=single_run_s / single_calls,
-        batched_s=verifier_run_s / verifier_calls,
-        draft_s=drafter_run_s / drafter_calls,
-    )

@@ -36,9 +36,6 @@ class Estimate:
         """The interval's actual level when few samples keep it below the stated :data:`LEVEL`, else None."""
         return self.level if self.level is not None and self.level < LEVEL - 1e-9 else None
 
-    def excludes(self, x: float) -> bool:
-        return x < self.lo or x > self.hi
-
     def to_dict(self) -> dict[str, float | None]:
         return {"value": self.value, "lo": self.lo, "hi": self.hi, "q1": self.q1, "q3": self.q3}
 

@@ -45,11 +45,6 @@ _TEXTS = 8
 :func:`from_table` names them one by one (a test keeps it in step with the dataclass)."""
 
 
-def text_fields() -> tuple[str, ...]:
-    """The fields :func:`from_table` looks up in the text table, in row order."""
-    return _NAMES[:_TEXTS]
-
-
 def to_table(found: tuple[Verdict, ...] | list[Verdict]) -> dict[str, list[Any]]:
     """Verdicts as a cache stores them: ``texts`` (each distinct string once) and one row per verdict, its text
     fields as indices into ``texts``, then value, lo, hi and gate. A record's hundred verdicts ask a dozen

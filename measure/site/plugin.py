@@ -4,7 +4,7 @@ at build time and never written into docs/.
 A thin wrapper: the pages, their data and their assets are the files ``measure render``
 writes for Zensical, handed to mkdocs as ``File.generated`` under the ``prefix`` folder,
 so every host builds the same pages. What only a host can do stays here: the nav section
-for the pages of :data:`render.PAGES` (unless the site's own nav lists them), the summary
+for the pages of :data:`nav.PAGES` (unless the site's own nav lists them), the summary
 for ``<!-- measure:summary -->`` in the site's own pages, the Markdown extensions the
 pages need, and ``on_serve`` watching the results folder, so a new record shows up in an
 open ``mkdocs serve`` tab.

@@ -9,7 +9,6 @@ import pytest
 
 from measure.analysis.speedup import (
     CallCostInputs,
-    costs_from_totals,
     expected_tokens_per_round,
     fit_batch_cost,
     predict,
@@ -62,11 +61,6 @@ def test_observed_tokens_per_round_replace_e_in_the_measured_cost_prediction_onl
         predict(2, 0.9, costs, tokens_per_round=3.5)
 
 
-def test_costs_from_record_totals():
-    costs = costs_from_totals(0.010, 50, 0.006, 20, 0.003, 60)
-    assert (costs.single_s, costs.batched_s, costs.draft_s) == pytest.approx((0.0002, 0.0003, 0.00005))
-
-
 def test_batch_cost_line():
     line = fit_batch_cost([1, 2, 3, 5, 9], [100e-6, 110e-6, 120e-6, 140e-6, 180e-6])
     assert line.fixed_s == pytest.approx(90e-6)
@@ -82,8 +76,6 @@ def test_bad_inputs_are_refused():
         predict(2, 1.5, CallCostInputs(1.0, 1.0, 1.0))
     with pytest.raises(MeasureError, match="two or more distinct"):
         fit_batch_cost([3, 3], [1.0, 2.0])
-    with pytest.raises(MeasureError, match="drafter calls"):
-        costs_from_totals(1.0, 1, 1.0, 1, 1.0, 0)
 
 
 def test_the_cost_model_does_not_import_onnxruntime():
