@@ -130,6 +130,33 @@ class Decision:
     gates: tuple[Gate, ...]
     fastest: dict[str, str]
     """Per kind: its fastest greedy tier."""
+    fronts: dict[str, tuple[str, ...]]
+    """Per kind: the tiers on its speed-fidelity Pareto front (no tier of the kind both faster and closer to its
+    reference), fastest first; tiers of another kind are never compared (their references differ)."""
+
+
+def fidelity_kld(s: Speed) -> float | None:
+    """A tier's mean KLD against its reference: 0 for a full-precision tier unjudged, None where unknown."""
+    if s.fidelity is not None:
+        return s.fidelity.greedy.kld_mean.value
+    return 0.0 if s.precision in FULL else None
+
+
+def _fronts(found: tuple[Speed, ...]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for kind in dict.fromkeys(s.kind for s in found):
+        points = sorted(
+            (s.ms_per_token.value, kld, s.tier)
+            for s in found
+            if s.kind == kind and (kld := fidelity_kld(s)) is not None
+        )
+        front, best = [], float("inf")
+        for _, kld, tier in points:
+            if kld < best:
+                front.append(tier)
+                best = kld
+        out[kind] = tuple(front)
+    return out
 
 
 def _paired(record: Record, num: str, den: str, level: float = 0.95) -> Estimate | None:
@@ -323,4 +350,5 @@ def decide(a: Analysis) -> Decision:
         _sizes(a, models),
         _gates(a),
         {k: s.tier for k, s in fastest.items()},
+        _fronts(found),
     )

@@ -296,22 +296,21 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: charts
                 "hovertemplate": f"{s.tier}: %{{x:.3f}} ms/token, {label}<extra></extra>",
             }
         )
-    front, best = [], float("inf")
-    for x, y, _ in sorted(points):
-        if y < best:
-            front.append((x, y))
-            best = y
-    data.append(
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "Pareto front (nothing faster and closer)",
-            "x": [x for x, _ in front],
-            "y": [y for _, y in front],
-            "line": {"color": "#7f7f7f", "dash": "dot", "shape": "hv"},
-            "hoverinfo": "skip",
-        }
-    )
+    at = {tier: (x, y) for x, y, tier in points}
+    for kind, front in d.fronts.items():  # one front per kind: tiers of two kinds have different references
+        shown_front = [at[t] for t in front if t in at]
+        which = f", {KIND[kind]}" if len(d.fronts) > 1 else ""
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"Pareto front{which} (nothing faster and closer)",
+                "x": [x for x, _ in shown_front],
+                "y": [y for _, y in shown_front],
+                "line": {"color": "#7f7f7f", "dash": "dot", "shape": "hv"},
+                "hoverinfo": "skip",
+            }
+        )
     speeds = {s.tier: s for s in d.speeds}
     for p in d.speculative:
         v = speeds.get(p.verifier)
