@@ -173,7 +173,7 @@ def cost() -> None:
     golden = load_golden(config.golden)
     sessions = Sessions(config, "framing")
     start = time.perf_counter()
-    _, planned = check_tiers(sessions, golden, fidelity=True)  # the tiers' checks timed with the pass they serve
+    _, planned, _ = check_tiers(sessions, golden, fidelity=True)  # the tiers' checks timed with the pass they serve
     run_fidelity_steps(planned, config.pairs, sessions, golden, {}, lambda: None)
     pass_s = time.perf_counter() - start
     fid = record.fidelity

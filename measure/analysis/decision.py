@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from measure.analysis.fidelity import TierFidelityFigures
+from measure.analysis.fidelity import TierFidelityFigures, unjudged_why
 from measure.analysis.headline import kind_reference
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
@@ -130,6 +130,9 @@ class Decision:
     gates: tuple[Gate, ...]
     fastest: dict[str, str]
     """Per kind: its fastest greedy tier."""
+    unjudged: tuple[tuple[str, str], ...]
+    """(tier, why) for every timed quantized tier the fidelity pass did not judge: no ship line takes it, and the
+    page says how to give it a reference."""
     fronts: dict[str, tuple[str, ...]]
     """Per kind: the tiers on its speed-fidelity Pareto front (no tier of the kind both faster and closer to its
     reference), fastest first; tiers of another kind are never compared (their references differ)."""
@@ -176,6 +179,8 @@ def speeds(a: Analysis) -> tuple[Speed, ...]:
     out = []
     for t in a.tiers:
         entry = r.tiers[t.tier]
+        if a.fidelity and unjudged_why(r, t.tier):  # no model to ship it for: said apart (Decision.unjudged)
+            continue
         level = entry.nbits.accuracy_level if entry.nbits else None
         out.append(
             Speed(
@@ -350,5 +355,6 @@ def decide(a: Analysis) -> Decision:
         _sizes(a, models),
         _gates(a),
         {k: s.tier for k, s in fastest.items()},
+        tuple((t.tier, why) for t in a.tiers if (why := unjudged_why(a.record, t.tier))),
         _fronts(found),
     )

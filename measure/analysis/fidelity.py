@@ -195,11 +195,43 @@ def fidelity_verdicts(
             f"same top-1 {g.same_top1.value:.2%} [{g.same_top1.lo:.2%}, {g.same_top1.hi:.2%}]; "
             f"PPL ratio {ci(f.ppl_ratio, 3)}"
         )
-        question = "Is the tier faithful to its full-precision reference?"
+        question = QUESTION
         value = g.kld_mean
         out.append(
             Verdict(
                 "fidelity", question, f.tier, f.tier, outcome, answer, rule, measured, value.value, value.lo, value.hi
             )
+        )
+    return out + unjudged_verdicts(record, {f.tier for f in figures or tier_fidelity(record)})
+
+
+FULL_PRECISION = ("fp32", "fp16")
+QUESTION = "Is the tier faithful to its full-precision reference?"
+
+
+def unjudged_why(record: Record, tier: str) -> str | None:
+    """Why a quantized tier of a run that measured framing carries no fidelity figures (None: it is full precision,
+    judged, or the framing suite did not run): the reference the run could not find, or the pass switched off."""
+    entry = record.tiers.get(tier)
+    if entry is None or entry.precision in FULL_PRECISION or record.framing is None:
+        return None
+    if record.fidelity is not None and record.fidelity.tier(tier) is not None:
+        return None
+    if record.fidelity is None:
+        return "the run had no fidelity pass (`[framing] fidelity = false`, or a record from before schema v4)"
+    said = dict(record.fidelity.unjudged)
+    return said.get(tier) or "no reference: it was not judged"
+
+
+def unjudged_verdicts(record: Record, judged: set[str]) -> list[Verdict]:
+    """An unjudged quantized tier is said to be unjudged, never left to read as faithful by silence."""
+    out = []
+    for name in record.tiers:
+        why = None if name in judged else unjudged_why(record, name)
+        if why is None:
+            continue
+        rule = 'a quantized tier is judged against its full-precision reference: `reference = "TIER"` on its [[tiers]]'
+        out.append(
+            Verdict("fidelity", QUESTION, name, name, "inconclusive", f"not judged: {why}", rule, "not measured")
         )
     return out

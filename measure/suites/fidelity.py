@@ -69,10 +69,13 @@ def reference_named(tier: Tier) -> str | None:
     return found
 
 
-def reference_of(tier: Tier, named: str | None, tiers: dict[str, Tier], load: Loader, config: Path) -> Judged | None:
-    """The reference of one tier (None: it has none), loaded and checked against the tier."""
-    source = "config" if named is not None else "quantization.from"
-    name = named if named is not None else reference_named(tier)
+def reference_of(
+    tier: Tier, named: str | None, tiers: dict[str, Tier], load: Loader, config: Path, graph: str | None = None
+) -> Judged | None:
+    """The reference of one tier (None: it has none), loaded and checked against the tier: the config's
+    ``named``, else tier.json's ``quantization.from``, else the tier of the run its graphs tell (``graph``)."""
+    source = "config" if named is not None else "quantization.from" if graph is None else "graph"
+    name = named if named is not None else (reference_named(tier) or graph)
     if name is None or (name == tier.name and named is None):
         return None
     if name in tiers:

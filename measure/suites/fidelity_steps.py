@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from measure.engine.lineage import FULL, Found, Lineage, find_source, lineage
 from measure.engine.load import detect_kind, load_tier
 from measure.engine.tier import Tier
-from measure.record.model.write_fidelity import fidelity_part
+from measure.record.model.write_fidelity import fidelity_part, unjudged_part
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import PairSpec, TierSpec
 from measure.suites.fidelity import Judged, check_streams, judge_group, judge_pair, reference_named, reference_of
@@ -51,17 +52,52 @@ def _loader(sessions: Sessions):
     return load
 
 
-def check_reference(sessions: Sessions, spec: TierSpec, tier: Tier, golden: GoldenRows) -> Planned | None:
+@dataclass(frozen=True)
+class Unjudged:
+    """A quantized tier the run found no reference for, and why: the record keeps it, so the pages say which tier
+    went unjudged and how to give it a reference instead of reading silence as faithful."""
+
+    tier: str
+    reason: str
+
+
+class Sources:
+    """Each tier's source as its graphs tell it (:mod:`measure.engine.lineage`), for a quantized tier nobody named a
+    reference for: every tier folder of the run read once, without sessions, on the first such tier."""
+
+    def __init__(self, tiers: tuple[TierSpec, ...]) -> None:
+        self.tiers = tiers
+        self._found: dict[str, Lineage] | None = None
+
+    def of(self, spec: TierSpec) -> Found:
+        if self._found is None:
+            self._found = {t.name: lineage(t.path) for t in self.tiers}
+        return find_source(self._found[spec.name], self._found)
+
+
+def check_reference(
+    sessions: Sessions, spec: TierSpec, tier: Tier, golden: GoldenRows, sources: Sources | None = None
+) -> Planned | Unjudged | None:
     """``tier`` (loaded by the caller, who lets go of it) beside its reference, loaded, checked (kind, vocabulary,
-    how both read the rows) and let go of: a bad reference is one line before anything is measured."""
+    how both read the rows) and let go of: a bad reference is one line before anything is measured. A tier with no
+    reference named (config, tier.json) is given the one its graphs tell (``sources``); a quantized tier without
+    one is :class:`Unjudged`, a full-precision one is a reference itself (None)."""
     config = sessions.config
     name = spec.reference or reference_named(tier)
+    graph = None
+    if name is None:
+        if tier.fingerprint().precision in FULL:
+            return None
+        found = (sources or Sources(config.tiers)).of(spec)
+        if found.name is None:
+            return Unjudged(spec.name, found.why)
+        name = graph = found.name
     held: dict[str, Tier] = {spec.name: tier}
     if name in {t.name for t in config.tiers} and name != spec.name:
         held[name] = sessions.tier(name, label=f"{name}~reference")
     judged = None
     try:
-        judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path)
+        judged = reference_of(tier, spec.reference, held, _loader(sessions), config.path, graph)
         if judged is None:
             return None
         check_streams([judged], golden)
@@ -91,10 +127,13 @@ def run_fidelity_steps(
     out: dict[str, Any],
     save: Save,
     progress: Progress = no_progress,
+    unjudged: Iterable[Unjudged] = (),
 ) -> dict[str, Any]:
     """Fill ``out`` (the record's ``fidelity`` block), one reference's group, then one pair, at a time; saved
-    after each."""
+    after each. ``unjudged``: the quantized tiers without a reference, and why."""
     out.update(fidelity_part())
+    if unjudged:
+        out["unjudged"] = [unjudged_part(u.tier, u.reason) for u in unjudged]
     groups: dict[Path, list[Planned]] = {}
     for p in planned:
         groups.setdefault(p.folder, []).append(p)

@@ -39,7 +39,7 @@ from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
 from measure.suites.config import SUITES, PairSpec, SuiteConfig
 from measure.suites.environment import environment
-from measure.suites.fidelity_steps import Planned, check_reference, run_fidelity_steps
+from measure.suites.fidelity_steps import Planned, Sources, Unjudged, check_reference, run_fidelity_steps
 from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden, pick
 from measure.suites.heartbeat import Heartbeat
@@ -144,7 +144,7 @@ def run(
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     first = "wallclock" if "wallclock" in suites else "framing"
     fidelity = "framing" in suites and config.framing.fidelity
-    parts, planned = check_tiers(Sessions(config, first, hooks), golden, fidelity)
+    parts, planned, unjudged = check_tiers(Sessions(config, first, hooks), golden, fidelity)
     env = environment(argv=argv)
     doc = _document(config, suites, golden, parts, env)
     note_slowdowns(doc, hooks)
@@ -166,7 +166,8 @@ def run(
             if fidelity:
                 doc["fidelity"] = {}
                 sessions = Sessions(config, "framing", hooks)
-                run_fidelity_steps(planned, config.pairs, sessions, rows, doc["fidelity"], writer.save, progress)
+                out = doc["fidelity"]
+                run_fidelity_steps(planned, config.pairs, sessions, rows, out, writer.save, progress, unjudged)
         if budgeted is not None:
             finish_top_up(config, doc, golden, hooks, writer.save, progress, budgeted, started)
         if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
@@ -175,11 +176,14 @@ def run(
     return writer.finish()
 
 
-def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) -> tuple[dict[str, Any], list[Planned]]:
+def check_tiers(
+    sessions: Sessions, golden: GoldenRows, fidelity: bool = False
+) -> tuple[dict[str, Any], list[Planned], list[Unjudged]]:
     """Every tier loaded once, one at a time: its rows and first steps checked, its fingerprint and decode limit
-    taken for the record, and (``fidelity``) its reference found and checked beside it; every pair opened once
-    (its refusal names ``pairs[i]``). Nothing is timed."""
-    config, parts, planned = sessions.config, {}, []
+    taken for the record, and (``fidelity``) its reference found (named, or told by the graphs) and checked beside
+    it, or why it has none; every pair opened once (its refusal names ``pairs[i]``). Nothing is timed."""
+    config, parts, planned, unjudged = sessions.config, {}, [], []
+    sources = Sources(config.tiers)
     refused: MeasureError | None = None  # a reference's refusal waits for the pairs': the tiers' own come first
     for spec in config.tiers:
         tier = sessions.tier(spec.name)
@@ -189,8 +193,11 @@ def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) 
             limit = decode_limit_part(*tier.decode_limit())
             fingerprint = tier.fingerprint().to_dict()
             parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
-            found = check_reference(sessions, spec, tier, golden) if fidelity and refused is None else None
-            planned += [found] if found is not None else []
+            found = check_reference(sessions, spec, tier, golden, sources) if fidelity and refused is None else None
+            if isinstance(found, Unjudged):
+                unjudged.append(found)
+            elif found is not None:
+                planned.append(found)
         except MeasureError as exc:
             if spec.name not in parts:
                 raise
@@ -202,7 +209,7 @@ def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) 
         release(sessions.pair(spec))
     if refused is not None:
         raise refused
-    return parts, planned
+    return parts, planned, unjudged
 
 
 def note_slowdowns(doc: dict[str, Any], hooks: Mapping[str, AfterRun]) -> None:

@@ -114,3 +114,30 @@ def test_a_pair_whose_output_leaves_greedy_says_so_beside_its_speed(golden):
     assert f"✗ output equals greedy on {acc['rows'] - 1} of {acc['rows']} rows" in line
     _, kept = _block(timed_cases(golden, ms))
     assert "output equals greedy" not in _text(kept.speculative[0])  # said only where it fails
+
+
+def test_an_unjudged_quantized_tier_is_never_shipped_and_the_line_says_how_to_judge_it(golden):
+    """small-int4 left without a reference (as a run records it): no ship line takes it, the Overview names it with
+    the reason the run gave, and its Summary verdict is not a clean pass."""
+    doc = _same_model(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10}))
+    doc["fidelity"]["tiers"] = [t for t in doc["fidelity"]["tiers"] if t["tier"] != "small-int4"]
+    doc["fidelity"]["unjudged"] = [{"tier": "small-int4", "reason": "no full-precision tier of its kind holds it"}]
+    d, block = _block(doc)
+    assert d.unjudged == (("small-int4", "no full-precision tier of its kind holds it"),)
+    ships = [_text(s) for s in block.ship]
+    assert not any("Ship small-int4" in s for s in ships)
+    (said,) = [s for s in ships if s.startswith("? Not judged")]
+    assert "small-int4 (no full-precision tier of its kind holds it)" in said and 'reference = "TIER"' in said
+
+
+def test_without_any_judged_tier_the_hint_names_the_tiers_and_not_a_setting_already_set(golden):
+    doc = timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10})
+    doc["fidelity"]["tiers"] = []
+    doc["fidelity"]["unjudged"] = [
+        {"tier": "base-int8", "reason": "no full-precision tier of its kind holds its weights"},
+        {"tier": "small-int4", "reason": "no full-precision tier of its kind holds its weights"},
+    ]
+    _, block = _block(doc)
+    (ship,) = map(_text, block.ship)
+    assert "fidelity not measured, so no tier is judged fit to ship: base-int8, small-int4 have no reference" in ship
+    assert "[framing] fidelity = true" not in ship

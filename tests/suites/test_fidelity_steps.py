@@ -75,3 +75,42 @@ def test_the_pass_holds_one_reference_and_one_tier_and_judges_as_the_one_shot_pa
         mine = stepped[part["tier"]]
         # bit-identical: the reference's logits recomputed per tier are the ones computed once
         assert mine | {"source": "config"} == part
+
+
+def test_a_quantized_tier_without_a_named_reference_is_judged_against_the_tier_its_graphs_tell(tmp_path):
+    """A tier folder whose tier.json names no source (as optimum's and onnxruntime's quantizers leave it) and no
+    ``reference``:
+    the run finds its source among its tiers by the weights; a tier whose source is not in the run is recorded as
+    unjudged, with why, and says so instead of passing by silence."""
+    import shutil
+
+    from measure.analysis.decision import decide
+    from measure.analysis.record_analysis import analyse
+    from measure.record.model import from_document
+
+    for name in ("lm-base-int8", "lm-small-int4"):
+        shutil.copytree(DEMO / name, tmp_path / name)
+        meta = json.loads((tmp_path / name / "tier.json").read_text(encoding="utf-8"))
+        meta.pop("quantization")
+        (tmp_path / name / "tier.json").write_text(json.dumps(meta), encoding="utf-8")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join((DEMO / "golden-v1.jsonl").read_text(encoding="utf-8").splitlines(True)[:2]))
+    lines = ['golden = "golden.jsonl"', "[session]", "intra_op_threads = 1", "inter_op_threads = 1"]
+    for name, folder, role in (
+        ("lm-base-fp32", DEMO / "lm-base-fp32", "reference"),
+        ("lm-base-int8", tmp_path / "lm-base-int8", "plain"),
+        ("lm-small-int4", tmp_path / "lm-small-int4", "lite"),
+    ):
+        lines += ["[[tiers]]", f'name = "{name}"', f"path = {json.dumps(str(folder))}", f'role = "{role}"']
+    lines += ["[framing]", "k = [2]", "probe_k = 2", "node_leg = false", "web_leg = false", "genai_leg = false"]
+    (tmp_path / "suite.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = load_record(run(load_config(tmp_path / "suite.toml"), ["framing"], tmp_path / "results", argv=["test"]))
+    judged = {t["tier"]: (t["reference"], t["source"]) for t in doc["fidelity"]["tiers"]}
+    assert judged == {"lm-base-int8": ("lm-base-fp32", "graph")}
+    (unjudged,) = doc["fidelity"]["unjudged"]
+    assert unjudged["tier"] == "lm-small-int4" and "holds its weights" in unjudged["reason"]
+    analysis = analyse(from_document(doc, "run.json"))
+    said = {v.key: v for v in analysis.verdicts if v.topic == "fidelity"}
+    assert said["lm-small-int4"].outcome == "inconclusive" and said["lm-small-int4"].answer.startswith("not judged")
+    assert said["lm-base-int8"].outcome in ("success", "failure", "inconclusive")  # judged: figures, not silence
+    assert decide(analysis).unjudged == ()  # a framing-only run times nothing: no tier to ship or leave out

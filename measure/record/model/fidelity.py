@@ -67,7 +67,8 @@ class TierFidelity:
     tier: str
     reference: str
     source: str
-    """How the reference was found: ``config`` (the tier's ``reference`` key) or ``quantization.from`` (tier.json)."""
+    """How the reference was found: ``config`` (the tier's ``reference`` key), ``quantization.from`` (tier.json) or
+    ``graph`` (the run's full-precision tier whose weights the tier's graphs hold)."""
     greedy: PathFidelity
     """On the reference's greedy path."""
     golden_kld: float
@@ -91,6 +92,8 @@ class Fidelity:
     references: dict[str, FidelityReference]
     tiers: tuple[TierFidelity, ...]
     pairs: tuple[PairFidelity, ...]
+    unjudged: tuple[tuple[str, str], ...] = ()
+    """(tier, why) for each quantized tier the run found no reference for."""
 
     def tier(self, name: str) -> TierFidelity | None:
         return next((t for t in self.tiers if t.tier == name), None)

@@ -53,4 +53,5 @@ def fidelity(d: dict[str, Any] | None) -> Fidelity | None:
     pairs = tuple(
         PairFidelity(p["drafter"], p["verifier"], ints(p["positions"]), _path(p["greedy"])) for p in d["pairs"]
     )
-    return Fidelity(references, tiers, pairs)
+    unjudged = tuple((u["tier"], u["reason"]) for u in d.get("unjudged", ()))
+    return Fidelity(references, tiers, pairs, unjudged)

@@ -23,6 +23,11 @@ def fidelity_part() -> Part:
     return {"references": [], "tiers": [], "pairs": []}
 
 
+def unjudged_part(tier: str, reason: str) -> Part:
+    """A quantized tier the run found no reference for (``fidelity.unjudged``)."""
+    return {"tier": tier, "reason": reason}
+
+
 def reference_part(name: str, path: str, precision: str, in_run: bool, sha256: str) -> Part:
     return {
         "name": name,

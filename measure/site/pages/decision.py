@@ -67,7 +67,26 @@ def _model(s: Ship, mixed: bool) -> str:
     return f"the {md(s.model)} model{kind}"
 
 
-def _ship(s: Ship, mixed: bool) -> Md:
+def _unjudged_hint(unjudged: tuple[tuple[str, str], ...]) -> str:
+    """What would judge the tiers: the pass switched on, or a reference named, as the record says."""
+    if not unjudged:
+        return " (`[framing] fidelity = true`)"
+    if all("fidelity = false" in why for _, why in unjudged):
+        return f" ({md(unjudged[0][1])})"
+    names = ", ".join(md(t) for t, _ in unjudged)
+    return f": {names} have no reference; give each one with `reference = \"TIER\"` on its `[[tiers]]` entry"
+
+
+def _unjudged(d: Decision) -> Md | None:
+    """Quantized tiers left unjudged beside judged ones: no ship line takes them, and this line says why."""
+    if not d.unjudged or all(s.model.startswith(KIND_MODEL) for s in d.ships):
+        return None
+    said = "; ".join(f"{md(t)} ({md(why)})" for t, why in d.unjudged)
+    hint = '`reference = "TIER"` (a full-precision tier of the run) on its `[[tiers]]` entry'
+    return trusted(f"{badge('inconclusive')} **Not judged, so not shipped**: {said}. Give each a reference: {hint}.")
+
+
+def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> Md:
     model = _model(s, mixed)
     if s.tier is None:
         fails = "; ".join(f"{md(t.tier)}: {md(why)}" for t, why in s.faster_unfaithful)
@@ -83,7 +102,7 @@ def _ship(s: Ship, mixed: bool) -> Md:
     if s.vs_plain is not None and s.plain:
         parts.append(f", {_x(s.vs_plain)} of plain {md(s.plain)}")
     if s.model.startswith(KIND_MODEL):
-        parts.append("; fidelity not measured, so no tier is judged fit to ship (`[framing] fidelity = true`)")
+        parts.append(f"; fidelity not measured, so no tier is judged fit to ship{_unjudged_hint(unjudged)}")
     else:
         parts.append(f"; {_faithful(s)}")
     if s.tied_with:
@@ -255,7 +274,7 @@ def _runtimes(found: tuple[Agreement, ...]) -> Md | None:
 def decision_block(d: Decision, h: Headline, agreement: tuple[Agreement, ...] = ()) -> DecisionBlock:
     """``agreement``: each runtime leg after Python onnxruntime against it (:func:`runtime_agreement`)."""
     return DecisionBlock(
-        tuple(_ship(s, h.mixed) for s in d.ships),
+        tuple(_ship(s, h.mixed, d.unjudged) for s in d.ships) + tuple(x for x in (_unjudged(d),) if x is not None),
         _speculative(d.speculative, d.fastest, h.mixed),
         _precision(d.precision, d.sizes),
         _framing(h),
