@@ -74,7 +74,7 @@ def _unjudged_hint(unjudged: tuple[tuple[str, str], ...]) -> str:
     if all("fidelity = false" in why for _, why in unjudged):
         return f" ({md(unjudged[0][1])})"
     names = ", ".join(md(t) for t, _ in unjudged)
-    return f": {names} have no reference; give each one with `reference = \"TIER\"` on its `[[tiers]]` entry"
+    return f': {names} have no reference; give each one with `reference = "TIER"` on its `[[tiers]]` entry'
 
 
 def _unjudged(d: Decision) -> Md | None:
