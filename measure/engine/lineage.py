@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from measure.engine.fingerprint import graph_fingerprint, tier_precision
-from measure.engine.load import detect_kind
+from measure.engine.kind import detect_kind
 from measure.engine.skeleton import load_skeleton
 from measure.errors import MeasureError
 

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from measure.engine.causal.layouts import detect_causal_layout
 from measure.engine.causal.tier import CausalTier
+from measure.engine.kind import detect_kind
 from measure.engine.options import SessionConfig
 from measure.engine.seq2seq.tier import Seq2SeqTier
 from measure.engine.session import AfterRun
 from measure.errors import MeasureError
-
-
-def detect_kind(folder: Path | str) -> str:
-    """The model kind of a tier folder, told by its graphs (a decoder-only folder is looked for first)."""
-    return "causal" if detect_causal_layout(Path(folder)) else "seq2seq"
 
 
 def load_tier(

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import Any
 
-from measure.engine.load import detect_kind
 from measure.engine.session import AfterRun
 from measure.errors import MeasureError
 from measure.record.model.write_plan import plan_outcome
@@ -68,7 +67,7 @@ def plan_run(
 
 def other_legs(config: SuiteConfig) -> tuple[LegCost, ...]:
     """The runtimes the framing suite will run beside Python onnxruntime, as far as can be told unstarted."""
-    return planned(config.framing, frozenset(detect_kind(t.path) for t in config.tiers))
+    return planned(config.framing, frozenset(t.kind for t in config.tiers))
 
 
 def finish_top_up(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from measure.engine.kind import detect_kind
 from measure.errors import MeasureError
 
 ROLES = ("reference", "plain", "lite", "drafter", "verifier")
@@ -29,7 +30,9 @@ class TierSpec:
     """This tier's decode length in every suite, over ``[wallclock]``/``[framing]`` ``max_new_tokens``; None: theirs."""
     reference: str | None = None
     """The full-precision tier the fidelity pass judges this one against: a tier name of the config, or a folder
-    (relative to the config); None: its tier.json ``quantization.from``, if any."""
+    (relative to the config); None: its tier.json ``quantization.from``, else the tier its graphs tell."""
+    kind: str = "seq2seq"
+    """``seq2seq`` or ``causal``, told by the folder's graphs once, when the config is read."""
 
     def to_dict(self) -> dict[str, Any]:
         return (
@@ -118,7 +121,13 @@ def tiers_of(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]
         if reference is not None and (not isinstance(reference, str) or not reference):
             raise MeasureError(f"{path}: tiers[{i}].reference: expected a tier name or a folder, got {reference!r}")
         folder = _folder(base, t["path"], f"tiers[{i}].path", path)
-        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, limit, reference))
+        kind = detect_kind(folder)
+        if prompt is not None and kind != "causal":
+            raise MeasureError(
+                f"{path}: tiers[{i}].prompt: {t['name']} is an encoder-decoder tier; a prompt template is for "
+                "decoder-only tiers"
+            )
+        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, limit, reference, kind))
     names = [t.name for t in tiers]
     if not tiers:
         raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from measure.engine.kind import detect_kind
 from measure.engine.lineage import FULL, Found, Lineage, find_source, lineage
-from measure.engine.load import detect_kind, load_tier
+from measure.engine.load import load_tier
 from measure.engine.tier import Tier
 from measure.record.model.write_fidelity import fidelity_part, unjudged_part
 from measure.suites import Progress, Save, no_progress

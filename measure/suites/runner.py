@@ -24,7 +24,7 @@ from time import perf_counter
 from typing import Any
 
 from measure import __version__
-from measure.engine.load import detect_kind, load_tier
+from measure.engine.load import load_tier
 from measure.engine.session import AfterRun, Slowdown
 from measure.engine.speculative import Pair, open_pair
 from measure.engine.tier import Tier
@@ -77,26 +77,20 @@ def check_decodes(tiers: dict[str, Tier], golden: GoldenRows, config: Path) -> N
 
 
 def load_tiers(config: SuiteConfig, hooks: Mapping[str, AfterRun]) -> dict[str, Tier]:
-    """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file,
-    a prompt given to an encoder-decoder tier names its ``tiers[i].prompt``."""
+    """Every tier's sessions; a session option onnxruntime refuses (a provider it lacks) names the config file."""
     tiers = {}
-    for i, t in enumerate(config.tiers):
+    for t in config.tiers:
         try:
             tiers[t.name] = load_one(config, t.name, label=t.name, after_run=hooks.get(t.name))
         except SettingError as exc:
             raise exc.located(f"{config.path}: ") from exc
-        if t.prompt is not None and tiers[t.name].kind != "causal":
-            raise MeasureError(
-                f"{config.path}: tiers[{i}].prompt: {t.name} is an encoder-decoder tier; a prompt template is for "
-                f"decoder-only tiers"
-            )
     return tiers
 
 
 def load_one(config: SuiteConfig, name: str, label: str, after_run: AfterRun | None = None) -> Tier:
     """One tier of the config, loaded as its entry says (session options, prompt override)."""
     spec = config.tier(name)
-    prompt = spec.prompt if detect_kind(spec.path) == "causal" else None
+    prompt = spec.prompt if spec.kind == "causal" else None
     return load_tier(spec.path, config.session, label=label, after_run=after_run, name=name, prompt=prompt)
 
 

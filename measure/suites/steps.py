@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from measure.engine.load import detect_kind, load_tier
+from measure.engine.load import load_tier
 from measure.engine.session import AfterRun
 from measure.engine.speculative import Pair, open_pair
 from measure.engine.tier import Tier
@@ -38,16 +38,10 @@ class Sessions:
         """Every wall-clock unit, in the order its cases are timed: each tier, then each pair."""
 
     def tier(self, name: str, label: str | None = None) -> Tier:
-        """One tier as the config states it; a session option onnxruntime refuses names the config file, a prompt
-        given to an encoder-decoder tier its ``tiers[i].prompt``."""
+        """One tier as the config states it; a session option onnxruntime refuses names the config file."""
         config = self.config
-        i, spec = next((i, t) for i, t in enumerate(config.tiers) if t.name == name)
-        causal = detect_kind(spec.path) == "causal"
-        if spec.prompt is not None and not causal:
-            raise MeasureError(
-                f"{config.path}: tiers[{i}].prompt: {name} is an encoder-decoder tier; a prompt template is for "
-                "decoder-only tiers"
-            )
+        spec = config.tier(name)
+        causal = spec.kind == "causal"
         hook = self.hooks.get(name) if label is None else None
         try:
             return load_tier(

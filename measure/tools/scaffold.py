@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from measure.engine.causal.layouts import CAUSAL_LAYOUT_FILES, GENAI_MARKER
+from measure.engine.kind import CAUSAL_LAYOUT_FILES, GENAI_MARKER
 from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.engine.session import SessionConfig
 from measure.errors import MeasureError

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from measure import bundled
-from measure.engine.causal.layouts import detect_causal_layout
 from measure.engine.causal.tier import CausalTier
+from measure.engine.kind import detect_causal_layout
 from measure.engine.session import Trace
 from measure.engine.speculative import Pair
 from measure.errors import MeasureError

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from measure.engine.kind import GENAI_MARKER
 from measure.engine.meta import read_json_object
 from measure.engine.skeleton import load_skeleton
 from measure.errors import MeasureError
 
-GENAI_CONFIG = "genai_config.json"
+GENAI_CONFIG = GENAI_MARKER
 STANDARD_NAMES = {"input_ids": "input_ids", "attention_mask": "attention_mask", "logits": "logits"}
 """The names measure's loop feeds and reads; a config naming others is refused."""
 

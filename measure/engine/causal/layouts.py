@@ -37,21 +37,11 @@ from typing import Any
 import numpy as np
 
 from measure.engine.bounds import require_fits
-from measure.engine.causal.genai_config import GENAI_CONFIG, GenaiConfig, check_genai_graph, read_genai_config
+from measure.engine.causal.genai_config import GenaiConfig, check_genai_graph, read_genai_config
+from measure.engine.kind import CAUSAL_LAYOUT_FILES, SEQ2SEQ_MARKERS, detect_causal_layout
 from measure.engine.meta import meta_source
 from measure.engine.session import DTYPES, AfterRun, SessionConfig, TimedSession, open_session
 from measure.errors import MeasureError
-
-CAUSAL_LAYOUT_FILES = {
-    "causal": ("model.onnx",),
-    "causal-split": ("decoder_model.onnx", "decoder_with_past_model.onnx"),
-    "causal-merged": ("decoder_model_merged.onnx",),
-    "genai": ("model.onnx",),
-}
-"""Graph files per decoder-only layout, in call order (``genai``: the builder's default; its config names the file)."""
-SEQ2SEQ_MARKERS = ("encoder_model.onnx", "encoder.onnx")
-"""An encoder graph makes a folder encoder-decoder, whatever else it holds."""
-GENAI_MARKER = GENAI_CONFIG
 
 _PAST = re.compile(r"^past_key_values\.(\d+)\.(key|value)$")
 _PRESENT = re.compile(r"^present\.(\d+)\.(key|value)$")
@@ -60,23 +50,6 @@ _EXPECTED = (
     "model.onnx (optimum text-generation-with-past), decoder_model.onnx + decoder_with_past_model.onnx, "
     "or decoder_model_merged.onnx"
 )
-
-
-def detect_causal_layout(folder: Path | str) -> str | None:
-    """The decoder-only layout whose files are all present; None for an encoder-decoder folder or none at all.
-
-    ``genai_config.json`` decides first: a genai folder's ``model.onnx`` would otherwise pass for optimum's
-    (the config itself is read, and checked, when the graphs are opened).
-    """
-    folder = Path(folder)
-    if (folder / GENAI_MARKER).is_file():
-        return "genai"
-    if any((folder / f).is_file() for f in SEQ2SEQ_MARKERS):
-        return None
-    for layout, files in CAUSAL_LAYOUT_FILES.items():
-        if all((folder / f).is_file() for f in files):
-            return layout
-    return None
 
 
 def require_causal_layout(folder: Path) -> str:
