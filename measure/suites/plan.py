@@ -5,7 +5,8 @@ loads each tier once), the sample's rows standing for every row's; from those se
 what the config asks, :func:`make_plan` picks the largest *shape* (rows, repeats, framing rows, profile
 workers, call-cost rows) whose estimate fits the budget, cutting in a fixed order: what informs a verdict
 least goes first (profile workers, call costs, the prompt framings), then framing rows, then wall-clock
-rows down to what the row-to-row spread allows, then repeats. Repeats are never planned below the
+rows down to what the row-to-row spread allows, then repeats; the fidelity pass's rows last of all
+(:data:`FIDELITY_ROWS`). Repeats are never planned below the
 :data:`REPEATS_FOR_95` a 95% interval needs while rows can still go. What is left at the end buys more
 repeats, round by round, for the cases whose interval is widest (:func:`next_round`), until every interval
 is within the policy's tolerance, the repeats reach :attr:`Plan.max_repeats` or the budget is spent.
@@ -29,6 +30,11 @@ REPEATS_FOR_95 = 6
 interval is reported at a lower level."""
 MIN_ROWS = 4
 """Rows the plan keeps at least, of the wall-clock and of the framing suite (all, where there are fewer)."""
+FIDELITY_ROWS = 16
+"""The fidelity pass keeps every golden row until everything else is at its least, then this many (all, where there
+are fewer): a teacher-forced row costs two calls a tier, and its figures decide what ships, so a budget takes it
+last. 16 rows of 32 tokens are some 500 positions a tier: enough for a bootstrap interval over rows to tell a
+mean KLD of 0.2 from a bound of 0.01, which 2 rows (a zero-width interval) cannot."""
 WARM_ROWS = MIN_ROWS
 """Rows the planning warm-up decodes per case: the first of the plan's seeded shuffle, so they lie inside every
 wall-clock sample the plan can pick (pyperf and asv calibrate on a few runs, not on the whole benchmark)."""
@@ -104,6 +110,8 @@ class Plan:
     """What the budget cut from what the config asks, in words; empty when nothing was."""
     warm_rows: tuple[int, ...] = ()
     """The golden rows the warm-up decoded, whose row times the estimates take for every row's; empty: all."""
+    fidelity_rows: tuple[int, ...] = ()
+    """Golden rows the fidelity pass scores (the same sample; every row unless the budget cut all else first)."""
 
     def to_dict(self) -> dict[str, object]:
         sampled = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
@@ -115,6 +123,7 @@ class Plan:
             "shape": asdict(self.shape),
             "wallclock_rows": list(self.wallclock_rows),
             "framing_rows": list(self.framing_rows),
+            "fidelity_rows": list(self.fidelity_rows),
             "max_repeats": self.max_repeats,
             "steps": {k: round(v, 3) for k, v in self.steps.items()},
             "cut": list(self.cut),
@@ -123,7 +132,7 @@ class Plan:
     def lines(self, rows: int) -> list[str]:
         """The plan as ``measure run`` prints it: one line a step, the ETA, what was cut."""
         s = self.shape
-        wc, fr = len(self.wallclock_rows), len(self.framing_rows)
+        wc, fr, fi = len(self.wallclock_rows), len(self.framing_rows), len(self.fidelity_rows)
         warmed = f" on {len(self.warm_rows)}/{rows} rows" if self.warm_rows else ""
         out = [
             f"plan for a {clock(self.budget_s)} budget ({clock(self.elapsed_s)} spent loading and warming up{warmed}):"
@@ -134,7 +143,7 @@ class Plan:
             "call_costs": f"{s.call_cost_rows} rows x {s.call_cost_repeats} repeats",
             "profile": f"{s.profile_workers} worker(s) per tier, {s.profile_rows} rows each",
             "framing": f"{fr}/{rows} rows (prompt framings on {min(s.prefill_rows, fr)})",
-            "fidelity": f"{fr}/{rows} rows (the framing rows)",
+            "fidelity": f"{fi}/{rows} rows (cut last: its figures decide what ships)",
         }
         for step, seconds in self.steps.items():
             if seconds > 0:
@@ -197,6 +206,7 @@ def _shapes(asks: Asks, floor_rows: int) -> Iterator[Shape]:
         warm_loads=asks.warm_loads,
         call_cost_rows=asks.call_cost_rows,
         call_cost_repeats=asks.repeats,
+        fidelity_rows=n,
     )
     yield s
     s = replace(s, profile_workers=1, warm_loads=min(asks.warm_loads, 1), profile_rows=min(asks.profile_rows, 2))
@@ -218,7 +228,9 @@ def _shapes(asks: Asks, floor_rows: int) -> Iterator[Shape]:
     for r in range(s.repeats - 1, 0, -1):
         yield (s := replace(s, repeats=r))
     yield (s := replace(s, framing_rows=1, warm_loads=0))
-    yield replace(s, prefill_rows=0)  # last: a decoder-only prompt fed token by token is hundreds of calls a leg
+    yield (s := replace(s, prefill_rows=0))  # a decoder-only prompt fed token by token is hundreds of calls a leg
+    for f in _halve(s.fidelity_rows, min(n, FIDELITY_ROWS)):  # last: the figures that decide what ships
+        yield (s := replace(s, fidelity_rows=f))
 
 
 def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
@@ -236,6 +248,11 @@ def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
             f"{s.repeats} repeats: intervals below 95% (the ratios and verdicts say at which level)",
         ),
         ("framing", s.framing_rows < asks.rows, f"framing rows {asks.rows} -> {s.framing_rows} (the same sample)"),
+        (
+            "fidelity",
+            bool(asks.judged) and s.fidelity_rows < asks.rows,
+            f"fidelity rows {asks.rows} -> {s.fidelity_rows} (the same sample; cut last)",
+        ),
         (
             "framing",
             s.prefill_rows < s.framing_rows,
@@ -285,6 +302,7 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
         shape=chosen,
         wallclock_rows=sample_rows(asks.rows, chosen.wallclock_rows, asks.seed),
         framing_rows=sample_rows(asks.rows, chosen.framing_rows, asks.seed),
+        fidelity_rows=sample_rows(asks.rows, chosen.fidelity_rows, asks.seed) if asks.judged else (),
         max_repeats=max(chosen.repeats, asks.repeats) * TOP_UP,
         steps=steps,
         cut=_cuts(asks, chosen, asks.seed),

@@ -122,6 +122,8 @@ class Shape:
     warm_loads: int
     call_cost_rows: int
     call_cost_repeats: int
+    fidelity_rows: int = 0
+    """Golden rows the fidelity pass scores: every row until the last cut (``plan.FIDELITY_ROWS``)."""
 
 
 def _pass(case: CaseTimes, rows: int) -> float:
@@ -270,6 +272,6 @@ def estimate(warm: Warm, asks: Asks, shape: Shape) -> dict[str, float]:
         "profile": SAFETY * profile_s(warm, s.profile_workers, s.profile_rows, s.warm_loads),
         "threads": SAFETY * threads_s(warm, asks, s.profile_rows),
         "framing": SAFETY * framing_s(warm, asks, s.framing_rows, s.prefill_rows),
-        "fidelity": SAFETY * fidelity_s(warm, asks, s.framing_rows),
+        "fidelity": SAFETY * fidelity_s(warm, asks, s.fidelity_rows),
     }
     return {step: found[step] for step in asks.steps if step in found}

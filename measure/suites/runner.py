@@ -156,9 +156,11 @@ def run(
         if "wallclock" in suites:
             _wallclock_part(config, doc, golden, Sessions(config, "wallclock", hooks), writer.save, progress, budgeted)
         if "framing" in suites:
-            rows = _framing_part(config, doc, golden, hooks, writer.save, progress, env, budgeted)
+            _framing_part(config, doc, golden, hooks, writer.save, progress, env, budgeted)
             if fidelity:
                 doc["fidelity"] = {}
+                cut = budgeted is not None and 0 < len(budgeted.plan.fidelity_rows) < len(golden)
+                rows = pick(golden, budgeted.plan.fidelity_rows) if cut else golden  # type: ignore[union-attr]
                 sessions = Sessions(config, "framing", hooks)
                 out = doc["fidelity"]
                 run_fidelity_steps(planned, config.pairs, sessions, rows, out, writer.save, progress, unjudged)
@@ -284,9 +286,8 @@ def _framing_part(
     progress: Progress,
     env: dict[str, Any],
     budgeted: Budgeted | None,
-) -> GoldenRows:
-    """The framing section, its tiers and pairs loaded one at a time; on the plan's rows where there is one
-    (returned: the fidelity pass scores the same)."""
+) -> None:
+    """The framing section, its tiers and pairs loaded one at a time; on the plan's rows where there is one."""
     doc["framing"] = {}
     sessions = Sessions(config, "framing", hooks)
     rows, prefill = golden, None
@@ -306,7 +307,6 @@ def _framing_part(
         framed = len(rows) if prefill is None else prefill
         doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), framed)  # type: ignore[union-attr]
         save()
-    return rows
 
 
 def _pair(config: SuiteConfig, name: str) -> PairSpec:

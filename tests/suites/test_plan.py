@@ -11,6 +11,7 @@ import pytest
 from measure.errors import MeasureError
 from measure.suites.legs.registry import LEGS
 from measure.suites.plan import (
+    FIDELITY_ROWS,
     REPEATS_FOR_95,
     WARM_ROWS,
     BudgetTooSmall,
@@ -201,21 +202,42 @@ def test_the_genai_leg_warms_up_on_no_more_rows_than_it_decodes():
     assert (two["framing"] - one["framing"]) / SAFETY >= genai_row - 1e-9
 
 
-def test_the_fidelity_pass_and_the_javascript_legs_are_planned_on_the_framing_rows():
-    asks = replace(
-        ASKS,
-        steps=(*STEPS, "fidelity"),
-        legs=(COST["genai"], COST["node"], COST["web"]),
-        judged=(("int8", "fp32"), ("int4", "fp32")),
-    )
-    shape = make_plan(WARM, asks, 6 * 3600).shape
-    small, large = (estimate(WARM, asks, replace(shape, framing_rows=n, prefill_rows=1)) for n in (1, 8))
-    assert 0 < small["fidelity"] < large["fidelity"]
-    without = estimate(WARM, replace(asks, legs=(COST["genai"],)), replace(shape, framing_rows=1, prefill_rows=1))
-    assert small["framing"] > without["framing"]  # decoder-only tiers run in Node and the browser too
+JUDGED = replace(
+    ASKS,
+    steps=(*STEPS, "fidelity"),
+    legs=(COST["genai"], COST["node"], COST["web"]),
+    judged=(("int8", "fp32"), ("int4", "fp32")),
+)
+
+
+def test_the_fidelity_pass_is_planned_on_its_own_rows_and_the_javascript_legs_on_the_framing_rows():
+    shape = make_plan(WARM, JUDGED, 6 * 3600).shape
+    small, large = (estimate(WARM, JUDGED, replace(shape, fidelity_rows=n)) for n in (1, 8))
+    assert 0 < small["fidelity"] < large["fidelity"] and small["framing"] == large["framing"]
+    framed = estimate(WARM, JUDGED, replace(shape, framing_rows=1, prefill_rows=1))
+    without = estimate(WARM, replace(JUDGED, legs=(COST["genai"],)), replace(shape, framing_rows=1, prefill_rows=1))
+    assert framed["framing"] > without["framing"]  # decoder-only tiers run in Node and the browser too
     assert "fidelity" not in estimate(WARM, ASKS, shape)
-    plan = make_plan(WARM, asks, 30 * 60)
+    plan = make_plan(WARM, JUDGED, 30 * 60)
     assert any(line.lstrip().startswith("fidelity") for line in plan.lines(ROWS))
+
+
+def test_a_budget_cuts_everything_else_before_a_fidelity_row():
+    """The fidelity figures decide what ships: a budget that cuts framing to its least keeps every golden row for
+    fidelity, and cuts it only after all else, never below FIDELITY_ROWS (all, where there are fewer)."""
+    tight = make_plan(WARM, JUDGED, budget_s=20 * 60)
+    assert tight.shape.framing_rows < ROWS and tight.fidelity_rows == tuple(range(ROWS))
+    assert not any(c.startswith("fidelity") for c in tight.cut)
+    rows = 64
+    warm = _warm({"fp32": 2.0, "int8": 1.2, "int4": 1.5})
+    asks = replace(JUDGED, rows=rows, legs=(), judged=(("int8", "fp32"), ("int4", "fp32")))
+    with pytest.raises(BudgetTooSmall) as err:
+        make_plan(warm, asks, budget_s=60)
+    least = make_plan(warm, asks, err.value.minimum_s + 1)
+    assert len(least.fidelity_rows) == FIDELITY_ROWS < rows
+    assert f"fidelity rows {rows} -> {FIDELITY_ROWS} (the same sample; cut last)" in least.cut
+    assert least.shape.repeats == 1 and least.shape.framing_rows == 1  # all else was at its least first
+    assert set(least.fidelity_rows) >= set(least.framing_rows)
 
 
 def test_the_last_cut_is_the_prompt_framings():

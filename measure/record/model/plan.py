@@ -68,6 +68,9 @@ class RunPlan:
     outcome: PlanOutcome | None
     warm_rows: tuple[int, ...] = ()
     """The golden rows the planning warm-up decoded (a sample); empty where it decoded every row."""
+    fidelity_rows: tuple[int, ...] = ()
+    """The golden rows the fidelity pass scored; empty in plans from before it was planned apart (the framing
+    rows then)."""
 
     def cuts(self, step: str) -> tuple[str, ...]:
         """The cuts that touch one step (``wall-clock``, ``framing``, ``profile``, ``call-cost``, ``prompt``)."""
@@ -95,4 +98,5 @@ def plan_of(d: dict[str, Any] | None) -> RunPlan | None:
         cut=tuple(d.get("cut", ())),
         outcome=outcome,
         warm_rows=tuple(int(i) for i in d.get("warm_rows", ())),
+        fidelity_rows=tuple(int(i) for i in d.get("fidelity_rows", ())),
     )
