@@ -24,6 +24,10 @@ from measure.policy import Policy
 from measure.record.model import Fidelity, FidelityReference, PathFidelity, Record
 from measure.record.model.fidelity import QUANTILES
 
+MIN_ROWS = 5
+"""Rows below which a bootstrap over rows is no interval (2 rows resample to 3 sums; 4 to 35): the figures are
+stated, the verdict is inconclusive, and no page prints a width that is not there."""
+
 
 @dataclass(frozen=True)
 class PathFigures:
@@ -43,6 +47,13 @@ class PathFigures:
     mean_dp: float
     hist: tuple[tuple[int, int], ...]
     zeros: int
+    rows: int = 0
+    """Golden rows the figures rest on (the bootstrap's unit)."""
+
+    @property
+    def interval(self) -> bool:
+        """Whether the rows are enough for the intervals to be intervals (:data:`MIN_ROWS`)."""
+        return self.rows >= MIN_ROWS
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,7 @@ def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigure
         mean_dp=p.dp / n if n else float("nan"),
         hist=p.hist,
         zeros=p.zeros,
+        rows=int(positions.size),
     )
 
 
@@ -173,6 +185,9 @@ def _judge(figures: TierFidelityFigures, policy: Policy, role: str) -> tuple[str
     said = [(o, form.format(v, signs[o == "failure"], b)) for o, form, v, signs, b in checks]
     outcomes = {o for o, _ in said}
     rule = f"95% intervals: mean KLD ≤ {kld:g}, same top-1 ≥ {top1:.0%}, PPL ratio ≤ {ppl:g} (role {role})"
+    if not g.interval:
+        rule += f"; at least {MIN_ROWS} golden rows for an interval"
+        return "inconclusive", f"inconclusive: {g.rows} rows are too few for an interval", rule
     if "failure" in outcomes:
         return "failure", "no: " + ", ".join(w for o, w in said if o == "failure"), rule
     if outcomes == {"success"}:

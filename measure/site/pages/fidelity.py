@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from measure.analysis.fidelity import PairFidelityFigures, TierFidelityFigures
+from measure.analysis.fidelity import MIN_ROWS, PairFidelityFigures, TierFidelityFigures
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
@@ -55,13 +55,18 @@ class FidelitySection:
     charts: tuple[Chart, ...]
 
 
-def kld_text(e: Estimate) -> Md:
+def _no_interval(rows: int | None) -> str | None:
+    """What stands where an interval would, for figures on too few rows to resample."""
+    return None if rows is None or rows >= MIN_ROWS else f"<br><small>{rows} row(s): no interval</small>"
+
+
+def kld_text(e: Estimate, rows: int | None = None) -> Md:
     """A mean KLD with its interval below it, three significant digits (the figures span orders of magnitude)."""
-    return trusted(f"{e.value:.3g}<br><small>[{e.lo:.3g}, {e.hi:.3g}]</small>")
+    return trusted(f"{e.value:.3g}" + (_no_interval(rows) or f"<br><small>[{e.lo:.3g}, {e.hi:.3g}]</small>"))
 
 
-def share_text(e: Estimate) -> Md:
-    return trusted(f"{e.value:.2%}<br><small>[{e.lo:.2%}, {e.hi:.2%}]</small>")
+def share_text(e: Estimate, rows: int | None = None) -> Md:
+    return trusted(f"{e.value:.2%}" + (_no_interval(rows) or f"<br><small>[{e.lo:.2%}, {e.hi:.2%}]</small>"))
 
 
 def _verdict(v: Verdict | None) -> Md:
@@ -84,18 +89,19 @@ def fidelity_cell(f: TierFidelityFigures | None) -> Md:
 def _row(f: TierFidelityFigures, a: Analysis) -> FidelityRow:
     g, q = f.greedy, f.greedy.kld_quantiles
     verdict = next((v for v in a.verdicts if v.topic == "fidelity" and v.key == f.tier), None)
+    ppl = f"<br><small>[{f.ppl_ratio.lo:.4f}, {f.ppl_ratio.hi:.4f}]</small>"
     return FidelityRow(
         anchor(row_id("fidelity", f.tier)),
-        md(f.tier),
+        trusted(f"{md(f.tier)}<br><small>{g.rows} rows · {g.positions:,} positions</small>"),
         md(f.reference),
-        kld_text(g.kld_mean),
+        kld_text(g.kld_mean, g.rows),
         md(f"{q.get(0.5, 0.0):.3g}"),
         md(f"{q.get(0.99, 0.0):.3g}"),
         md(f"{q.get(0.999, 0.0):.3g}"),
         md(f"{q.get(1.0, 0.0):.3g}"),
-        share_text(g.same_top1),
+        share_text(g.same_top1, g.rows),
         md(f"{g.rms_dp:.2%}"),
-        trusted(f"{f.ppl_ratio.value:.4f}<br><small>[{f.ppl_ratio.lo:.4f}, {f.ppl_ratio.hi:.4f}]</small>"),
+        trusted(f"{f.ppl_ratio.value:.4f}" + (_no_interval(g.rows) or ppl)),
         _verdict(verdict),
     )
 
@@ -106,8 +112,8 @@ def _pair_row(p: PairFidelityFigures) -> PairFidelityRow:
     return PairFidelityRow(
         anchor(row_id("fidelity-pair", f"{p.drafter}->{p.verifier}")),
         md(f"{p.drafter}->{p.verifier}"),
-        kld_text(g.kld_mean),
-        share_text(g.same_top1),
+        kld_text(g.kld_mean, g.rows),
+        share_text(g.same_top1, g.rows),
         md("-" if p.acceptance is None else f"{p.acceptance:.2%}"),
         md(gap),
     )
