@@ -601,3 +601,30 @@ def test_the_browser_is_kept_across_small_tiers_and_closed_after_a_large_one(tmp
     finally:
         leg.close()
     assert leg.web is None
+
+
+@needs_web
+def test_a_full_precision_tier_above_the_stated_size_is_skipped_with_the_reason_and_its_quantized_one_runs(
+    tmp_path, monkeypatch, golden
+):
+    """At real size the browser holds an fp32 graph's weights twice: above FULL_MAX_BYTES (here made 1 byte) the
+    full-precision tier is the leg's skip, said in the record, and the quantized tier beside it still runs."""
+    from measure.suites.golden import head
+    from measure.suites.legs import browser
+    from measure.suites.legs.contract import LegSetup
+    from measure.suites.legs.python import tier_parity
+    from measure.suites.legs.web import WebLeg
+
+    monkeypatch.setattr(browser, "FULL_MAX_BYTES", 1)
+    config = load_config(write_config(tmp_path, rows=2, repeats=2))
+    rows = head(golden, 2)
+    leg = WebLeg(LegSetup(config.framing, (2,), frozenset({"seq2seq"}), threads=1, first=bundled.SMALL_FP32))
+    try:
+        for folder in (bundled.SMALL_FP32, bundled.DEMO_DIR / "small-int8"):
+            tier = load_tier(folder)
+            leg.add(tier, rows, tier_parity(tier, rows, config.framing))
+    finally:
+        leg.close()
+    fp32, int8 = leg.finish()["tiers"]
+    assert fp32["status"] == "skipped" and "fp32 tier of 1 MB is not decoded in the browser" in fp32["reason"]
+    assert int8["status"] == "measured" and leg.out["status"] == "measured"

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from measure.engine.tier import Tier
 from measure.suites.config import FramingConfig
 from measure.suites.legs import node_driver, web_driver
-from measure.suites.legs.contract import LegFailed, LegSetup, NotStarted
+from measure.suites.legs.contract import LegFailed, LegSetup, LegSkipped, NotStarted
 from measure.suites.legs.process import ProcessLeg
 
 KEEP_BROWSER_BYTES = 64 * 2**20
@@ -20,6 +20,11 @@ KEEP_BROWSER_BYTES = 64 * 2**20
 would be most of a small tier's turn. After a larger one it is closed, since the wasm memory a page grew is never
 given back (about 2 GB for a 650 MB fp32 graph) and would be held while the other legs and tiers run. Before a
 large first tier the browser is not started early either: its ~0.8 GB would sit beside Python's decodes."""
+FULL_MAX_BYTES = 256 * 2**20
+"""A full-precision tier folder above this is not decoded in the browser legs (said as the tier's skip, in the
+record): onnxruntime-web holds a graph's weights twice in the page's wasm heap while it makes a session, so a 135M
+model's 540 MB fp32 tier took Chromium to 1.7 GB, and its numerics are the reference's anyway. The quantized
+tiers, whose kernels are what differs between runtimes, run at every size."""
 BROWSER_S = 5.0
 """Starting Chromium and its page for a tier (the planner's figure)."""
 
@@ -77,6 +82,14 @@ class BrowserLeg(ProcessLeg):
         described: dict[str, Any] | None,
         prefill_rows: int | None,
     ) -> dict[str, Any]:
+        size = folder_bytes(tier.path)
+        precision = tier.fingerprint().precision
+        if size > FULL_MAX_BYTES and precision in ("fp32", "fp16"):
+            raise LegSkipped(
+                f"{tier.name}: a {precision} tier of {size / 2**20:.0f} MB is not decoded in the browser (above "
+                f"{FULL_MAX_BYTES // 2**20} MB onnxruntime-web would hold its weights twice in the page's memory); "
+                "its quantized tiers are"
+            )
         try:
             web = self._start()
         except LegFailed as exc:  # the browser is there and would not start: a failure, not a skip
