@@ -626,5 +626,5 @@ def test_a_full_precision_tier_above_the_stated_size_is_skipped_with_the_reason_
     finally:
         leg.close()
     fp32, int8 = leg.finish()["tiers"]
-    assert fp32["status"] == "skipped" and "fp32 tier of 1 MB is not decoded in the browser" in fp32["reason"]
+    assert fp32["status"] == "skipped" and "an fp32 tier of 1 MB is not decoded in the browser" in fp32["reason"]
     assert int8["status"] == "measured" and leg.out["status"] == "measured"

@@ -86,7 +86,7 @@ class BrowserLeg(ProcessLeg):
         precision = tier.fingerprint().precision
         if size > FULL_MAX_BYTES and precision in ("fp32", "fp16"):
             raise LegSkipped(
-                f"{tier.name}: a {precision} tier of {size / 2**20:.0f} MB is not decoded in the browser (above "
+                f"{tier.name}: an {precision} tier of {size / 2**20:.0f} MB is not decoded in the browser (above "
                 f"{FULL_MAX_BYTES // 2**20} MB onnxruntime-web would hold its weights twice in the page's memory); "
                 "its quantized tiers are"
             )
