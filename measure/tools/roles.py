@@ -29,6 +29,10 @@ class TierFacts:
     """sha256 of the tokenizer's token -> id map: a drafter and a verifier must share it."""
     kind: str = "seq2seq"
     """``seq2seq`` or ``causal`` (decoder-only): pairs join tiers of one kind."""
+    total_bytes: int = 0
+    """Every file of the folder: what a budget is proposed from."""
+    attention_heads: int | None = None
+    """The query heads (config.json ``num_attention_heads``) where they differ from the key/value ``heads``."""
 
     @property
     def model(self) -> tuple[str, int, int, int, str]:
@@ -40,9 +44,13 @@ class TierFacts:
         return self.layers * self.heads * self.head_dim
 
     def describe(self) -> str:
+        if self.attention_heads and self.attention_heads != self.heads:
+            heads = f"{self.attention_heads} attention heads ({self.heads} key/value) x {self.head_dim}"
+        else:
+            heads = f"{self.heads} heads x {self.head_dim}"
         return (
             f"{self.precision}, {'decoder-only, ' if self.kind == 'causal' else ''}"
-            f"{self.layout} layout, {self.layers} layers x {self.heads} heads x {self.head_dim}, "
+            f"{self.layout} layout, {self.layers} layers, {heads}, {self.total_bytes / 1e6:.0f} MB, "
             f"vocabulary {self.vocabulary[:8]}"
         )
 
@@ -62,7 +70,13 @@ def read_tier(folder: Path) -> TierFacts:
         head_dim=fp.head_dim,
         vocabulary=hashlib.sha256(vocab.encode("utf-8")).hexdigest(),
         kind=tier.kind,
+        total_bytes=fp.total_bytes,
+        attention_heads=_int(tier.meta.get("num_attention_heads")),
     )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from measure.engine.kind import CAUSAL_LAYOUT_FILES, GENAI_MARKER
+from measure.engine.lineage import find_source, lineage
+from measure.engine.load import load_tier
 from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.engine.session import SessionConfig
 from measure.errors import MeasureError
 from measure.policy import Policy
 from measure.site.generators import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, site_config
 from measure.suites.config import FramingConfig, WallclockConfig
+from measure.tools.continuations import chat_prompt, continuations, read_prompts
 from measure.tools.roles import Proposal, propose, read_tier
 
 CONFIG = Path("measure.toml")
@@ -91,8 +94,46 @@ def _relative(path: Path, base: Path) -> str:
         return path.resolve().as_posix()
 
 
-def suite_toml(proposal: Proposal, golden: Path, base: Path) -> str:
+BUDGET_BYTES = 100 * 10**6
+"""A tier folder above this gets a proposed ``[run] budget``: unbudgeted, a run of a 135M-parameter model's tiers
+took about 2.5 hours on 2 cores (most of it other runtimes' framing), budgeted it holds the budget."""
+BUDGET = "15m"
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What ``measure init`` adds to the config beyond roles and pairs, each with its reason."""
+
+    references: dict[str, tuple[str, str]]
+    """Quantized tier -> (the full-precision tier its graphs were made from, why)."""
+    prompt: str | None = None
+    """The prompt template every decoder-only tier reads its rows with (a chat template, rendered)."""
+    max_new_tokens: int | None = None
+    """The decode length the golden continuations were made with, for both suites."""
+
+
+def references(proposal: Proposal) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Each quantized tier's source among the tiers, told by the graphs (:mod:`measure.engine.lineage`), and a note
+    for each that has none."""
+    found = {t.name: lineage(t.facts.path) for t in proposal.tiers}
+    out, notes = {}, []
+    for t in proposal.tiers:
+        if found[t.name].full:
+            continue
+        source = find_source(found[t.name], found)
+        if source.name is not None:
+            out[t.name] = (source.name, source.why)
+        else:
+            notes.append(
+                f"{t.name} has no reference ({source.why}): its fidelity is not judged until its [[tiers]] entry "
+                'says reference = "TIER" (a tier name, or the folder of its full-precision source)'
+            )
+    return out, notes
+
+
+def suite_toml(proposal: Proposal, golden: Path, base: Path, extras: Extras | None = None) -> str:
     """The starter suite config, in the bundled demo's format; every knob stated at measure's default."""
+    extras = extras or Extras({})
     wallclock = asdict(WallclockConfig())
     framing = asdict(FramingConfig())
     parts = [
@@ -101,15 +142,29 @@ def suite_toml(proposal: Proposal, golden: Path, base: Path) -> str:
         f"golden = {_toml(_relative(golden, base))}\n",
         _table("session", asdict(SessionConfig())),
     ]
-    for t in proposal.tiers:
+    largest = max(t.facts.total_bytes for t in proposal.tiers)
+    if largest > BUDGET_BYTES:
         parts.append(
+            f"# the largest tier is {largest / 1e6:.0f} MB: unbudgeted, a run of this size takes hours (every tier\n"
+            "# framed in four runtimes); the budget plans the run to fit (docs: guide/large-models.md)\n"
+            + _table("run", {"budget": BUDGET})
+        )
+    for t in proposal.tiers:
+        entry = (
             f"[[tiers]]\nname = {_toml(t.name)}\npath = {_toml(_relative(t.facts.path, base))}\n"
             f"role = {_toml(t.role)}  # {t.facts.describe()}\n"
         )
+        if t.name in extras.references:
+            source, why = extras.references[t.name]
+            entry += f"reference = {_toml(source)}  # fidelity is judged against it: {why}\n"
+        if extras.prompt is not None and t.facts.kind == "causal":
+            entry += f"prompt = {_toml(extras.prompt)}  # the tokenizer's chat template (--chat-template)\n"
+        parts.append(entry)
     for drafter, verifier in proposal.pairs:
         parts.append(f"[[pairs]]\ndrafter = {_toml(drafter)}\nverifier = {_toml(verifier)}\n")
-    parts.append(_table("wallclock", {k: wallclock[k] for k in ("warmup", "warmup_s", "repeats", "k")}))
-    parts.append(_table("framing", {k: framing[k] for k in ("k", "node_leg")}))
+    limit = {"max_new_tokens": extras.max_new_tokens} if extras.max_new_tokens else {}
+    parts.append(_table("wallclock", {k: wallclock[k] for k in ("warmup", "warmup_s", "repeats", "k")} | limit))
+    parts.append(_table("framing", {k: framing[k] for k in ("k", "node_leg")} | limit))
     parts.append(_table("policy", asdict(Policy())))
     return "\n".join(parts)
 
@@ -202,12 +257,49 @@ class ScaffoldFile:
     why: str
 
 
+@dataclass(frozen=True)
+class Prompts:
+    """``measure init --prompts``: golden rows to make from plain prompts with the reference tier."""
+
+    path: Path
+    chat_template: bool = False
+    max_new_tokens: int = 32
+
+
+def _continued(proposal: Proposal, prompts: Prompts, root: Path) -> tuple[Planned, str | None]:
+    """The golden rows the reference tier continues ``prompts`` into, and the prompt template it read them with."""
+    causal = [t for t in proposal.tiers if t.facts.kind == "causal"]
+    reference = next((t for t in causal if t.role == "reference"), None) or next(
+        (t for t in causal if t.facts.precision in ("fp32", "fp16")), None
+    )
+    if reference is None:
+        raise MeasureError(
+            f"--prompts {prompts.path}: no full-precision decoder-only tier among the tiers to continue them with; "
+            "name its folder too, or give --golden rows"
+        )
+    texts = read_prompts(prompts.path)
+    template = chat_prompt(reference.facts.path) if prompts.chat_template else None
+    tier = load_tier(reference.facts.path, prompt=template)
+    made = continuations(tier, texts, prompts.max_new_tokens)
+    how = "its chat template applied" if template else "no chat template"
+    why = (
+        f"golden rows: {reference.name}'s own greedy continuations of the {made.rows} prompts of {prompts.path.name} "
+        f"({made.max_new_tokens} new tokens each, {how}): a quantized tier is held to what its reference says"
+    )
+    return Planned(root / GOLDEN, made.text, why), template
+
+
 def plan(
-    root: Path, tier_dirs: list[Path], golden: Path | None, host: Host = HOSTS["mkdocs"]
+    root: Path,
+    tier_dirs: list[Path],
+    golden: Path | None,
+    host: Host = HOSTS["mkdocs"],
+    prompts: Prompts | None = None,
 ) -> tuple[list[Planned], list[str]]:
     """Every file ``measure init`` writes under ``root``, those that exist included, and notes for the user.
 
-    ``host``: the site generator (its config is written when no site config of it is there)."""
+    ``host``: the site generator (its config is written when no site config of it is there); ``prompts``: make the
+    golden rows from plain prompts, the reference tier's greedy continuations."""
     planned: list[Planned] = []
     notes: list[str] = []
     if (root / CONFIG).exists():
@@ -222,8 +314,17 @@ def plan(
             )
         proposal = propose([read_tier(f) for f in dict.fromkeys(f.resolve() for f in folders)])
         notes.extend(proposal.notes)
+        found, unfound = references(proposal)
+        notes.extend(unfound)
         rows: list[Planned] = []
-        if golden is None:
+        template = None
+        if prompts is not None:
+            if (root / GOLDEN).exists():
+                raise MeasureError(f"{root / GOLDEN}: exists; --prompts writes the golden rows there: move it first")
+            made, template = _continued(proposal, prompts, root)
+            golden = made.path
+            rows.append(made)
+        elif golden is None:
             golden = root / GOLDEN
             text = None if golden.exists() else GOLDEN_TEMPLATE
             rows.append(Planned(golden, text, "a golden-rows template: replace its row with yours, one JSON a line"))
@@ -233,7 +334,12 @@ def plan(
             load_golden(golden)  # a bad file is reported now, not at the first run
         roles = ", ".join(f"{t.name} {t.role}" for t in proposal.tiers)
         pairs = ", ".join(f"{d}->{v}" for d, v in proposal.pairs) or "none"
-        planned.append(Planned(root / CONFIG, suite_toml(proposal, golden, root), f"tiers {roles}; pairs {pairs}"))
+        extras = Extras(found, template, prompts.max_new_tokens if prompts else None)
+        said = f"tiers {roles}; pairs {pairs}"
+        said += "".join(f"; {t} judged against {s}" for t, (s, _) in found.items())
+        if max(t.facts.total_bytes for t in proposal.tiers) > BUDGET_BYTES:
+            said += f"; [run] budget = {BUDGET} (tiers over {BUDGET_BYTES // 10**6} MB)"
+        planned.append(Planned(root / CONFIG, suite_toml(proposal, golden, root, extras), said))
         planned.extend(rows)
     site, site_notes = _site_notes(root, host)
     if site.exists():

@@ -248,3 +248,111 @@ def test_init_for_properdocs_writes_properdocs_yml_with_the_plugin(tmp_path, mon
     assert doc["plugins"] == ["search", {"measure": {"results": "results"}}]
     assert {"attr_list", "admonition", "tables", "toc"} <= set(doc["markdown_extensions"])
     assert "&& properdocs build --strict" in out and "serve  properdocs serve" in out
+
+
+def _strip_source(folder: Path) -> None:
+    """The tier as optimum and onnxruntime's quantizers leave it: nothing says what it was made from."""
+    meta = json.loads((folder / "tier.json").read_text(encoding="utf-8"))
+    meta.pop("quantization", None)
+    (folder / "tier.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def test_init_names_each_quantized_tiers_reference_from_its_graphs_and_says_which_has_none(
+    tmp_path, monkeypatch, capsys
+):
+    for name in ("lm-base-fp32", "lm-base-int8", "lm-small-int4"):
+        shutil.copytree(bundled.DEMO_DIR / name, tmp_path / "models" / name)
+        _strip_source(tmp_path / "models" / name)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--site", "mkdocs"]) == 0
+    out = capsys.readouterr().out
+    config = load_config(tmp_path / "measure.toml")
+    assert {t.name: t.reference for t in config.tiers} == {
+        "lm-base-fp32": None,
+        "lm-base-int8": "lm-base-fp32",
+        "lm-small-int4": None,  # its source (lm-small-fp32) is not among the tiers
+    }
+    assert "lm-base-int8 judged against lm-base-fp32" in out
+    assert "note   lm-small-int4 has no reference (no full-precision tier of its kind holds its weights)" in out
+    text = (tmp_path / "measure.toml").read_text(encoding="utf-8")
+    assert "4 layers, 8 attention heads (2 key/value) x 16" in text  # config.json's heads, not the cache's
+    assert "[run]" not in text  # tiers of a few MB: no budget proposed
+
+
+def test_init_proposes_a_budget_for_tiers_over_the_stated_size_and_says_why(tmp_path, monkeypatch, capsys):
+    from measure.tools import scaffold
+
+    shutil.copytree(bundled.DEMO_DIR / "lm-base-fp32", tmp_path / "lm-base-fp32")
+    monkeypatch.setattr(scaffold, "BUDGET_BYTES", 1)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "lm-base-fp32"]) == 0
+    out = capsys.readouterr().out
+    assert load_config(tmp_path / "measure.toml").run.budget_s == 15 * 60
+    assert "[run] budget = 15m (tiers over 0 MB)" in out
+    assert "# the largest tier is" in (tmp_path / "measure.toml").read_text(encoding="utf-8")
+    assert "site   " in out  # the generator it chose, and how to pick another
+
+
+def test_init_with_prompts_writes_the_reference_tiers_own_continuations(tmp_path, monkeypatch, capsys):
+    from measure.engine.load import load_tier
+    from measure.suites.golden import load_golden
+
+    for name in ("lm-base-fp32", "lm-base-int8"):
+        shutil.copytree(bundled.DEMO_DIR / name, tmp_path / name)
+    inputs = [r.input for r in load_golden(bundled.DEMO_DIR / "golden-v1.jsonl").rows[:3]]
+    (tmp_path / "prompts.txt").write_text("\n".join(inputs) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "lm-base-fp32", "lm-base-int8", "--prompts", "prompts.txt", "--max-new-tokens", "6"]) == 0
+    out = capsys.readouterr().out
+    assert "lm-base-fp32's own greedy continuations of the 3 prompts of prompts.txt (6 new tokens each" in out
+    reference = load_tier(tmp_path / "lm-base-fp32")
+    rows = load_golden(tmp_path / "golden.jsonl").rows
+    assert [r.input for r in rows] == inputs
+    assert [r.output for r in rows] == [reference.greedy(i, max_new_tokens=6).text for i in inputs]
+    config = load_config(tmp_path / "measure.toml")
+    assert config.wallclock.max_new_tokens == config.framing.max_new_tokens == 6
+
+
+def test_a_chat_template_is_applied_only_when_asked_in_rows_and_run_alike(tmp_path, monkeypatch, capsys):
+    from measure.engine.load import load_tier
+    from measure.suites.golden import load_golden
+
+    folder = tmp_path / "lm-base-fp32"
+    shutil.copytree(bundled.DEMO_DIR / "lm-base-fp32", folder)
+    meta = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    # the demo model was trained on "{input}=": a template that renders to it keeps its decodes meaningful
+    meta["chat_template"] = (
+        "{% for m in messages %}{{ m.content }}{% endfor %}{% if add_generation_prompt %}={% endif %}"
+    )
+    (folder / "tokenizer_config.json").write_text(json.dumps(meta), encoding="utf-8")
+    (text,) = [r.input for r in load_golden(bundled.DEMO_DIR / "golden-v1.jsonl").rows[:1]]
+    (tmp_path / "prompts.txt").write_text(text + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "lm-base-fp32", "--prompts", "prompts.txt", "--chat-template"]) == 0
+    capsys.readouterr()
+    config = load_config(tmp_path / "measure.toml")
+    assert config.tiers[0].prompt == "{input}="  # rendered from the template, written for the run
+    (row,) = load_golden(tmp_path / "golden.jsonl").rows
+    assert row.output == load_tier(folder, prompt="{input}=").greedy(text, max_new_tokens=32).text
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--chat-template"], "--chat-template: applies to --prompts"),
+        (["--prompts", "empty.txt"], "empty.txt: no prompts"),
+        (["--prompts", "prompts.txt", "--max-new-tokens", "0"], "--max-new-tokens 0: expected 1 to 4096"),
+        (["--prompts", "prompts.txt", "--chat-template"], "no chat template; leave out --chat-template"),
+    ],
+)
+def test_bad_prompt_options_are_one_line_and_write_nothing(tmp_path, monkeypatch, capsys, args, says):
+    shutil.copytree(bundled.DEMO_DIR / "lm-base-fp32", tmp_path / "lm-base-fp32")
+    (tmp_path / "lm-base-fp32" / "tokenizer_config.json").unlink()
+    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf-8")
+    (tmp_path / "prompts.txt").write_text("abc\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["init", "lm-base-fp32", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
