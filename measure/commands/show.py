@@ -289,12 +289,17 @@ def _print_plan(r: Record) -> None:
     p = r.plan
     if p is None:
         return
-    s = p.shape
+    s, n, ran = p.shape, r.golden.rows, {step for step, seconds in p.steps.items() if seconds > 0}
+    parts = [f"wall-clock {len(p.wallclock_rows)}/{n} rows x {s.get('repeats', '?')} repeats (up to {p.max_repeats})"]
+    if "framing" in ran or not p.steps:  # a plan from before steps were recorded: as it was written
+        parts.append(f"framing {len(p.framing_rows)}/{n} rows")
+    if "fidelity" in ran:
+        parts.append(f"fidelity {len(p.fidelity_rows or p.framing_rows)}/{n} rows")
+    if "profile" in ran or not p.steps:
+        parts.append(f"{s.get('profile_workers', '?')} profile worker(s)")
     _print(
         f"\nplan: budget {p.budget_s / 60:.1f} min, estimated {p.estimate_s / 60:.1f} min (minimum "
-        f"{p.minimum_s / 60:.1f}); wall-clock {len(p.wallclock_rows)}/{r.golden.rows} rows x {s['repeats']} "
-        f"repeats (up to {p.max_repeats}), framing {len(p.framing_rows)}/{r.golden.rows} rows, "
-        f"{s['profile_workers']} profile worker(s)"
+        f"{p.minimum_s / 60:.1f}); {', '.join(parts)}"
     )
     if p.outcome is not None:
         o = p.outcome

@@ -62,3 +62,17 @@ def test_the_plan_and_the_quantization_settings_are_shown(shown):
     lite = next(r for r in wallclock if r[0] == "lm-small-int4")
     assert lite[header.index("quantization")] == "block 32, accuracy 0 (fp32, unset)"
     assert next(r for r in wallclock if r[0] == "lm-base-int8")[header.index("quantization")] == "-"
+
+
+def test_the_plan_line_names_only_the_steps_the_run_took(tmp_path):
+    """A --suite wallclock run with its profile cut plans no framing and no profile workers: show says neither."""
+    doc = real_size_record()
+    plan = doc["plan"]
+    plan["steps"] = {"wallclock": 120.0, "profile": 0.0, "framing": 0.0}
+    path = tmp_path / doc["machine_id"] / f"{doc['run_id']}.json"
+    write_atomic(path, doc)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", str(path)]) == 0
+    (line,) = [x for x in out.getvalue().splitlines() if x.startswith("plan: ")]
+    assert "wall-clock " in line and "framing" not in line and "profile worker" not in line
