@@ -52,14 +52,29 @@ def read_prompts(path: Path) -> list[str]:
     return prompts
 
 
+def _template(folder: Path) -> tuple[Path, str]:
+    """The tokenizer's chat template: ``tokenizer_config.json``'s ``chat_template``, else ``chat_template.jinja``
+    (where transformers 4.5x saves it)."""
+    config = folder / "tokenizer_config.json"
+    if config.is_file():
+        found = read_json_object(config).get("chat_template")
+        if isinstance(found, str) and found.strip():
+            return config, found
+    path = folder / "chat_template.jinja"
+    if path.is_file():
+        try:
+            return path, path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MeasureError(f"{path}: cannot read this chat template ({exc})") from exc
+    raise MeasureError(
+        f"{folder}: no chat template (tokenizer_config.json chat_template, or chat_template.jinja); leave out "
+        "--chat-template"
+    )
+
+
 def chat_prompt(folder: Path) -> str:
     """The tokenizer's chat template rendered for one user turn, with ``{input}`` where the turn's text goes."""
-    path = folder / "tokenizer_config.json"
-    if not path.is_file():
-        raise MeasureError(f"{folder}: no tokenizer_config.json, so no chat template; leave out --chat-template")
-    template = read_json_object(path).get("chat_template")
-    if not isinstance(template, str) or not template.strip():
-        raise MeasureError(f"{path}: field chat_template: expected a Jinja template; leave out --chat-template")
+    path, template = _template(folder)
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     marker = "\x00INPUT\x00"
@@ -70,9 +85,9 @@ def chat_prompt(folder: Path) -> str:
             .render(messages=[{"role": "user", "content": marker}], add_generation_prompt=True, bos_token="")
         )
     except Exception as exc:  # a template is the model's code: any failure is one line naming the file
-        raise MeasureError(f"{path}: field chat_template: cannot be rendered ({exc})") from exc
+        raise MeasureError(f"{path}: the chat template cannot be rendered ({exc})") from exc
     if rendered.count(marker) != 1:
-        raise MeasureError(f"{path}: field chat_template: the user's text does not appear once in what it renders")
+        raise MeasureError(f"{path}: the chat template does not place the user's text once in what it renders")
     return rendered.replace(marker, "{input}")
 
 

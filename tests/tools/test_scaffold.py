@@ -342,7 +342,10 @@ def test_a_chat_template_is_applied_only_when_asked_in_rows_and_run_alike(tmp_pa
         (["--chat-template"], "--chat-template: applies to --prompts"),
         (["--prompts", "empty.txt"], "empty.txt: no prompts"),
         (["--prompts", "prompts.txt", "--max-new-tokens", "0"], "--max-new-tokens 0: expected 1 to 4096"),
-        (["--prompts", "prompts.txt", "--chat-template"], "no chat template; leave out --chat-template"),
+        (
+            ["--prompts", "prompts.txt", "--chat-template"],
+            "no chat template (tokenizer_config.json chat_template, or chat_template.jinja); leave out",
+        ),
     ],
 )
 def test_bad_prompt_options_are_one_line_and_write_nothing(tmp_path, monkeypatch, capsys, args, says):
