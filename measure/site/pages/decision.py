@@ -122,6 +122,11 @@ def _preserved(p: Speculative) -> str:
     return f", {badge('failure')} {where}"
 
 
+def _level_of(level: float | None, why: str = "") -> str:
+    """The level an interval is at, said where the interval is: "97.5% interval, Bonferroni over k"."""
+    return f"{level or 0.95:.1%} interval" + (f", {why}" if why else "")
+
+
 def _speculative(found: tuple[Speculative, ...], fastest: dict[str, str], mixed: bool) -> tuple[Md, ...]:
     out = []
     by_kind: dict[str, list[Speculative]] = defaultdict(list)
@@ -150,12 +155,11 @@ def _speculative(found: tuple[Speculative, ...], fastest: dict[str, str], mixed:
         items = "; ".join(
             f"{link(p.pair, 'wallclock.md#' + row_id('pair', p.pair))} at its best k={p.best_k} "
             f"{p.ms_per_token.value:.3f} ms/token, {_x(p.vs_fastest)} the time of {greedy} "
-            f"({_x(p.vs_verifier)} of its verifier {md(p.verifier)} alone){_preserved(p)}"
+            f"({_level_of(p.vs_fastest.level, 'Bonferroni over k')}; {_x(p.vs_verifier)} of its verifier "
+            f"{md(p.verifier)} alone, {_level_of(p.vs_verifier.level if p.vs_verifier else None)}){_preserved(p)}"
             for p in pairs
         )
-        out.append(
-            trusted(f"{head} {items}. Intervals at {pairs[0].vs_fastest.level or 0.95:.1%} (Bonferroni over k).")
-        )
+        out.append(trusted(f"{head} {items}."))
     return tuple(out)
 
 
