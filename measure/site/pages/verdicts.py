@@ -44,9 +44,12 @@ class VerdictsPage:
 
 
 def questions(a: Analysis) -> tuple[Question, ...]:
+    """One table a question, the question with the worst answer first (then as the record asks them), and in each
+    table the worst rows first: a reader who stops after the first table has seen the worst there is."""
     groups: dict[str, list[Verdict]] = {}
     for v in a.verdicts:
         groups.setdefault(v.topic, []).append(v)
+    ordered = sorted(groups.items(), key=lambda kv: min(RANK[v.outcome] for v in kv[1]))
     return tuple(
         Question(
             md(vs[0].question),
@@ -65,7 +68,7 @@ def questions(a: Analysis) -> tuple[Question, ...]:
                 for v in sorted(vs, key=lambda v: RANK[v.outcome])
             ),
         )
-        for topic, vs in groups.items()
+        for topic, vs in ordered
     )
 
 
