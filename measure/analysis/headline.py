@@ -48,6 +48,11 @@ class TierLine:
     """Against its full-precision reference, teacher-forced (None: the tier has none, or no fidelity pass)."""
     present_max: float | None = None
     """The largest present key/value difference batched framing made (None: framing not measured)."""
+    kind_reference: str | None = None
+    """Where the tier's own source (its fidelity reference) was not timed: its kind's reference, the other
+    comparison, named as such; None where the row's one reference is the kind's anyway."""
+    vs_kind_reference: Estimate | None = None
+    """This tier's ms/token over :attr:`kind_reference`'s, paired (its own column, never the row's reference)."""
 
 
 @dataclass(frozen=True)
@@ -108,21 +113,20 @@ def _framing_counts(framing: FramingTier | None) -> tuple[int | None, int | None
     return framing.argmax_total - framing.argmax_agree, framing.argmax_total, changed, total
 
 
-def _timed_reference(a: Analysis, name: str) -> str | None:
-    """The tier a tier's speed is set against: its own full-precision source where the run timed it (precision
-    alone), else its kind's reference, named beside the ratio (never a tier of the other kind)."""
-    r = a.record
+def _row_reference(a: Analysis, name: str) -> str | None:
+    """The one tier a row's speed and fidelity are both against: the tier's own full-precision source where it has
+    one (timed or not: an untimed one leaves the speed ratio empty), else its kind's reference (never a tier of the
+    other kind)."""
     fid = a.fidelity_of(name)
-    cases = r.wallclock.cases if r.wallclock else {}
-    if fid is not None and fid.reference in cases:
-        return fid.reference
-    return kind_reference(r, r.tiers[name].kind)
+    return fid.reference if fid is not None else kind_reference(a.record, a.record.tiers[name].kind)
 
 
 def _tier_line(a: Analysis, name: str) -> TierLine:
     r = a.record
     tier = r.tiers[name]
-    reference = _timed_reference(a, name)
+    reference = _row_reference(a, name)
+    kind_ref = kind_reference(r, tier.kind)
+    other = kind_ref if kind_ref not in (None, reference, name) else None
     timing = next((t for t in a.tiers if t.tier == name), None)
     framing = next((t for t in r.python_tiers if t.tier == name), None)
     ref = next((t for t in r.python_tiers if t.tier == reference), None)
@@ -148,6 +152,8 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         prompt_total,
         a.fidelity_of(name),
         framing.present_max_abs_diff if framing else None,
+        other,
+        _vs(r, name, other) if other else None,
     )
 
 

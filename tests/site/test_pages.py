@@ -122,6 +122,8 @@ def test_the_overview_table_states_speed_and_fidelity_from_the_record(built):
         if t.vs_reference is not None:
             assert float(row["vs_reference"]) == t.vs_reference.value
             assert f"{t.vs_reference.value:.2f}×" in page
+        if row["fidelity_reference"]:  # one reference per row: its speed and its fidelity are against one tier
+            assert row["speed_reference"] == row["fidelity_reference"]
         assert f"{t.ms_per_token.value:.3f}" in page
     assert page.index("What to ship") < page.index("Summary") < page.index("Every check behind this page")
 

@@ -150,11 +150,19 @@ def _framing_cell(t: TierLine, tolerance: float) -> Md:
 
 
 def _vs_reference(t: TierLine) -> Md:
+    """The row's one reference (the tier's source, the one its fidelity is against); the kind's reference, where
+    it is another tier, said apart and named as such."""
     if t.reference == t.tier:
         return md("the reference")
-    if t.vs_reference is None:
-        return md("-")
-    return trusted(f"{_pm(t.vs_reference, 2, '×')}<br><small>of {md(t.reference)}</small>")
+    own = (
+        f"{_pm(t.vs_reference, 2, '×')}<br><small>of {md(t.reference)}</small>"
+        if t.vs_reference is not None
+        else (f"<small>{md(t.reference)} not timed</small>" if t.reference else "-")
+    )
+    if t.vs_kind_reference is not None and t.kind_reference:
+        kind = t.vs_kind_reference
+        own += f"<br><small>kind: {kind.value:.2f}× [{kind.lo:.2f}, {kind.hi:.2f}] of {md(t.kind_reference)}</small>"
+    return trusted(own)
 
 
 def _summary_row(t: TierLine, mixed: bool, tolerance: float) -> SummaryRow:
@@ -342,7 +350,9 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
     w.writerow(
         [
             *("tier", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
-            *("vs_reference", "vs_reference_lo", "vs_reference_hi", "exact", "rows", "same_as_reference"),
+            *("speed_reference", "vs_reference", "vs_reference_lo", "vs_reference_hi"),
+            *("kind_reference", "vs_kind_reference", "vs_kind_reference_lo", "vs_kind_reference_hi"),
+            *("exact", "rows", "same_as_reference"),
             *("framing_changed", "framing_decisions", *(f"greedy_parity {leg}" for leg in legs), "worst_outcome"),
             *("fidelity_reference", "kld_mean", "kld_mean_lo", "kld_mean_hi", "same_top1", "ppl_ratio"),
             *(("wallclock_run", "framing_run") if state is not None else ()),
@@ -350,13 +360,16 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
     )
     runs = [] if state is None else [(r.run_id if (r := state.source(p)) else "") for p in ("wallclock", "framing")]
     for t in h.tiers:
-        ms, vs = t.ms_per_token, t.vs_reference
+        ms, vs, kind = t.ms_per_token, t.vs_reference, t.vs_kind_reference
         judged = [v.outcome for v in t.verdicts if v.outcome != "info"]
         w.writerow(
             [
                 *(t.tier, t.role, t.precision, t.size_bytes),
                 *((ms.value, ms.lo, ms.hi) if ms else ("", "", "")),
+                t.reference or "",
                 *((vs.value, vs.lo, vs.hi) if vs else ("", "", "")),
+                t.kind_reference or "",
+                *((kind.value, kind.lo, kind.hi) if kind else ("", "", "")),
                 *(t.exact, t.rows, t.same_as_reference, t.framing_changed, t.framing_total),
                 *(cell for _, cell in t.runtimes),
                 min(judged, key=lambda o: RANK[o]) if judged else "",
