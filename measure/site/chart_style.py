@@ -9,12 +9,14 @@ from typing import Any
 import numpy as np
 
 PALETTE = (
-    *("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999"),
-    *("#332288", "#117733", "#882255", "#44AA99"),
+    *("#0072B2", "#C58800", "#009E73", "#CC79A7", "#499AC8", "#D55E00", "#9E962B", "#929292"),
+    *("#332288", "#117733", "#882255", "#41A392"),
 )
 """Twelve series colours: Okabe and Ito's eight, then four of Paul Tol's muted scheme; distinguishable with every
-common colour-vision deficiency, no red next to green. Every series also wears its own marker (:data:`SYMBOLS`)
-or dash (:data:`DASHES`), so colour is never the only cue."""
+common colour-vision deficiency, no red next to green. Each reaches 3:1 against white (WCAG's figure for graphics):
+the orange, sky blue, yellow, grey and teal of those schemes are darkened just enough (Okabe and Ito's yellow
+#F0E442 is 1.3:1 on white). Every series also wears its own marker (:data:`SYMBOLS`) or dash (:data:`DASHES`), so
+colour is never the only cue."""
 DARK = {
     "#0072B2": "#008FE0",
     "#D55E00": "#E46500",
@@ -26,8 +28,9 @@ DARK = {
 4.5:1 against Material's slate background (#1e2029; WCAG AA), lightened only where it falls short."""
 SYMBOLS = (
     *("circle", "square", "diamond", "triangle-up", "triangle-down", "cross"),
-    *("x", "pentagon", "hexagon", "star", "hourglass", "triangle-left"),
+    *("x", "pentagon", "hexagon", "triangle-right", "hourglass", "triangle-left"),
 )
+"""A tier's markers; stars are kept for speculative pairs (the speed-fidelity chart draws each at its best k)."""
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 

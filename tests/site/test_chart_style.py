@@ -28,6 +28,16 @@ def test_twelve_series_each_its_own_colour_and_marker():
     assert [p.of(n) for n in names[:12]] == list(PALETTE)  # first-seen order, stable within a build
 
 
+def test_every_series_colour_reaches_3_to_1_on_the_light_page():
+    """WCAG's contrast for graphics: a marker or line a reader must see against Material's white page."""
+    for colour in PALETTE:
+        assert _contrast(colour, "#ffffff") >= 3.0, (colour, round(_contrast(colour, "#ffffff"), 2))
+
+
+def test_no_tier_is_drawn_as_a_star_the_mark_of_a_speculative_pair():
+    assert not any(s.startswith("star") for s in SYMBOLS)
+
+
 def test_every_series_colour_reaches_4_5_to_1_on_the_dark_page_after_its_swap():
     for colour in PALETTE:
         shown = DARK.get(colour, colour)
