@@ -48,6 +48,9 @@ class TierLine:
     """Against its full-precision reference, teacher-forced (None: the tier has none, or no fidelity pass)."""
     present_max: float | None = None
     """The largest present key/value difference batched framing made (None: framing not measured)."""
+    framings: int = 0
+    """The framings each decode position was fed in (blocks of each k and whole): ``framing_total`` counts every
+    position that many times, so a page says positions × framings, not one inflated count."""
     kind_reference: str | None = None
     """Where the tier's own source (its fidelity reference) was not timed: its kind's reference, the other
     comparison, named as such; None where the row's one reference is the kind's anyway."""
@@ -152,6 +155,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         prompt_total,
         a.fidelity_of(name),
         framing.present_max_abs_diff if framing else None,
+        len(framing.blocks) if framing else 0,
         other,
         _vs(r, name, other) if other else None,
     )

@@ -146,3 +146,19 @@ def test_without_any_judged_tier_the_hint_names_the_tiers_and_not_a_setting_alre
     (ship,) = map(_text, block.ship)
     assert "fidelity not measured, so no tier is judged fit to ship: base-int8, small-int4 have no reference" in ship
     assert "[framing] fidelity = true" not in ship
+
+
+def test_the_framing_line_counts_positions_times_framings_and_names_a_tier_whose_prompt_changes():
+    """A decode position is fed in every framing: 1 changed of 240 is 80 positions × 3 framings; a tier whose
+    prompt alone changes is named too, never counted among those that decode identically."""
+    import copy
+
+    doc = copy.deepcopy(load_record(DATA_DIR / "record-v3-lm.json"))
+    tiers = {t["tier"]: t for t in doc["framing"]["legs"][0]["tiers"]}
+    tiers["base-int8"]["blocks"][0]["argmax_agree"] -= 1
+    tiers["lm-base-int8"]["prefill"][0]["argmax_agree"] -= 2
+    _, block = _block(doc)
+    line = _text(block.framing)
+    assert "base-int8 (output: 1 of 240 decisions (80 positions × 3 framings))" in line
+    assert re.search(r"lm-base-int8 \(prompt: \d+ of \d+\)", line), line
+    assert "the other 3 tier(s) decode identically, prompt and output" in line

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
-from measure.analysis.headline import Headline
+from measure.analysis.headline import Headline, TierLine
 from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
 from measure.site import chart_style, charts
@@ -221,7 +221,7 @@ def _framing(h: Headline) -> Md | None:
     measured = [t for t in h.tiers if t.framing_total]
     if not measured:
         return None
-    changed = [t for t in measured if t.framing_changed]
+    changed = [t for t in measured if t.framing_changed or t.prompt_changed]
     total = sum(t.framing_total or 0 for t in measured)
     where = link("evidence", "framing.md#framing-parity")
     if not changed:
@@ -229,11 +229,22 @@ def _framing(h: Headline) -> Md | None:
             f"**Framing**: feeding a tier k tokens per call (as a speculative verifier does) instead of one changes "
             f"no decode: all {len(measured)} tiers keep every one of {total:,} next-token decisions ({where})."
         )
-    items = ", ".join(f"{md(t.tier)} ({t.framing_changed} of {t.framing_total:,})" for t in changed)
+    items = ", ".join(f"{md(t.tier)} ({_decisions(t)})" for t in changed)
     return trusted(
         f"**Framing**: feeding k tokens per call instead of one changes next-token decisions of {items}; the "
-        f"other {len(measured) - len(changed)} tier(s) decode identically ({where})."
+        f"other {len(measured) - len(changed)} tier(s) decode identically, prompt and output ({where})."
     )
+
+
+def _decisions(t: TierLine) -> str:
+    """ "output: 1 of 2,840 decisions (710 positions × 4 framings); prompt: 35 of 2,836" where each changed."""
+    said = []
+    if t.framing_changed and t.framing_total:
+        per = f" ({t.framing_total // t.framings:,} positions × {t.framings} framings)" if t.framings > 1 else ""
+        said.append(f"output: {t.framing_changed} of {t.framing_total:,} decisions{per}")
+    if t.prompt_changed and t.prompt_total:
+        said.append(f"prompt: {t.prompt_changed} of {t.prompt_total:,}")
+    return "; ".join(said)
 
 
 def _ran(a: Agreement) -> str:
