@@ -35,7 +35,8 @@ class TierTiming:
     ms_per_token: Estimate
     tokens_per_s: Estimate
     ratio_vs_plain: Estimate | None
-    """ms/token of this tier / ms/token of the plain tier, repeats paired."""
+    """ms/token of this tier / ms/token of the plain tier, repeats paired; None for a tier of the other model kind
+    (a decoder-only tier is never timed against an encoder-decoder one)."""
     exponent: Estimate | None
     """b in row time ~ (tokens + 1)^b."""
     overhead: float
@@ -113,7 +114,8 @@ def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
     for name, case in cases.items():
         ms = case.per_repeat_ms_per_token
         ratio = None
-        if intervals and plain is not None and plain.measured and case.measured:
+        same_kind = plain is not None and record.tiers[plain.name].kind == record.tiers[name].kind
+        if intervals and same_kind and plain is not None and plain.measured and case.measured:
             ratio = paired_ratio(*common_repeats(ms, plain.per_repeat_ms_per_token))
         tier = record.tiers[name]
         est = summarize if intervals else _point

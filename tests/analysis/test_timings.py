@@ -353,3 +353,15 @@ def test_intervals_of_noisy_repeats_come_from_the_records_seed():
         assert t.ms_per_token.lo < t.ms_per_token.value < t.ms_per_token.hi
     for p in pair_timings(r):
         assert p.ms_per_token.lo < p.ms_per_token.value < p.ms_per_token.hi
+
+
+def test_no_tier_is_timed_against_a_plain_tier_of_the_other_model_kind():
+    from measure.record.io import load_record
+    from measure.record.model import from_document
+
+    record = from_document(load_record(DATA_DIR / "record-v3-lm.json"), "record-v3-lm.json")
+    plain_kind = record.tiers[record.plain].kind
+    found = {t.tier: t for t in tier_timings(record)}
+    assert {record.tiers[n].kind for n in found} == {"seq2seq", "causal"}
+    for name, t in found.items():
+        assert (t.ratio_vs_plain is not None) == (record.tiers[name].kind == plain_kind), name
