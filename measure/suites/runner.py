@@ -40,6 +40,7 @@ from measure.suites.calls import run_call_costs, run_layouts
 from measure.suites.config import SUITES, PairSpec, SuiteConfig
 from measure.suites.environment import environment
 from measure.suites.fidelity_steps import Planned, check_reference, run_fidelity_steps
+from measure.suites.finite import require_finite
 from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden, pick
 from measure.suites.heartbeat import Heartbeat
@@ -59,10 +60,15 @@ def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
 
 
 def check_decodes(tiers: dict[str, Tier], golden: GoldenRows, config: Path) -> None:
-    """Refuse, before anything is timed or written, a tier that decodes no token on any golden row: its first
-    step picks end-of-sequence on every one (a broken prompt template or export). One untimed step per row."""
+    """Refuse, before anything is timed or written, a tier whose first step gives NaN or infinite logits on a
+    golden row (a broken graph: :mod:`measure.suites.finite`), or decodes no token on any row: its first step
+    picks end-of-sequence on every one (a broken prompt template or export). One untimed step per row."""
     for tier in tiers.values():
-        empty = sum(not tier.greedy_ids(tier.source_ids(r.input), max_new_tokens=1).tokens for r in golden.rows)
+        empty = 0
+        for r in golden.rows:
+            first = tier.teacher_forced(tier.source_ids(r.input), [])[-1]  # the greedy decode's first step
+            require_finite(first, tier.name, golden.path, r.line, "its first decode step")
+            empty += int(first.argmax()) == tier.special.eos
         if empty and empty == len(golden):
             fix = (
                 f"check its prompt template ({tier.path}/tier.json prompt, or the tier's prompt in {config}) "
