@@ -17,6 +17,7 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -145,7 +146,9 @@ def run(
     for suite in suites:
         if suite not in SUITES:
             raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
-    budget_s = config.run.budget_s if budget_s is None else budget_s
+    given = None  # the --budget flag, which wins over the config's
+    if budget_s is None and config.run.budget is not None:
+        budget_s, given = config.run.budget_s, f"{config.path}: [run] budget = {json.dumps(config.run.budget)}"
     golden = load_golden(config.golden)
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     first = "wallclock" if "wallclock" in suites else "framing"
@@ -157,7 +160,7 @@ def run(
     budgeted = None
     if budget_s is not None:
         judged = tuple((p.tier, p.reference) for p in planned) if fidelity else ()
-        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged)
+        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged, given)
         doc["plan"] = plan_part(budgeted.plan.to_dict())
         for line in budgeted.plan.lines(len(golden)):
             say(line)
