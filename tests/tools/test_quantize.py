@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -133,6 +135,38 @@ def test_refuses_unknown_target_and_bad_block(tmp_path):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int2")
     with pytest.raises(MeasureError, match="power of two"):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int4", block_size=24)
+    for size in (8, 512, 2**40):  # MatMulNBits takes 16..256; 2**40 passed a power-of-two check and ended in 384 TiB
+        with pytest.raises(MeasureError, match=r"--block-size: expected a power of two from 16 to 256"):
+            quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int4", block_size=size)
+    assert not (tmp_path / "x").exists()
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("to", ["int8", "int4"])
+def test_quantize_never_writes_into_the_source_folder(tmp_path, to):
+    """onnxruntime's dynamic quantizer wrote ``<graph>-inferred.onnx`` beside the graph it was given and removed
+    it after: a user's file of that name went with it, and a read-only source folder failed naming the output.
+    Quantize gives the quantizers a private copy: the source's listing and bytes stay as they were."""
+    src = tmp_path / "src"
+    shutil.copytree(bundled.SMALL_FP32, src)
+    (src / "decoder-kv-inferred.onnx").write_bytes(b"the user's own file")
+    (src / "encoder-inferred.onnx").write_bytes(b"another")
+    before = _listing(src)
+    modes = {p: p.stat().st_mode for p in [src, *src.iterdir()]}
+    for path in [*src.iterdir(), src]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        out = quantize_tier(src, tmp_path / "q", to)
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+    assert _listing(src) == before
+    assert sorted(p.name for p in out.iterdir()) == ["decoder-kv.onnx", "encoder.onnx", "tier.json", "tokenizer.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q", "src"]  # no staging folder left beside it
+    assert load_tier(out).fingerprint().precision in ("int8-dynamic", "int4")
 
 
 LM = bundled.CONFIG.parent
