@@ -314,7 +314,9 @@ def _build(
     work = dst / ".work"
     private = _private_copy(src, graphs, work / "src")
     (work / "out").mkdir()
+    (work / "tmp").mkdir()
     logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
+    system_tmp, tempfile.tempdir = tempfile.tempdir, str(work / "tmp")  # their temporary models stay in here too
     try:
         for graph in graphs:
             out = work / "out" / graph
@@ -334,6 +336,7 @@ def _build(
             out.rename(dst / graph)
     finally:
         logging.disable(logging.NOTSET)
+        tempfile.tempdir = system_tmp
         shutil.rmtree(work, ignore_errors=True)
     if cal is not None:
         params["calibration"] = {
