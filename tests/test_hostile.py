@@ -378,6 +378,70 @@ def _fidelity_no_output(tmp: Path) -> list[str]:
     return [str(bundled.DEMO_DIR / "base-fp32"), str(bundled.DEMO_DIR / "base-int8"), "--golden", str(rows)]
 
 
+def _long_output_rows(tmp: Path, chars: int) -> Path:
+    """Three demo golden rows, the second's expected output ``chars`` letters long (the demo's tokenizer gives a
+    token a letter)."""
+    lines = bundled.GOLDEN.read_text(encoding="utf-8").splitlines()[:3]
+    rows = [json.loads(line) for line in lines]
+    rows[1]["output"] = "a" * chars
+    path = tmp / "rows.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _fidelity_long_output(reference: str, tier: str, chars: int) -> Build:
+    def build(tmp: Path) -> list[str]:
+        rows = _long_output_rows(tmp, chars)
+        return [str(bundled.DEMO_DIR / reference), str(bundled.DEMO_DIR / tier), "--golden", str(rows)]
+
+    return build
+
+
+def _run_long_output(tmp: Path) -> list[str]:
+    """The mini config, its second golden row's output longer than the seq2seq tiers' 64 target positions."""
+    path = config_text(tmp, quick)
+    _long_output_rows(tmp, 72)
+    return ["--config", str(path), "--suite", "framing", "--results", str(tmp / "results")]
+
+
+def _broken_logits(tmp: Path, **edit: Any) -> Path:
+    """A copy of base-int8 named onnx-x whose logits are transformed (``scale``, ``bias``) into NaN or infinity."""
+    from graph_edits import edit_logits
+
+    return edit_logits(bundled.PLAIN, tmp / "onnx-x", **edit)
+
+
+def _fidelity_broken(**edit: Any) -> Build:
+    def build(tmp: Path) -> list[str]:
+        return [str(bundled.REFERENCE), str(_broken_logits(tmp, **edit)), "--rows", "3", "--json"]
+
+    return build
+
+
+def _run_nan_tier(tmp: Path) -> list[str]:
+    folder = _broken_logits(tmp, scale=float("nan"))
+    path = config_text(tmp, lambda t: quick(t).replace(f"{bundled.DEMO_DIR.as_posix()}/base-int8", folder.as_posix()))
+    return ["--config", str(path), "--results", str(tmp / "results")]
+
+
+def _run_config_budget(tmp: Path) -> list[str]:
+    # spent before the warm-up (whose progress lines would share stderr with the error): refused at the plan
+    path = config_text(tmp, lambda t: quick(t) + '\n[run]\nbudget = "0.01s"\n')
+    return ["--config", str(path), "--suite", "wallclock", "--results", str(tmp / "results")]
+
+
+def _quantize_block(size: int) -> Build:
+    return lambda tmp: [str(bundled.SMALL_FP32), str(tmp / "q"), "--to", "int4", "--block-size", str(size)]
+
+
+def _no_flag(err: str) -> None:
+    assert "--budget" not in err, err  # the flag was never given
+
+
+def nothing_printed(tmp: Path, out: str, err: str) -> None:
+    assert out == "", out[:400]
+
+
 def _into_file(tmp: Path) -> list[str]:
     (tmp / "into.txt").write_text("x", encoding="utf-8")
     return [str(DATA / "record-v2.json"), "--into", str(tmp / "into.txt")]
@@ -756,6 +820,32 @@ CASES: dict[str, Case] = {
     "fidelity over a row without an output": Case(
         "fidelity", _fidelity_no_output, "error", ("rows.jsonl:1", "field 'output'")
     ),
+    "fidelity over an output longer than a seq2seq tier's target positions": Case(
+        "fidelity",
+        _fidelity_long_output("base-fp32", "base-int8", 72),
+        "error",
+        ("rows.jsonl:2", "72 tokens", "base-fp32", "at most 63", "tier.json: field max_target_tokens: 64 positions"),
+    ),
+    "fidelity over an output longer than a decoder-only tier's positions": Case(
+        "fidelity",
+        _fidelity_long_output("lm-base-fp32", "lm-base-int8", 130),
+        "error",
+        ("rows.jsonl:2", "130 tokens", "lm-base-fp32", "config.json: field max_position_embeddings: 128 positions"),
+    ),
+    "fidelity --json of a tier whose logits are NaN": Case(
+        "fidelity",
+        _fidelity_broken(scale=float("nan")),
+        "error",
+        ("tier onnx-x", "logits are NaN at row 1", "golden-v1.jsonl:1"),
+        check=nothing_printed,
+    ),
+    "fidelity --json of a tier whose logits are infinite": Case(
+        "fidelity",
+        _fidelity_broken(bias={5: float("inf")}),
+        "error",
+        ("tier onnx-x", "logits are infinite at row 1"),
+        check=nothing_printed,
+    ),
     # ---- containment: merge
     "merge into a file": Case("merge", _into_file, "error", ("into.txt", "not a folder")),
     "merge past a corrupt target": Case(
@@ -925,6 +1015,27 @@ CASES: dict[str, Case] = {
     "config tier name differs from tier.json's": Case(
         "run", _renamed_tier_run, "contained", check=record_consistent, codes=(0,)
     ),
+    "run over an output longer than a tier's target positions": Case(
+        "run",
+        _run_long_output,
+        "error",
+        ("rows.jsonl:2", "72 tokens", "max_target_tokens", "nothing was measured"),
+        check=absent("results"),
+    ),
+    "run with a tier whose logits are NaN": Case(
+        "run",
+        _run_nan_tier,
+        "error",
+        ("tier base-int8", "logits are NaN at row 1", "rows.jsonl:1", "first decode step"),
+        check=absent("results"),
+    ),
+    "run with a [run] budget too small": Case(
+        "run",
+        _run_config_budget,
+        "error",
+        ('suite.toml: [run] budget = "0.01s": too small', "nothing was measured"),
+        check=lambda tmp, out, err: (absent("results")(tmp, out, err), _no_flag(err)),
+    ),
     "disk fills up during a run": Case(
         "run", _disk_full, "error", ("cannot write", "File too large"), fsize=6000, check=kept_last_record
     ),
@@ -993,6 +1104,10 @@ CASES: dict[str, Case] = {
     # ---- quantize
     "quantize into a file": Case("quantize", _quantize_into_file, "error", ("is a file",)),
     "quantize into a symlink": Case("quantize", _quantize_into_link, "error", ("symbolic link",)),
+    "quantize --block-size 2**40": Case(
+        "quantize", _quantize_block(2**40), "error", ("--block-size", "16 to 256", "1099511627776"), check=absent("q")
+    ),
+    "quantize --block-size 512": Case("quantize", _quantize_block(512), "error", ("--block-size", "got 512")),
     "quantize a broken graph leaves nothing": Case(
         "quantize", _broken_graph, "error", ("decoder-kv.onnx",), check=no_partial
     ),

@@ -12,7 +12,6 @@ pull request's) against the history up to ``--base-commit``: would they start a 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,13 +172,13 @@ def _until(summaries: list[Summary], sha: str | None) -> tuple[list[Summary], st
 def _starts(args: argparse.Namespace, summaries: list[Summary], calibrations: dict) -> int:
     """``--new``: what records outside the tree would start on the series of the history up to --base-commit."""
     from measure.analysis.history_changes import find_changes, starts
-    from measure.terminal import clean
+    from measure.terminal import clean, strict_json
 
     base, said = _until(summaries, args.base_commit)
     history = find_changes(base, calibrations, args.machine)
     found = starts(history, _new(args))
     if args.json:
-        print(json.dumps({"searched": len(history.searched), "starts": [_start(s) for s in found]}, indent=1))
+        print(strict_json({"searched": len(history.searched), "starts": [_start(s) for s in found]}, indent=1))
         return 0
     what = f"{len(history.searched)} series of {said}"  # said: where the base was cut
     print(
@@ -194,7 +193,7 @@ def _starts(args: argparse.Namespace, summaries: list[Summary], calibrations: di
 
 def run(args: argparse.Namespace) -> int:
     from measure.analysis.history_changes import confirmed, find_changes, without_commit
-    from measure.terminal import clean
+    from measure.terminal import clean, strict_json
 
     summaries, calibrations = _load(args)
     if args.new is not None:
@@ -208,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         listed = confirmed(before, found)
     if args.json:
         doc = {"expected_false_alarms": found.expected_false_alarms, "series": len(found.searched)}
-        print(json.dumps(doc | {"changes": [_to_dict(c) for c in listed]}, indent=1))
+        print(strict_json(doc | {"changes": [_to_dict(c) for c in listed]}, indent=1))
         return 0
     print(clean(_summary(found, len(listed), args.confirmed_by)))
     for c in listed:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -12,10 +11,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.suites.environment import environment
+    from measure.terminal import strict_json
 
     env = environment()
     if args.json:
-        print(json.dumps(env, indent=2))
+        print(strict_json(env, indent=2))
         return 0
     m = env["machine"]
     print(f"machine_id   {env['machine_id']}")

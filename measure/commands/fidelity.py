@@ -26,8 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from measure import bundled
     from measure.analysis.fidelity import tier_figures
     from measure.analysis.timings import Bootstrap
@@ -37,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from measure.suites.config import WallclockConfig
     from measure.suites.fidelity import judge
     from measure.suites.golden import load_golden
-    from measure.terminal import clean
+    from measure.terminal import clean, strict_json
 
     if args.rows is not None and args.rows < 1:
         raise MeasureError(f"--rows {args.rows}: expected at least one row")
@@ -59,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     wc = WallclockConfig()
     figures = tier_figures(fidelity(part), Bootstrap(wc.bootstrap, wc.seed))
     if args.json:
-        for f in figures:
-            print(json.dumps(figures_json(f)))
+        lines = [strict_json(figures_json(f)) for f in figures]  # all checked before the first is printed
+        print("\n".join(lines))
         return 0
     for line in table(reference.name, reference.fingerprint().precision, len(golden), figures).splitlines():
         print(clean(line))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from measure.engine.load import load_tier
-    from measure.terminal import clean
+    from measure.terminal import clean, strict_json
 
     tier = load_tier(args.tier)
     fp = tier.fingerprint()
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             "kv_cache": kv_cache(tier),
             "op_precision": {g.file: op_precision(g, "fp16" if g.precision == "fp16" else "fp32") for g in fp.graphs},
         }
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(strict_json(doc, indent=2, ensure_ascii=False))
         return 0
     print(clean(f"tier       {fp.name}  ({tier.path})"))
     causal = tier.kind == "causal"

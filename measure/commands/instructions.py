@@ -11,7 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from measure.writing import write_report
+from measure.terminal import strict_json
+from measure.writing import json_text, write_report
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     texts = [r.input for r in load_golden(golden).rows[: args.rows]]
     if args.inner:  # the child under valgrind: one tier, facts on the last line of stdout
         session = json.loads(args.session) if args.session else None
-        print(json.dumps(decode_region(args.tiers[0], texts, session, args.prompt)))
+        print(strict_json(decode_region(args.tiers[0], texts, session, args.prompt)))
         return 0
     found = []
     print(f"{'tier':<24}{'instructions':>16}{'tokens':>8}{'per token':>14}")
@@ -47,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"{c.tier:<24}{c.instructions:>16,}{c.tokens:>8}{c.per_token:>14,.0f}")
     print("callgrind Ir of the decode region only; a proxy for one tier over time, never for comparing tiers")
     if args.json is not None:
-        write_report(args.json, json.dumps([c.to_dict() for c in found], indent=2) + "\n")
+        write_report(args.json, json_text([c.to_dict() for c in found], args.json, indent=2))
     return 0

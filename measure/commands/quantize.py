@@ -19,7 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         help="int8: dynamic; int8-static: QDQ with calibrated activation scales; int4: MatMulNBits",
     )
-    p.add_argument("--block-size", type=int, default=32, help="int4 block size (default 32)")
+    p.add_argument(
+        "--block-size", type=int, default=32, help="int4 block size: 16, 32, 64, 128 or 256 (MatMulNBits; default 32)"
+    )
     p.add_argument(
         "--accuracy-level",
         type=int,

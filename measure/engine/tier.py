@@ -112,6 +112,11 @@ class Tier(Protocol):
         """An expected output as the decoder would emit it (no special token)."""
         ...
 
+    def target_room(self, source_tokens: int) -> tuple[int, str] | None:
+        """The most tokens a teacher-forced pass may feed after a source of ``source_tokens`` (its decode
+        positions), and the metadata field that bounds them, in words; None where nothing states a bound."""
+        ...
+
     def teacher_forced(self, ids: list[int], tokens: list[int], trace: Trace | None = None) -> np.ndarray:
         """``tokens`` fed in one call on the cache the source left: logits ``(len(tokens) + 1, vocab)``, row i
         deciding ``tokens[i]`` and the last row deciding end-of-sequence."""

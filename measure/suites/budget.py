@@ -47,21 +47,22 @@ def plan_run(
     started: float,
     progress: Progress = no_progress,
     judged: tuple[tuple[str, str], ...] = (),
+    given: str | None = None,
 ) -> Budgeted:
     """Warm up (timing one pass of every wall-clock case over a seeded sample of :data:`WARM_ROWS` rows) and plan
     the rest into ``budget_s`` seconds from ``started``; :class:`~measure.suites.plan.BudgetTooSmall` before
     anything is measured when it cannot hold one repeat of everything; ``judged``: the fidelity pass's tiers and
-    references."""
+    references; ``given``: where the budget came from, as a refusal names it (None: ``--budget``)."""
     spent = perf_counter() - started
     if spent >= budget_s:
-        raise BudgetTooSmall(budget_s, spent, spent, "loading and checking every tier took all of it")
+        raise BudgetTooSmall(budget_s, spent, spent, "loading and checking every tier took all of it", given)
     units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
     sample = sample_rows(len(golden), WARM_ROWS, config.wallclock.seed)
     texts = [r.input for r in pick(golden, sample).rows]
     warm, passes = planning_warm_up(units, texts, config, started, progress)
     if len(sample) < len(golden):
         warm = replace(warm, rows=sample)
-    plan = make_plan(warm, asks_of(config, suites, len(golden), other_legs(config), judged), budget_s)
+    plan = make_plan(warm, asks_of(config, suites, len(golden), other_legs(config), judged), budget_s, given)
     return Budgeted(plan, warm, passes)
 
 

@@ -38,6 +38,7 @@ from measure.record.model.write_fidelity import (
     tier_fidelity_part,
 )
 from measure.suites.divergence import compare_logits
+from measure.suites.finite import require_finite
 from measure.suites.golden import GoldenRows
 
 Loader = Callable[[Path, str, str | None], Tier]
@@ -108,8 +109,9 @@ def _refuse(tier: Tier, reference: Tier) -> None:
 
 
 def check_streams(judged: Iterable[Judged], golden: GoldenRows) -> None:
-    """Before anything is measured: each golden row has an output to score, and tier and reference take the same
-    ids for it (a decoder-only tier's prompt template must match its reference's)."""
+    """Before anything is measured: each golden row has an output to score, tier and reference take the same
+    ids for it (a decoder-only tier's prompt template must match its reference's), and the output fits both
+    tiers' decode positions (a longer one would index past the graph's position table mid-pass)."""
     judged = list(judged)
     for row in golden.rows if judged else ():
         if not row.output:
@@ -119,11 +121,26 @@ def check_streams(judged: Iterable[Judged], golden: GoldenRows) -> None:
                 docs="guide/your-tiers.md#golden-rows",
             )
         for j in judged:
-            if j.tier.source_ids(row.input) != j.reference.source_ids(row.input):
+            ids = j.reference.source_ids(row.input)
+            if j.tier.source_ids(row.input) != ids:
                 raise MeasureError(
                     f"{golden.path}:{row.line}: tier {j.tier.name} and its reference {j.reference.name} take "
                     "different token ids for this row (their prompt templates differ?); expected the same stream"
                 )
+            target = j.reference.target_ids(row.output)
+            for tier in (j.reference, j.tier):
+                _check_room(tier, len(ids), len(target), golden, row.line, len(row.output))
+
+
+def _check_room(tier: Tier, source: int, tokens: int, golden: GoldenRows, line: int, chars: int) -> None:
+    room = tier.target_room(source)
+    if room is not None and tokens > room[0]:
+        raise MeasureError(
+            f"{golden.path}:{line}: field 'output': {tokens} tokens ({chars} characters), longer than tier "
+            f"{tier.name} can take teacher-forced: at most {room[0]} ({room[1]}); shorten the row's output "
+            "or leave the row out (in measure run, or set [framing] fidelity = false); nothing was measured",
+            docs="guide/your-tiers.md#golden-rows",
+        )
 
 
 def _by_reference(judged: list[Judged]) -> dict[str, tuple[Tier, list[Judged]]]:
@@ -140,7 +157,7 @@ def judge_group(reference: Tier, group: Iterable[Judged], golden: GoldenRows, ou
     kept past the row."""
     ref: dict[str, Any] | None = None
     eos = reference.special.eos
-    paths: list[tuple[list[int], list[int], list[int]]] = []
+    paths: list[tuple[int, list[int], list[int], list[int]]] = []
     scored = False
     for j in group:
         if ref is None:  # the reference's part before its first tier's, as the record has always listed them
@@ -154,24 +171,39 @@ def judge_group(reference: Tier, group: Iterable[Judged], golden: GoldenRows, ou
             out["references"].append(ref)
             for row in golden.rows:
                 ids = reference.source_ids(row.input)
-                paths.append((ids, list(reference.greedy_ids(ids).tokens), reference.target_ids(row.output)))
+                greedy = list(reference.greedy_ids(ids).tokens)
+                paths.append((row.line, ids, greedy, reference.target_ids(row.output)))
         part = tier_fidelity_part(j.tier.name, reference.name, j.source)
-        out["tiers"].append(part)
         klds: list[np.ndarray] = []
-        for ids, greedy, target in paths:
+        for line, ids, greedy, target in paths:
             facts = compare_logits(
-                reference.teacher_forced(ids, greedy), j.tier.teacher_forced(ids, greedy), [*greedy, eos]
+                *_forced((reference, j.tier), ids, greedy, golden, line, "the reference's greedy path"),
+                [*greedy, eos],
             )
             add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
             klds.append(facts.kld)
             on_golden = compare_logits(
-                reference.teacher_forced(ids, target), j.tier.teacher_forced(ids, target), [*target, eos]
+                *_forced((reference, j.tier), ids, target, golden, line, "the golden output"), [*target, eos]
             )
             add_golden_row(part, on_golden.kld, on_golden.same_top1, on_golden.nll_tier)
             if not scored:  # the reference's own figures once, from its first tier's pass
                 add_reference_row(ref, len(greedy) + 1, len(target) + 1, float(on_golden.nll_ref.sum()))
-        scored = True
         close_divergence(part["greedy"], np.concatenate(klds))
+        out["tiers"].append(part)  # whole or not at all: a row refused midway leaves no half-scored tier
+        scored = True
+
+
+def _forced(
+    tiers: tuple[Tier, Tier], ids: list[int], tokens: list[int], golden: GoldenRows, line: int, stream: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both tiers' teacher-forced logits on one stream, each refused if NaN or infinite (a finding about the
+    tier, never a figure)."""
+    out = []
+    for tier in tiers:
+        logits = tier.teacher_forced(ids, tokens)
+        require_finite(logits, tier.name, golden.path, line, f"the fidelity pass on {stream}")
+        out.append(logits)
+    return out[0], out[1]
 
 
 def judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, Any]:
@@ -181,7 +213,8 @@ def judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, A
         ids = verifier.source_ids(row.input)
         tokens = list(verifier.greedy_ids(ids).tokens)
         facts = compare_logits(
-            verifier.teacher_forced(ids, tokens), drafter.teacher_forced(ids, tokens), [*tokens, eos]
+            *_forced((verifier, drafter), ids, tokens, golden, row.line, "the verifier's greedy path"),
+            [*tokens, eos],
         )
         add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
         part["positions"].append(len(tokens) + 1)

@@ -76,10 +76,11 @@ def clock(seconds: float) -> str:
 class BudgetTooSmall(MeasureError):
     """The budget cannot hold one repeat of everything: refused before anything is measured."""
 
-    def __init__(self, budget_s: float, minimum_s: float, elapsed_s: float, what: str) -> None:
+    def __init__(self, budget_s: float, minimum_s: float, elapsed_s: float, what: str, given: str | None) -> None:
+        """``given``: where the budget came from, as the message names it (None: the ``--budget`` flag)."""
         self.minimum_s = minimum_s
         super().__init__(
-            f"--budget {clock(budget_s)}: too small: one repeat of everything ({what}) needs at least "
+            f"{given or f'--budget {clock(budget_s)}'}: too small: one repeat of everything ({what}) needs at least "
             f"{clock(minimum_s)} here ({clock(elapsed_s)} of it loading and warming up); give at least "
             f"{clock(math.ceil(minimum_s / 60) * 60)}, or measure less (fewer tiers, pairs or k); nothing was measured",
             docs="guide/large-models.md#give-the-run-a-budget",
@@ -275,9 +276,9 @@ def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
     return tuple(text for step, cut, text in checks if cut and step in asks.steps)
 
 
-def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
+def make_plan(warm: Warm, asks: Asks, budget_s: float, given: str | None = None) -> Plan:
     """The largest shape that fits what is left of ``budget_s`` after the warm-up; :class:`BudgetTooSmall` when
-    not even the smallest (one repeat of everything) does."""
+    not even the smallest (one repeat of everything) does, naming the budget as ``given`` (None: ``--budget``)."""
     left = budget_s - warm.elapsed_s - FINISH_S
     floor_rows = rows_needed(warm, asks.tolerance, asks.rows)
     chosen, steps, last = None, {}, None
@@ -293,7 +294,7 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float) -> Plan:
         s = last[0]
         what = f"each wall-clock case once over {s.wallclock_rows} rows, framing on {s.framing_rows}, "
         what += "one profile worker per tier, no prompt framings"
-        raise BudgetTooSmall(budget_s, minimum_s, warm.elapsed_s, what)
+        raise BudgetTooSmall(budget_s, minimum_s, warm.elapsed_s, what, given)
     return Plan(
         budget_s=budget_s,
         elapsed_s=warm.elapsed_s,

@@ -17,6 +17,7 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +41,7 @@ from measure.suites.calls import run_call_costs, run_layouts
 from measure.suites.config import SUITES, PairSpec, SuiteConfig
 from measure.suites.environment import environment
 from measure.suites.fidelity_steps import Planned, Sources, Unjudged, check_reference, run_fidelity_steps
+from measure.suites.finite import require_finite
 from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden, pick
 from measure.suites.heartbeat import Heartbeat
@@ -59,10 +61,15 @@ def check_rows(tiers: dict[str, Tier], golden: GoldenRows) -> None:
 
 
 def check_decodes(tiers: dict[str, Tier], golden: GoldenRows, config: Path) -> None:
-    """Refuse, before anything is timed or written, a tier that decodes no token on any golden row: its first
-    step picks end-of-sequence on every one (a broken prompt template or export). One untimed step per row."""
+    """Refuse, before anything is timed or written, a tier whose first step gives NaN or infinite logits on a
+    golden row (a broken graph: :mod:`measure.suites.finite`), or decodes no token on any row: its first step
+    picks end-of-sequence on every one (a broken prompt template or export). One untimed step per row."""
     for tier in tiers.values():
-        empty = sum(not tier.greedy_ids(tier.source_ids(r.input), max_new_tokens=1).tokens for r in golden.rows)
+        empty = 0
+        for r in golden.rows:
+            first = tier.teacher_forced(tier.source_ids(r.input), [])[-1]  # the greedy decode's first step
+            require_finite(first, tier.name, golden.path, r.line, "its first decode step")
+            empty += int(first.argmax()) == tier.special.eos
         if empty and empty == len(golden):
             fix = (
                 f"check its prompt template ({tier.path}/tier.json prompt, or the tier's prompt in {config}) "
@@ -133,7 +140,9 @@ def run(
     for suite in suites:
         if suite not in SUITES:
             raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
-    budget_s = config.run.budget_s if budget_s is None else budget_s
+    given = None  # the --budget flag, which wins over the config's
+    if budget_s is None and config.run.budget is not None:
+        budget_s, given = config.run.budget_s, f"{config.path}: [run] budget = {json.dumps(config.run.budget)}"
     golden = load_golden(config.golden)
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     first = "wallclock" if "wallclock" in suites else "framing"
@@ -145,7 +154,7 @@ def run(
     budgeted = None
     if budget_s is not None:
         judged = tuple((p.tier, p.reference) for p in planned) if fidelity else ()
-        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged)
+        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged, given)
         doc["plan"] = plan_part(budgeted.plan.to_dict())
         for line in budgeted.plan.lines(len(golden)):
             say(line)

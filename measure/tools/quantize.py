@@ -35,6 +35,9 @@ from measure.suites.golden import GoldenRows, load_golden
 from measure.writing import make_dirs, reason, write_text
 
 TARGETS = ("int8", "int8-static", "int4")
+BLOCK_SIZES = (16, 32, 64, 128, 256)
+"""The int4 block sizes MatMulNBits takes (onnxruntime's CPU kernels: powers of two from 16 to 256); a larger one
+passes the quantizer's own check and ends allocating terabytes."""
 ACCURACY_LEVELS = (0, 1, 2, 3, 4)
 """MatMulNBits ``accuracy_level``: what its kernel multiplies in (0 unset, as 1; 1 fp32, 2 fp16, 3 bf16, 4 int8)."""
 
@@ -204,8 +207,11 @@ def _check_arguments(
     """The options, each refused in one line naming it, before any file is read."""
     if to not in TARGETS:
         raise MeasureError(f"quantize --to: expected one of {', '.join(TARGETS)}, got {to!r}")
-    if block_size < 16 or block_size & (block_size - 1):
-        raise MeasureError(f"quantize --block-size: expected a power of two >= 16, got {block_size}")
+    if block_size not in BLOCK_SIZES:
+        raise MeasureError(
+            f"quantize --block-size: expected a power of two from {BLOCK_SIZES[0]} to {BLOCK_SIZES[-1]} "
+            f"({', '.join(map(str, BLOCK_SIZES))}: what MatMulNBits supports), got {block_size}"
+        )
     if accuracy_level is not None and accuracy_level not in ACCURACY_LEVELS:
         raise MeasureError(
             f"quantize --accuracy-level: expected one of {', '.join(map(str, ACCURACY_LEVELS))} "
@@ -274,6 +280,22 @@ def quantize_tier(
     return dst
 
 
+def _private_copy(src: Path, graphs: tuple[str, ...], work: Path) -> Path:
+    """The graphs and the folder's other top-level files but ``.onnx`` ones (external weights such as
+    ``model.onnx.data``) copied into ``work``, the folder the quantizers are given: onnxruntime's write beside the
+    graph they read (its dynamic quantizer ``<graph>-inferred.onnx``, removed after, a user's file of that name
+    with it), so they never see the source folder, which may be read-only and is never changed."""
+    work.mkdir(parents=True)
+    for path in sorted(src.iterdir()):
+        if path.is_file() and (path.name in graphs or path.suffix != ".onnx"):
+            try:
+                shutil.copyfile(path, work / path.name)
+            except OSError as exc:
+                where = exc.filename or path  # the file it could not read, or the copy it could not write
+                raise MeasureError(f"{where}: cannot copy it to quantize from ({reason(exc)})") from exc
+    return work
+
+
 def _build(
     src: Path,
     dst: Path,
@@ -289,27 +311,33 @@ def _build(
     """Write the whole quantized tier into ``dst`` (a temporary folder renamed into place by the caller)."""
     layout, graphs = layout_graphs
     params: dict[str, Any] = {}
+    work = dst / ".work"
+    private = _private_copy(src, graphs, work / "src")
+    (work / "out").mkdir()
+    (work / "tmp").mkdir()
     logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
+    system_tmp, tempfile.tempdir = tempfile.tempdir, str(work / "tmp")  # their temporary models stay in here too
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for graph in graphs:
-                out = Path(tmp) / graph
-                try:
-                    if to == "int8":
-                        params = _int8(src / graph, out)
-                    elif to == "int8-static":
-                        params = _int8_static(src / graph, out, feeds.get(graph, []))
-                    else:
-                        params = _int4(src / graph, out, block_size, accuracy_level)
-                except (MeasureError, OSError):
-                    raise
-                except Exception as exc:  # onnx and onnxruntime's quantizers raise their own types
-                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    raise MeasureError(f"{src / graph}: cannot quantize this graph ({first})") from exc
-                _require_quantized(src / graph, out, to)
-                shutil.move(str(out), dst / graph)
+        for graph in graphs:
+            out = work / "out" / graph
+            try:
+                if to == "int8":
+                    params = _int8(private / graph, out)
+                elif to == "int8-static":
+                    params = _int8_static(private / graph, out, feeds.get(graph, []))
+                else:
+                    params = _int4(private / graph, out, block_size, accuracy_level)
+            except (MeasureError, OSError):
+                raise
+            except Exception as exc:  # onnx and onnxruntime's quantizers raise their own types
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise MeasureError(f"{src / graph}: cannot quantize this graph ({first})") from exc
+            _require_quantized(src / graph, out, to)
+            out.rename(dst / graph)
     finally:
         logging.disable(logging.NOTSET)
+        tempfile.tempdir = system_tmp
+        shutil.rmtree(work, ignore_errors=True)
     if cal is not None:
         params["calibration"] = {
             "file": cal.path.name,

@@ -158,6 +158,7 @@ TYPES = {
     "tuple[int, ...]": "list of integers",
     "tuple[str, ...]": "list of strings",
     "Bound": "number, or a table of one per role",
+    "str | float": "duration (string), or seconds (number)",
 }
 
 
@@ -201,6 +202,7 @@ def config_page() -> str:
         InstructionsConfig,
         LayoutSpec,
         PairSpec,
+        RunConfig,
         TierSpec,
         WallclockConfig,
     )
@@ -227,6 +229,14 @@ def config_page() -> str:
     lines += _table("[wallclock]", WallclockConfig, config["wallclock"], "wallclock")
     lines += _table("[framing]", FramingConfig, config["framing"], "framing")
     lines += _table("[instructions]", InstructionsConfig, config["instructions"], "instructions")
+    lines += _table(
+        "[run]",
+        RunConfig,
+        {"properties": {"budget": {"exclusiveMinimum": 0}}},  # the record stores seconds (run.budget_s)
+        "run",
+        "How the whole run is planned. `measure run --budget` overrides `budget`; an error about a budget names "
+        "the one it came from (the flag, or this file's `[run] budget`).",
+    )
     lines += _table(
         "[policy]",
         Policy,

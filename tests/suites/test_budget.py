@@ -76,6 +76,20 @@ def test_a_budget_too_small_for_one_repeat_of_everything_is_refused_and_nothing_
     assert not list((tmp_path / "results").glob("*/*.json"))
 
 
+@pytest.mark.parametrize("written", ['"1s"', "1"])
+def test_a_config_budget_too_small_is_named_by_its_file_and_key_not_by_a_flag_never_given(tmp_path, written):
+    config = load_config(_config(tmp_path, f"[run]\nbudget = {written}\n"))
+    with pytest.raises(BudgetTooSmall) as err:
+        run(config, ["wallclock"], tmp_path / "results", argv=["test"])
+    message = str(err.value)
+    assert message.startswith(f"{config.path}: [run] budget = {written}: too small"), message
+    assert "--budget" not in message
+    with pytest.raises(BudgetTooSmall) as err:  # the flag, over the config's: named as the flag
+        run(config, ["wallclock"], tmp_path / "results", argv=["test"], budget_s=2.0)
+    assert str(err.value).startswith("--budget 2s: too small")
+    assert not list((tmp_path / "results").glob("*/*.json"))
+
+
 def test_the_decode_length_comes_from_the_suite_and_the_tier_entry(tmp_path):
     extra = "\n".join(["[run]", 'budget = "20m"'])
     path = _config(tmp_path, extra="", repeats=1)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -133,6 +136,46 @@ def test_refuses_unknown_target_and_bad_block(tmp_path):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int2")
     with pytest.raises(MeasureError, match="power of two"):
         quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int4", block_size=24)
+    for size in (8, 512, 2**40):  # MatMulNBits takes 16..256; 2**40 passed a power-of-two check and ended in 384 TiB
+        with pytest.raises(MeasureError, match=r"--block-size: expected a power of two from 16 to 256"):
+            quantize_tier(bundled.SMALL_FP32, tmp_path / "x", "int4", block_size=size)
+    assert not (tmp_path / "x").exists()
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("to", ["int8", "int8-static", "int4"])
+def test_quantize_never_writes_into_the_source_folder(tmp_path, monkeypatch, to):
+    """onnxruntime's dynamic quantizer wrote ``<graph>-inferred.onnx`` beside the graph it was given and removed
+    it after: a user's file of that name went with it, and a read-only source folder failed naming the output.
+    Quantize gives the quantizers a private copy: the source's listing and bytes stay as they were, and even
+    their temporary models stay inside the output's staging folder."""
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    calibration = bundled.DEMO_DIR / "calibration-v1.jsonl" if to == "int8-static" else None
+    src = tmp_path / "src"
+    shutil.copytree(bundled.SMALL_FP32, src)
+    (src / "decoder-kv-inferred.onnx").write_bytes(b"the user's own file")
+    (src / "encoder-inferred.onnx").write_bytes(b"another")
+    before = _listing(src)
+    modes = {p: p.stat().st_mode for p in [src, *src.iterdir()]}
+    for path in [*src.iterdir(), src]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        out = quantize_tier(
+            src, tmp_path / "q", to, calibration=calibration, calibration_rows=2 if calibration else None
+        )
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+    assert _listing(src) == before
+    assert sorted(p.name for p in out.iterdir()) == ["decoder-kv.onnx", "encoder.onnx", "tier.json", "tokenizer.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q", "src", "system-tmp"]  # no staging folder left
+    assert list(system_tmp.iterdir()) == [] and tempfile.tempdir == str(system_tmp)  # restored after
+    assert load_tier(out).fingerprint().precision in ("int8-dynamic", "int8-static", "int4")
 
 
 LM = bundled.CONFIG.parent

@@ -18,13 +18,24 @@ from measure.suites.config import (
     InstructionsConfig,
     LayoutSpec,
     PairSpec,
+    RunConfig,
     TierSpec,
     WallclockConfig,
 )
 from measure.tools import reference
 
 DOCS = ROOT / "docs" / "reference"
-TABLES = (TierSpec, PairSpec, LayoutSpec, SessionConfig, WallclockConfig, FramingConfig, InstructionsConfig, Policy)
+TABLES = (
+    TierSpec,
+    PairSpec,
+    LayoutSpec,
+    SessionConfig,
+    WallclockConfig,
+    FramingConfig,
+    InstructionsConfig,
+    RunConfig,
+    Policy,
+)
 
 
 def test_the_committed_reference_pages_are_what_the_code_generates():
@@ -61,6 +72,17 @@ def test_every_config_key_is_documented_with_its_meaning(cls):
     for f in fields(cls):
         assert docs.get(f.name), f"{cls.__name__}.{f.name}: no docstring, so no meaning on the config page"
         assert f"| `{f.name}` |" in page, f.name
+
+
+def test_every_table_the_config_loader_reads_has_its_section_on_the_config_page():
+    from measure.suites import config
+
+    page = reference.config_page()
+    for name in config.ARRAYS:
+        assert f"## [[{name}]] {{: #{name} }}" in page, name
+    for name in config.TABLES:
+        assert f"## [{name}] {{: #{name} }}" in page, name
+    assert set(config.TOP) == {"golden", *config.ARRAYS, *config.TABLES}
 
 
 def test_field_docs_reads_the_string_under_each_field_and_nothing_else():

@@ -152,6 +152,20 @@ class CausalTier(TierFolder):
             cap = min(cap, self.context - source_tokens)
         return max(cap, 0)
 
+    def target_room(self, source_tokens: int) -> tuple[int, str] | None:
+        """The positions the cache is made for (onnxruntime-genai's ``max_length``, else
+        ``max_position_embeddings``) less the prompt's: prompt and output share them."""
+        positions = self.graphs.context
+        if positions is None:
+            return None
+        genai = self.graphs.genai
+        if genai is not None:
+            where = f"{genai.path}: field {genai.max_length_field}"
+        else:
+            where = f"{meta_source(self.path, 'max_position_embeddings')}: field max_position_embeddings"
+        why = f"{where}: {positions} positions, {source_tokens} of them the prompt's"
+        return max(positions - source_tokens, 0), why
+
     def begin(self, ids: list[int] | None = None, trace: Trace | None = None) -> AnyLane:
         """An empty cache: a decode's start (no call made; the prompt is the first feed)."""
         return open_lane(self.graphs)

@@ -106,6 +106,7 @@ class Seq2SeqTier(TierFolder):
         self.max_source_tokens = self.encoder.max_tokens or _limit(
             self.meta, folder, "max_source_tokens", "max_position_embeddings"
         )
+        self._target_key = next((k for k in ("max_target_tokens", "max_position_embeddings") if k in self.meta), None)
         self.max_target_tokens = _limit(self.meta, folder, "max_target_tokens", "max_position_embeddings")
 
     def graph_files(self) -> list[Path]:
@@ -132,6 +133,14 @@ class Seq2SeqTier(TierFolder):
         four); bounded by positions."""
         cap = self.max_new_tokens if self.max_new_tokens is not None else 4 * source_tokens + 8
         return min(cap, self.max_target_tokens - 1) if self.max_target_tokens else cap
+
+    def target_room(self, source_tokens: int) -> tuple[int, str] | None:
+        """The decoder's positions less the start token's (the source has its own, the encoder's)."""
+        if self.max_target_tokens is None or self._target_key is None:
+            return None
+        where = meta_source(self.path, self._target_key)
+        why = f"{where}: field {self._target_key}: {self.max_target_tokens} positions, one of them the start token's"
+        return self.max_target_tokens - 1, why
 
     def start(self, ids: list[int], trace: Trace) -> KVCache:
         """Run the encoder and return the empty decoder cache that goes with it."""

@@ -14,6 +14,7 @@ import numpy as np
 from measure.engine.tier import Tier
 from measure.record.model.write_framing import block_facts, layer_facts, miss, python_tier, quality_part
 from measure.suites.config import FramingConfig
+from measure.suites.finite import require_finite
 from measure.suites.golden import GoldenRows, char_error_rate
 from measure.suites.single_step import decode_single_step
 
@@ -102,7 +103,9 @@ def tier_parity(
         tokens = [int(t) for t in (tier.greedy_ids(ids).tokens if found is None else found[0])]
         outputs.append(tier.tokenizer.decode(tokens))
         output_ids.append(tokens)
-        _framed_row(tier, ids, tokens, diffs, None if found is None else found[1])
+        single = tier.feed_framed(ids, tokens, 1) if found is None else found[1]
+        require_finite(single[0], tier.name, golden.path, row.line, "the framing suite's single-step replay")
+        _framed_row(tier, ids, tokens, diffs, single)
         if prefill is not None and (prefill_rows is None or i < prefill_rows):  # a decoder-only prompt's framings
             _prefill_row(tier, ids, prefill)
     exact = sum(o == r.output for o, r in zip(outputs, golden.rows, strict=True))
