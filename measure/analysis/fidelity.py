@@ -167,7 +167,7 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
     return tuple(out)
 
 
-def _judge(figures: TierFidelityFigures, policy: Policy, role: str) -> tuple[str, str, str]:
+def judge_figures(figures: TierFidelityFigures, policy: Policy, role: str) -> tuple[str, str, str]:
     """Outcome, answer and rule: every figure wholly within its bound is faithful, any wholly past it is not."""
     kld, top1, ppl = (policy.bound(n, role) for n in ("kld_mean_max", "same_top1_min", "ppl_ratio_max"))
     g = figures.greedy
@@ -203,7 +203,7 @@ def fidelity_verdicts(
     out = []
     for f in tier_fidelity(record) if figures is None else figures:
         role = record.tiers[f.tier].role if f.tier in record.tiers else "default"
-        outcome, answer, rule = _judge(f, policy, role)
+        outcome, answer, rule = judge_figures(f, policy, role)
         g = f.greedy
         measured = (
             f"against {f.reference}: mean KLD {g.kld_mean.value:.3g} [{g.kld_mean.lo:.3g}, {g.kld_mean.hi:.3g}]; "

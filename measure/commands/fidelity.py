@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from measure.analysis.fidelity import TierFidelityFigures
     from measure.analysis.stats import Estimate
+    from measure.policy import Policy
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,8 +70,15 @@ def _row(label: str, value: str) -> str:
     return f"{label:<22}{value}"
 
 
-def table(reference: str, precision: str, rows: int, figures: tuple[TierFidelityFigures, ...]) -> str:
-    """The figures as llama.cpp's ``--kl-divergence`` prints them, one block per tier."""
+def table(
+    reference: str, precision: str, rows: int, figures: tuple[TierFidelityFigures, ...], policy: Policy | None = None
+) -> str:
+    """The figures as llama.cpp's ``--kl-divergence`` prints them, one block per tier, each judged by the policy's
+    rule as the Overview judges it (``policy``: the default one; a run's config may set its own)."""
+    from measure.analysis.fidelity import judge_figures
+    from measure.policy import Policy
+
+    policy = policy or Policy()
     out = [f"reference {reference} ({precision}); {rows} golden rows, teacher-forced, float64 log-softmax"]
     for f in figures:
         g, q = f.greedy, f.greedy.kld_quantiles
@@ -89,9 +97,14 @@ def table(reference: str, precision: str, rows: int, figures: tuple[TierFidelity
             _row("RMS Δp", f"{100 * g.rms_dp:8.3f} %   (mean Δp {100 * g.mean_dp:+.3f} %)"),
             _row("PPL(ref), PPL(tier)", f"{f.ppl_ref:.4f}, {f.ppl_tier:.4f} on the golden outputs"),
             _row("PPL ratio", f"{f.ppl_ratio.value:10.6f}   95% interval [{f.ppl_ratio.lo:.6f}, {f.ppl_ratio.hi:.6f}]"),
+            _row("Faithful?", f"{_MARK[(v := judge_figures(f, policy, 'default'))[0]]} {v[1]}"),
+            _row("", f"(the default policy: {v[2]})"),
         ]
     return "\n".join(out)
 
+
+_MARK = {"success": "✓", "failure": "✗", "inconclusive": "?"}
+"""How a verdict's outcome reads in a terminal (the pages' badges)."""
 
 _QUANTILE_ROWS = (
     ("Maximum", 1.0),
@@ -110,9 +123,14 @@ def figures_json(f: TierFidelityFigures) -> dict[str, object]:
     def est(e: Estimate) -> dict[str, float]:
         return {"value": e.value, "lo": e.lo, "hi": e.hi}
 
+    from measure.analysis.fidelity import judge_figures
+    from measure.policy import Policy
+
+    outcome, answer, rule = judge_figures(f, Policy(), "default")
     return {
         "tier": f.tier,
         "reference": f.reference,
+        "faithful": {"outcome": outcome, "answer": answer, "rule": rule},
         "positions": g.positions,
         "kld_mean": est(g.kld_mean),
         "kld_quantiles": {str(q): v for q, v in g.kld_quantiles.items()},
