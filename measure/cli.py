@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, help_text in VERBS.items():
         module = importlib.import_module(f"measure.commands.{verb}")
-        p = sub.add_parser(verb, help=help_text, description=module.__doc__.splitlines()[0])
+        p = sub.add_parser(verb, help=help_text, description=(module.__doc__ or verb).splitlines()[0])
         module.add_arguments(p)
         p.set_defaults(run=module.run)
     return parser

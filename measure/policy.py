@@ -52,7 +52,7 @@ class Policy:
 
     def bound(self, name: str, role: str) -> float:
         """One fidelity bound for a tier of ``role``: the figure, or the role's (else the default's)."""
-        value = getattr(self, name)
+        value: Bound = getattr(self, name)
         if isinstance(value, dict):
             defaults = {"kld_mean_max": KLD_MEAN_MAX, "same_top1_min": SAME_TOP1_MIN, "ppl_ratio_max": PPL_RATIO_MAX}
             return float(value.get(role, value.get("default", defaults[name]["default"])))

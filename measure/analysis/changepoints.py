@@ -174,8 +174,8 @@ def _settle(pw: np.ndarray, ps: np.ndarray, found: list[int], n: int, penalty: f
             if k.size:
                 moved.append(int(k[np.argmax(_gain(pw, ps, np.full(k.size, a), k, np.full(k.size, b)))]))
         while moved:
-            b = np.array([0, *moved, n])
-            gains = _gain(pw, ps, b[:-2], b[1:-1], b[2:])
+            cuts = np.array([0, *moved, n])
+            gains = _gain(pw, ps, cuts[:-2], cuts[1:-1], cuts[2:])
             weakest = int(np.argmin(gains))
             if gains[weakest] >= penalty:
                 break

@@ -247,15 +247,15 @@ def _speculative(a: Analysis, fastest: dict[str, Speed]) -> tuple[Speculative, .
             continue
         level = 1 - 0.05 / len(ks)
         ratios = {p.k: _paired(r, p.case, greedy.tier, level) for p in ks}
-        measured = [p for p in ks if ratios[p.k] is not None]
+        estimates = {k: e for k, e in ratios.items() if e is not None}
+        measured = [p for p in ks if p.k in estimates]
         if not measured:
             continue
-        best = min(measured, key=lambda p: ratios[p.k].value)  # type: ignore[union-attr]
-        vs = ratios[best.k]
-        assert vs is not None
-        if any(ratios[p.k].hi < 1 for p in measured):  # type: ignore[union-attr]
+        best = min(measured, key=lambda p: estimates[p.k].value)
+        vs = estimates[best.k]
+        if any(estimates[p.k].hi < 1 for p in measured):
             viable: bool | None = True
-        elif all(ratios[p.k].lo > 1 for p in measured):  # type: ignore[union-attr]
+        elif all(estimates[p.k].lo > 1 for p in measured):
             viable = False
         else:
             viable = None

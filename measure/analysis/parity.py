@@ -215,10 +215,10 @@ class MachineParity:
 
 def machine_parity(latest: dict[str, Record]) -> list[MachineParity]:
     """Per tier (by precision, then name): each machine against the first that has the tier."""
-    precision = {}
+    precision: dict[str, str] = {}
     for r in latest.values():
-        for name, t in r.tiers.items():
-            precision.setdefault(name, t.precision)
+        for name, entry in r.tiers.items():
+            precision.setdefault(name, entry.precision)
     names = list(dict.fromkeys(t.tier for r in latest.values() for t in r.python_tiers))
     out = []
     for name in sorted(names, key=lambda n: (precision.get(n, "?"), n)):

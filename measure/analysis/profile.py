@@ -262,8 +262,12 @@ def metric_samples(record: Record, metric: str) -> dict[str, np.ndarray]:
             out[case.name] = 1000 * np.quantile(case.wall_s, 0.90 if metric == "row_p90_ms" else 0.99, axis=1)
     if wc.profile is not None and metric in ("load_cold_ms", "load_warm_ms", "memory_bytes"):
         for name, t in wc.profile.tiers.items():
-            values = {"load_cold_ms": 1000 * t.load_cold_s, "load_warm_ms": 1000 * t.load_warm_s}
-            values["memory_bytes"] = _memory(record, name)  # type: ignore[assignment]
-            if values[metric] is not None and values[metric].size:
-                out[name] = values[metric]
+            values: dict[str, np.ndarray | None] = {
+                "load_cold_ms": 1000 * t.load_cold_s,
+                "load_warm_ms": 1000 * t.load_warm_s,
+                "memory_bytes": _memory(record, name),
+            }
+            got = values[metric]
+            if got is not None and got.size:
+                out[name] = got
     return out

@@ -95,9 +95,11 @@ def compiled_loops(record: Record) -> tuple[CompiledLoop, ...]:
             continue
         for t in leg.tiers:
             g = t.genai
-            if not t.measured or g is None or g.measure_over_og.median is None:
+            if not t.measured or g is None:
                 continue
             s = g.measure_over_og
+            if s.median is None:
+                continue
             out.append(
                 CompiledLoop(
                     t.tier,

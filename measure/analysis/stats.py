@@ -18,6 +18,9 @@ from measure.analysis.tdist import t_quantile
 
 LEVEL = 0.95
 
+Samples = Sequence[float] | np.ndarray
+"""What a statistic takes: plain floats or a float array (a record view hands out arrays)."""
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -83,7 +86,7 @@ def _quantile_of_sorted(s: list[float], q: float) -> float:
     return b - diff * (1 - g) if g >= 0.5 else a + diff * g
 
 
-def median(values: Sequence[float] | np.ndarray) -> float:
+def median(values: Samples) -> float:
     """np.median of few samples, bit for bit, without numpy's per-call overhead (a sort of a Python list)."""
     x = np.asarray(values, dtype=float)
     s = _sorted_finite(x)
@@ -156,7 +159,7 @@ def median_level(n: int, depth: int) -> float:
     return 1 - 2 * _binom_half_cdf(depth - 1, n)
 
 
-def median_interval(values: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
+def median_interval(values: Samples, level: float = LEVEL) -> tuple[float, float, float]:
     """Distribution-free interval for the median of few samples: ``(lo, hi, achieved level)``.
 
     Order statistics give exact levels only at discrete points (n = 7: 98.4% or 87.5%); between two of
@@ -186,7 +189,7 @@ def median_interval(values: Sequence[float], level: float = LEVEL) -> tuple[floa
     return float(lo), float(hi), level
 
 
-def summarize(values: Sequence[float], *, level: float = LEVEL) -> Estimate:
+def summarize(values: Samples, *, level: float = LEVEL) -> Estimate:
     """Median with its distribution-free interval (:func:`median_interval`) and the interquartile range."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
@@ -199,7 +202,7 @@ def summarize(values: Sequence[float], *, level: float = LEVEL) -> Estimate:
     return Estimate(_median_of_sorted(s), lo, hi, _quantile_of_sorted(s, 0.25), _quantile_of_sorted(s, 0.75), achieved)
 
 
-def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = LEVEL) -> Estimate:
+def paired_ratio(num: Samples, den: Samples, *, level: float = LEVEL) -> Estimate:
     """num / den over paired repeats (interleaved in one run): the geometric mean of the per-repeat ratios.
 
     Its interval is Student's t on the log ratios (n - 1 degrees of freedom): exact for lognormal noise and
@@ -218,7 +221,7 @@ def paired_ratio(num: Sequence[float], den: Sequence[float], *, level: float = L
     return Estimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), level=level)
 
 
-def ratio_bootstrap(num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int) -> np.ndarray:
+def ratio_bootstrap(num: Samples, den: Samples, *, resamples: int, seed: int) -> np.ndarray:
     """Bootstrap distribution of median(num) / median(den) for two independent runs (each side on its own)."""
     a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if a.size == 0 or b.size == 0:
@@ -227,9 +230,7 @@ def ratio_bootstrap(num: Sequence[float], den: Sequence[float], *, resamples: in
     return resampled_medians(a, seed, shapes, 0) / resampled_medians(b, seed, shapes, 1)
 
 
-def ratio_of_medians(
-    num: Sequence[float], den: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
-) -> Estimate:
+def ratio_of_medians(num: Samples, den: Samples, *, resamples: int, seed: int, level: float = LEVEL) -> Estimate:
     """median(num) / median(den) for two independent runs: each side resampled on its own."""
     lo, hi = percentile_interval(ratio_bootstrap(num, den, resamples=resamples, seed=seed), level)
     return Estimate(median(num) / median(den), lo, hi)
@@ -251,9 +252,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def fit_exponent(
-    lengths: Sequence[float], seconds: Sequence[float], *, resamples: int, seed: int, level: float = LEVEL
-) -> Estimate:
+def fit_exponent(lengths: Samples, seconds: Samples, *, resamples: int, seed: int, level: float = LEVEL) -> Estimate:
     """Slope b of log(time) on log(length): time ~ length^b; rows resampled for the interval."""
     x, y = np.log(np.asarray(lengths, dtype=float)), np.log(np.asarray(seconds, dtype=float))
     if x.size < 3 or np.ptp(x) == 0:

@@ -166,5 +166,5 @@ def summarize_record(record: Record, sha256: str) -> Summary:
         instructions_key=None if record.instructions is None else "/".join(map(str, record.instructions.key())),
         timed=record.wallclock.timed if record.wallclock is not None else "text",
         parts=record.parts,
-        profile_samples={m: found for m in PROFILE_METRICS if (found := cost_samples_of(record, m))},
+        profile_samples={m: got for m in PROFILE_METRICS if (got := cost_samples_of(record, m))},
     )

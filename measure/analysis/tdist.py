@@ -183,11 +183,13 @@ def _betainc_many(a: list[float], b: list[float], x: list[float]) -> list[float]
         )
         (low if xi < (ai + 1) / (ai + bi + 2) else high).append(i)
     if low:
-        cf = _betacf_many(*(np.array([v[i] for i in low]) for v in (a, b, x))).tolist()
-        for i, f in zip(low, cf, strict=True):
+        cf = _betacf_many(np.array([a[i] for i in low]), np.array([b[i] for i in low]), np.array([x[i] for i in low]))
+        for i, f in zip(low, cf.tolist(), strict=True):
             out[i] = front[i] * f / a[i]
     if high:
-        cf = _betacf_many(*(np.array([v[i] for i in high]) for v in (b, a)), np.array([1 - x[i] for i in high]))
+        cf = _betacf_many(
+            np.array([b[i] for i in high]), np.array([a[i] for i in high]), np.array([1 - x[i] for i in high])
+        )
         for i, f in zip(high, cf.tolist(), strict=True):
             out[i] = 1 - front[i] * f / b[i]
     return out

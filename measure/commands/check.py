@@ -21,13 +21,14 @@ def run(args: argparse.Namespace) -> int:
     from measure.analysis.rules import failed_gates, verdicts
     from measure.errors import MeasureError
     from measure.record.io import load
+    from measure.record.model import Record
     from measure.record.tree import current_parts, entries
     from measure.terminal import clean
 
     if args.files:
         checked = [(str(path), load(path)) for path in args.files]
     else:
-        loaded = {}
+        loaded: dict[Path, Record] = {}
         checked = []
         for parts in current_parts(entries(args.results)).values():
             state = compose({p: loaded.setdefault(e.path, load(e.path)) for p, e in parts.items()})

@@ -40,6 +40,7 @@ def stdin_lines() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from measure.engine.load import load_tier
     from measure.engine.options import SessionConfig
+    from measure.engine.result import Decoded
     from measure.engine.speculative import open_pair
 
     if args.max_new_tokens is not None and args.max_new_tokens < 1:
@@ -55,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
     totals = {"rows": 0, "tokens": 0, "calls": 0, "wall_s": 0.0, "run_s": 0.0, "proposed": 0, "accepted": 0}
     for text in texts:
         if pair is not None:
-            result = pair.decode(text, args.k, max_new_tokens=args.max_new_tokens)
-            totals["proposed"] += result.proposed
-            totals["accepted"] += result.accepted
+            speculative = pair.decode(text, args.k, max_new_tokens=args.max_new_tokens)
+            totals["proposed"] += speculative.proposed
+            totals["accepted"] += speculative.accepted
+            result: Decoded = speculative
         else:
             result = verifier.greedy(text, max_new_tokens=args.max_new_tokens)
         print(result.text, flush=True)

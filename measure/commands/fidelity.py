@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
             t.name = f"{t.name}#{i + 1}"
     part = judge(reference, tiers, golden)
     wc = WallclockConfig()
-    figures = tier_figures(fidelity(part), Bootstrap(wc.bootstrap, wc.seed))
+    judged = fidelity(part)
+    assert judged is not None, "judge writes a fidelity part"
+    figures = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
     if args.json:
         lines = [strict_json(figures_json(f)) for f in figures]  # all checked before the first is printed
         print("\n".join(lines))

@@ -12,7 +12,12 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported only where a bar is drawn
+    from rich.progress import Progress, TaskID
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _progress():
+def _progress() -> tuple[Progress | None, Callable[[str, int, int], None]]:
     """A rich progress bar on a terminal; one plain line a step in CI or when piped."""
     if sys.stderr.isatty() and not os.environ.get("CI"):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -48,7 +53,7 @@ def _progress():
         bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
         )
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(what: str, done: int, total: int) -> None:
             suite = what.split()[0]
@@ -81,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
     beat = Heartbeat(update)
 
     def say(line: str) -> None:
-        (bar.console.print if bar is not None else print)(line, **({} if bar is not None else {"file": sys.stderr}))
+        if bar is not None:
+            bar.console.print(line)
+        else:
+            print(line, file=sys.stderr)
 
     with contextlib.ExitStack() as stack:
         if bar is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,7 +95,7 @@ def graph_fingerprint(path: Path) -> GraphFingerprint:
     return GraphFingerprint(file=path.name, precision="+".join(kinds), opset=opset, ops=dict(ops), nbits=nbits)
 
 
-def _all_nodes(graph: onnx.GraphProto):
+def _all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
     """Nodes of a graph and of its subgraphs (the branches of a merged decoder's If)."""
     import onnx
 

@@ -16,7 +16,7 @@ from measure.engine.fingerprint import TierFingerprint, fingerprint_tier
 from measure.engine.meta import read_meta
 from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
-from measure.engine.session import Trace
+from measure.engine.session import TimedSession, Trace
 from measure.engine.tokenizer import Tokenizer, load_tokenizer
 from measure.errors import MeasureError
 
@@ -86,6 +86,15 @@ class TierFolder:
 
     def graph_files(self) -> list[Path]:
         """The graphs a decode calls, in call order (what the fingerprint reads for precision)."""
+        raise NotImplementedError
+
+    def graph_sessions(self) -> tuple[TimedSession, ...]:
+        """The sessions of those graphs, in call order: a tool records real decode feeds through them."""
+        raise NotImplementedError
+
+    def describe_graphs(self) -> dict[str, dict[str, Any]]:
+        """What another runtime needs to call the graphs (JSON-ready): ``decoder`` and, encoder-decoder,
+        ``encoder``, each as the family's graphs describe themselves (files, names, dtypes)."""
         raise NotImplementedError
 
     def fingerprint(self) -> TierFingerprint:

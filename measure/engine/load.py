@@ -9,6 +9,7 @@ from measure.engine.kind import detect_kind
 from measure.engine.options import SessionConfig
 from measure.engine.seq2seq.tier import Seq2SeqTier
 from measure.engine.session import AfterRun
+from measure.engine.tier import Tier
 from measure.errors import MeasureError
 
 
@@ -21,7 +22,7 @@ def load_tier(
     *,
     prompt: str | None = None,
     max_new_tokens: int | None = None,
-) -> Seq2SeqTier | CausalTier:
+) -> Tier:
     """Load a tier of either model kind (a decoder-only folder, an onnxruntime-genai one included, is looked for
     first); ``after_run`` is called inside the timing after every call (test-only, e.g. a slowdown). ``prompt``
     overrides a decoder-only tier's template; a seq2seq tier takes none. ``max_new_tokens``: the decode length a

@@ -13,7 +13,8 @@ from measure.engine.tokenizer import Tokenizer
 class Decodes(Protocol):
     """What :func:`finish` needs of a tier, seq2seq or decoder-only."""
 
-    tokenizer: Tokenizer
+    @property
+    def tokenizer(self) -> Tokenizer: ...
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ def c_level_run(session: ort.InferenceSession) -> Callable[..., list[np.ndarray]
     retries on another provider after an execution-provider failure: so the direct
     call is taken only on CPU-only sessions. None where this onnxruntime has no such entry.
     """
-    run = getattr(getattr(session, "_sess", None), "run", None)
+    run: Callable[..., list[np.ndarray]] | None = getattr(getattr(session, "_sess", None), "run", None)
     if not callable(run) or any(p != "CPUExecutionProvider" for p in session.get_providers()):
         return None
     return run

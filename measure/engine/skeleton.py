@@ -37,7 +37,8 @@ def load_skeleton(path: Path) -> onnx.ModelProto:
         size = f.seek(0, 2)
         f.seek(0)
         data = _message(f, size, _MODEL)
-    return onnx.ModelProto.FromString(data)
+    model: onnx.ModelProto = onnx.ModelProto.FromString(data)
+    return model
 
 
 ALIGN = 4096

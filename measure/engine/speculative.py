@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
 
 from measure.engine.result import Decoded, finish
 from measure.engine.session import Trace
-from measure.engine.tier import KINDS, Opening, Tier
+from measure.engine.tier import KINDS, Lane, Opening, Tier
 from measure.errors import MeasureError
 
 
@@ -170,7 +169,7 @@ def open_pair(drafter: Tier, verifier: Tier) -> Pair:
 
 
 def _rounds(
-    d_lane: Any,
+    d_lane: Lane,
     opening: Opening,
     eos: int,
     k: int,
@@ -184,6 +183,7 @@ def _rounds(
     sequence, its first ``opening.prompt`` ids not output) grows in place; ``calls`` counts the drafter's and
     the verifier's calls."""
     seq, prompt, v_lane, log = opening.seq, opening.prompt, opening.lane, trace.log
+    assert v_lane is not None, "an opening has no lane only where it ended the decode"
     d_draft, v_feed = d_lane.draft, v_lane.feed  # bound once: the round loop is the hot path
     while len(seq) - prompt < limit:
         budget = min(k, limit - (len(seq) - prompt) - 1)  # room for drafts: the verifier adds one of its own

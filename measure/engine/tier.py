@@ -20,7 +20,7 @@ import numpy as np
 from measure.engine.fingerprint import TierFingerprint
 from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
-from measure.engine.session import Trace
+from measure.engine.session import TimedSession, Trace
 from measure.engine.tokenizer import Tokenizer
 
 KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
@@ -46,6 +46,28 @@ class Lane(Protocol):
         """Feed the committed ``tokens`` the lane lacks, then draft greedily up to ``budget`` tokens or eos."""
         ...
 
+    def kv(self) -> tuple[np.ndarray, ...]:
+        """The self-attention key/value per layer as it stands (what :meth:`Tier.feed_framed` returns)."""
+        ...
+
+
+class TierShape(Protocol):
+    """What the graphs say about the model, either kind (read only)."""
+
+    @property
+    def layers(self) -> int: ...
+    @property
+    def heads(self) -> int:
+        """Key/value heads: the cache's second axis."""
+        ...
+
+    @property
+    def head_dim(self) -> int: ...
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def kv_dtype(self) -> type: ...
+
 
 @dataclass
 class Opening:
@@ -53,7 +75,8 @@ class Opening:
     positions: a seq2seq start token, or a decoder-only prompt and the prefill's token), how many of its
     leading ids are not output, the verifier calls made and the time to the first output token."""
 
-    lane: Any
+    lane: Lane | None
+    """None only where the opening already ended the decode (:attr:`stopped`)."""
     seq: list[int]
     prompt: int
     calls: int = 0
@@ -64,35 +87,72 @@ class Opening:
 
 @runtime_checkable
 class Tier(Protocol):
-    """One loaded, ready-to-decode tier of either model kind."""
+    """One loaded, ready-to-decode tier of either model kind. Its facts are read only here: a suite asks, and
+    each family may hold a narrower type (a decoder-only tier's ``prompt`` is never None)."""
 
-    kind: str
-    """``seq2seq`` or ``causal``."""
-    name: str
-    label: str
-    path: Path
-    layout: str
-    meta: dict[str, Any]
-    config: SessionConfig
-    tokenizer: Tokenizer
-    shape: Any
-    special: Any
-    """The special ids: ``pad`` and ``eos`` for both kinds (plus ``decoder_start`` or ``bos``)."""
-    max_source_tokens: int | None
-    max_target_tokens: int | None
-    prompt: str | None
-    context: int | None
+    @property
+    def kind(self) -> str:
+        """``seq2seq`` or ``causal``."""
+        ...
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def layout(self) -> str: ...
+    @property
+    def meta(self) -> dict[str, Any]: ...
+    @property
+    def config(self) -> SessionConfig: ...
+    @property
+    def tokenizer(self) -> Tokenizer: ...
+    @property
+    def shape(self) -> TierShape: ...
+    @property
+    def special(self) -> Any:
+        """The special ids: ``pad`` and ``eos`` for both kinds (plus ``decoder_start`` or ``bos``)."""
+        ...
+
+    @property
+    def max_source_tokens(self) -> int | None: ...
+    @property
+    def max_target_tokens(self) -> int | None: ...
+    @property
+    def prompt(self) -> str | None: ...
+    @property
+    def context(self) -> int | None: ...
+    @property
+    def max_new_tokens(self) -> int | None:
+        """The decode length a suite config set (None: the tier's own)."""
+        ...
 
     def source_ids(self, text: str) -> list[int]: ...
-
-    max_new_tokens: int | None
-    """The decode length a suite config set (None: the tier's own)."""
 
     def default_max_new_tokens(self, source_tokens: int) -> int: ...
 
     def decode_limit(self) -> tuple[int | None, str]: ...
 
     def fingerprint(self) -> TierFingerprint: ...
+
+    def graph_files(self) -> list[Path]:
+        """The graphs a decode calls, in call order."""
+        ...
+
+    def graph_sessions(self) -> tuple[TimedSession, ...]:
+        """The sessions of those graphs, in call order (a tool records real decode feeds through them)."""
+        ...
+
+    def describe_graphs(self) -> dict[str, dict[str, Any]]:
+        """What another runtime needs to call the graphs (JSON-ready): ``decoder`` (files in call order, input
+        and output names, dtypes), and an encoder-decoder tier's ``encoder``."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the sessions and cache buffers now (the tier cannot decode after)."""
+        ...
 
     def begin(self, ids: list[int], trace: Trace) -> Lane:
         """A lane at a decode's start (seq2seq: after the encoder; decoder-only: empty, the prompt fed first)."""
@@ -115,6 +175,14 @@ class Tier(Protocol):
     def target_room(self, source_tokens: int) -> tuple[int, str] | None:
         """The most tokens a teacher-forced pass may feed after a source of ``source_tokens`` (its decode
         positions), and the metadata field that bounds them, in words; None where nothing states a bound."""
+        ...
+
+    def feed_prefix(
+        self, ids: list[int], tokens: list[int], block: int, trace: Trace | None = None
+    ) -> tuple[np.ndarray, object]:
+        """The source ``ids`` opened, then ``tokens`` fed in calls of ``block``: the logits of every fed position
+        and the cache after them. An encoder-decoder tier's ``tokens`` start with its start token; a decoder-only
+        tier prefills ``ids`` in one call first, whose last position is the first row."""
         ...
 
     def teacher_forced(self, ids: list[int], tokens: list[int], trace: Trace | None = None) -> np.ndarray:

@@ -17,7 +17,10 @@ BYTE_OFFSET = 3
 
 
 class Tokenizer(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """What the tier's tokenizer is (``bytes`` or the file's name): read only, as a frozen dataclass's field."""
+        ...
 
     def encode(self, text: str) -> list[int]: ...
     def encode_target(self, text: str) -> list[int]: ...

@@ -227,7 +227,7 @@ def validate(doc: dict[str, Any], source: str, spans: list[Unpacked] | None = No
             while error.context:  # anyOf/oneOf: descend to the most specific cause, the deepest in the document
                 deepest = max(len(e.absolute_path) for e in error.context)  # not "is not null" of a nullable part
                 error = jsonschema.exceptions.best_match(e for e in error.context if len(e.absolute_path) == deepest)
-            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+            where: str | None = "/".join(str(p) for p in error.absolute_path) or "(top level)"
             message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
             raise MeasureError(f"{source}: field {where}: {message}")
         where = _non_finite(doc)

@@ -66,7 +66,7 @@ class SummaryCache:
         self.root = folder
         """The folder as given (its entries live under ``v<ANALYSIS_VERSION>/``): what a worker opens it by."""
         self.folder = None if folder is None else folder / f"v{ANALYSIS_VERSION}"
-        self._memory: dict[str, Any] = {}
+        self._memory: dict[tuple[str, str], Any] = {}
         self._checked: set[Path] = set()
         """Entry folders already resolved inside the cache and made (see :func:`~measure.writing.write_bytes`)."""
         self.hits = 0

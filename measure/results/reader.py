@@ -96,7 +96,7 @@ def _summarize_all(paths: list[Path], folder: Path | None) -> list[Read]:
     from concurrent.futures import ProcessPoolExecutor
 
     archives: dict[Path, list[Path]] = {}
-    loose = []
+    loose: list[Path] = []
     for path in paths:
         box = archive.container(path)
         (archives.setdefault(box, []) if box is not None else loose).append(path)
@@ -185,8 +185,9 @@ def load_results(results: Path, cache: SummaryCache) -> Loaded:
     fresh: dict[Path, Read] = {}
     for path, read in zip(unhashed, _summarize_all(unhashed, cache.root), strict=True):
         shas[path], fresh[path] = read.sha256, read
-        if ids.get(path) is not None:
-            cache.put_blob_sha(ids[path], read.sha256)
+        blob = ids.get(path)
+        if blob is not None:
+            cache.put_blob_sha(blob, read.sha256)
     found: dict[str, Summary] = {}
     paths: dict[str, Path] = {}
     for path in order:

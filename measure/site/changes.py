@@ -78,7 +78,7 @@ def searched(found: ChangeList) -> Md:
 def bands(changes: list[ChangePoint], top: float) -> list[dict[str, Any]]:
     """A shaded band per change point from its last good to its first bad run (the magnitude on hover), as
     filled traces under the chart's lines; ``top``: the height to shade up to."""
-    out = []
+    out: list[dict[str, Any]] = []
     for c in changes:
         x0, x1 = _when(c.last_good.runs[-1].started_at), _when(c.first_bad.first.started_at)
         r = c.ratio

@@ -70,8 +70,8 @@ def log_ticks(values: list[float]) -> dict[str, Any]:
     return {"type": "log", "tickvals": ticks, "ticktext": [text(v) for v in ticks]}
 
 
-def error(e_hi: list[float], e_lo: list[float], color: str) -> dict[str, Any]:
-    """Asymmetric error bars: an interval's upper and lower distances from its point."""
+def error(e_hi: list[float | None], e_lo: list[float | None], color: str) -> dict[str, Any]:
+    """Asymmetric error bars: an interval's upper and lower distances from its point (None: a point with none)."""
     return {"type": "data", "symmetric": False, "array": e_hi, "arrayminus": e_lo, "color": color, "thickness": 1.5}
 
 

@@ -110,7 +110,7 @@ def first_token(record: Record, tiers: tuple[CausalTiming, ...], palette: Palett
 
 def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, Any]:
     cases = record.wallclock.cases if record.wallclock else {}
-    data = []
+    data: list[dict[str, Any]] = []
     for t in tiers:
         case = cases[t.tier]
         per_row = np.median(case.wall_s, axis=0) * 1000

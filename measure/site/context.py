@@ -194,7 +194,8 @@ def chart(chart_id: str, title: str, figure: dict[str, Any]) -> Chart:
 
 def marked(a: str, b: str) -> tuple[Md, Md]:
     """Escape both strings and wrap the characters where they differ in <mark>."""
-    out_a, out_b = [], []
+    out_a: list[str] = []
+    out_b: list[str] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         sa, sb = md(a[i1:i2]), md(b[j1:j2])
         if op == "equal":

@@ -89,11 +89,11 @@ def render_site(site: Site, env: jinja2.Environment, prefix: str = PREFIX) -> di
         for slug, page in site.history_pages.items():
             pages[at(f"history/{slug}.md")] = machine_tpl.render(page=page)
         month_tpl = env.get_template("runs-month.md.j2")
-        for slug, page in site.months.items():
-            pages[at(f"runs/{slug}.md")] = month_tpl.render(page=page)
+        for slug, month in site.months.items():
+            pages[at(f"runs/{slug}.md")] = month_tpl.render(page=month)
         run_tpl = env.get_template(RUN_PAGE)
-        for slug, page in site.runs:
-            pages[at(f"runs/{slug}.md")] = run_tpl.render(page=page)
+        for slug, run in site.runs:
+            pages[at(f"runs/{slug}.md")] = run_tpl.render(page=run)
     except jinja2.TemplateError as exc:
         where = f" ({exc.filename}:{exc.lineno})" if isinstance(exc, jinja2.TemplateSyntaxError) else ""
         raise MeasureError(f"template error{where}: {exc}") from exc

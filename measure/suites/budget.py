@@ -83,7 +83,9 @@ def finish_top_up(
 ) -> None:
     """What the budget has left buys repeats for the widest intervals; the plan's outcome is written either way."""
     plan = budgeted.plan
-    stopped, rounds, added = None, 0, {}
+    stopped: str | None = None
+    rounds = 0
+    added: dict[str, int] = {}
     if doc.get("wallclock") and doc["wallclock"].get("cases"):
         texts = [r.input for r in pick(golden, plan.wallclock_rows).rows]
         units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
@@ -148,8 +150,8 @@ def planning_warm_up(
     prompts: dict[str, list[int]] = {}
     total, done, passes, start = len(units.case_names), 0, 0, perf_counter()
     while passes < max(config.wallclock.warmup, 1) or perf_counter() - start < config.wallclock.warmup_s:
-        for cases in units.each():
-            for case in cases:
+        for batch in units.each():
+            for case in batch:
                 found = []
                 for text in texts:
                     ids = case.encode(text)

@@ -53,11 +53,13 @@ class _Point:
         each timed call is fed on it, then trimmed off (as a rejected draft is). Untimed."""
         trace = Trace()
         opening = tier.open_speculative(list(self.ids), len(self.outputs) + len(self.follow) + 1, trace)
+        lane = opening.lane
+        assert lane is not None, "an opening allowed at least one output token has a lane"
         done = len(opening.seq) - opening.prompt  # outputs the opening already decided (decoder-only: the first)
         if opening.stopped is None and self.kept >= done:  # the lane lacks the last committed token, then the rest
             for token in [opening.seq[-1], *self.outputs[done : self.kept]]:
-                opening.lane.feed([token], trace)
-        return opening.lane
+                lane.feed([token], trace)
+        return lane
 
 
 def _point(tier: Tier, text: str, most: int) -> _Point:

@@ -181,7 +181,8 @@ def _legs_s(t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -> float:
 def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
     """Each reference's greedy path, then per judged tier both streams teacher-forced by it and by the reference
     (a prefill and one call of the output's tokens each); each pair's verifier path scored the same way."""
-    cost, groups = 0.0, {}
+    cost = 0.0
+    groups: dict[str, list[str]] = {}
     for tier, reference in asks.judged:
         groups.setdefault(reference, []).append(tier)
     for reference, judged in groups.items():

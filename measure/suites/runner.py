@@ -210,8 +210,8 @@ def check_tiers(
         finally:
             release(tier)
         del tier
-    for spec in config.pairs:
-        release(sessions.pair(spec))
+    for pair in config.pairs:
+        release(sessions.pair(pair))
     if refused is not None:
         raise refused
     return parts, planned, unjudged
@@ -312,9 +312,9 @@ def _framing_part(
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
     selves = OneAtATime([f"{n}->{n}" for n in used], lambda n: sessions.self_pair(n.split("->")[0]), kinds, threads)
     run_framing(tiers, pairs, selves, rows, config.framing, doc["framing"], save, progress, env["onnxruntime"], prefill)
-    if rows is not golden or prefill is not None:
+    if budgeted is not None and (rows is not golden or prefill is not None):  # only a plan cuts rows
         framed = len(rows) if prefill is None else prefill
-        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), framed)  # type: ignore[union-attr]
+        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), framed)
         save()
 
 

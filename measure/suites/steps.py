@@ -14,7 +14,7 @@ import ctypes
 import ctypes.util
 import gc
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from pathlib import Path
 from typing import Any
 
@@ -134,15 +134,33 @@ class OneAtATime(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self.names)
 
-    def values(self) -> Iterator[Any]:  # type: ignore[override]
-        for name in self.names:
-            item = self.load(name)
+    def values(self) -> ValuesView[Any]:
+        return _LoadedValues(self)
+
+    def items(self) -> ItemsView[str, Any]:
+        return _LoadedItems(self)
+
+
+class _LoadedValues(ValuesView[Any]):
+    """A :class:`OneAtATime`'s values, each loaded as iteration reaches it and let go of when it moves on."""
+
+    _mapping: OneAtATime
+
+    def __iter__(self) -> Iterator[Any]:
+        for name in self._mapping.names:
+            item = self._mapping.load(name)
             yield item
             release(item)
             del item
 
-    def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
-        yield from zip(self.names, self.values(), strict=True)
+
+class _LoadedItems(ItemsView[str, Any]):
+    """A :class:`OneAtATime`'s items, loaded one at a time as :class:`_LoadedValues` are."""
+
+    _mapping: OneAtATime
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        yield from zip(self._mapping.names, self._mapping.values(), strict=True)
 
 
 def session_threads(tiers: Mapping[str, Tier]) -> int:

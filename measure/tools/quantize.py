@@ -94,7 +94,7 @@ def record_feeds(src: Path, calibration: GoldenRows, rows: int) -> dict[str, Fee
     """
     tier = load_tier(src)
     causal = tier.kind == "causal"
-    sessions = tier.graphs.sessions if causal else (tier.encoder.session, *tier.decoder.sessions)  # type: ignore[union-attr]
+    sessions = tier.graph_sessions()
     for session in sessions:
         session.recorded = []
     for row in calibration.rows[:rows]:

@@ -355,8 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in found:
             print(f"{path}: stale; regenerate with python -m measure.tools.reference {args.folder}")
         return 1 if found else 0
-    for path in write(args.folder):
-        print(f"wrote {path}")
+    for written in write(args.folder):
+        print(f"wrote {written}")
     return 0
 
 

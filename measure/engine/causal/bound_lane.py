@@ -32,8 +32,10 @@ class BoundCache(StepArrays):
     def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
         s = graphs.shape
         size = s.heads * max_length * s.head_dim
-        self.sides = tuple([np.zeros(size, dtype=s.kv_dtype) for _ in graphs.past] for _ in range(2))
-        self.position = np.zeros((1, 1), dtype=graphs.pos_dtype)
+        self.sides: tuple[list[np.ndarray], ...] = tuple(
+            [np.zeros(size, dtype=s.kv_dtype) for _ in graphs.past] for _ in range(2)
+        )
+        self.position: np.ndarray = np.zeros((1, 1), dtype=graphs.pos_dtype)
         super().__init__(graphs, max_length)
 
     def view(self, side: int, layer: int, length: int) -> np.ndarray:
@@ -98,7 +100,8 @@ class BoundLane(BufferedLane):
         for i, present in enumerate(out[:-1]):
             c.view(1 - self.side, i, length + k)[...] = present
         self.length, self.side = length + k, 1 - self.side
-        return out[-1][0]
+        row: np.ndarray = out[-1][0]
+        return row
 
     def kv(self) -> tuple[np.ndarray, ...]:
         """The cache as it stands (see :meth:`CausalLane.kv`), copied: the buffers go to the next lane once this

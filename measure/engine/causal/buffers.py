@@ -22,7 +22,7 @@ from measure.engine.session import DTYPES, Trace
 from measure.errors import MeasureError
 
 
-class Bindings(dict):
+class Bindings(dict[Any, Any]):
     """Step bindings made once per key (a total length, or one with the side) on first use."""
 
     def __init__(self, make: Any) -> None:
@@ -41,10 +41,10 @@ class StepArrays:
     def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
         session = graphs.steady
         self.graphs, self.max_length = graphs, max_length
-        self.mask = np.ones((1, max_length), dtype=graphs.mask_dtype)
-        self.token = np.zeros((1, 1), dtype=graphs.ids_dtype)
+        self.mask: np.ndarray = np.ones((1, max_length), dtype=graphs.mask_dtype)
+        self.token: np.ndarray = np.zeros((1, 1), dtype=graphs.ids_dtype)
         self.logits_dtype = DTYPES[session.outputs["logits"].type]
-        self.logits = np.zeros((1, 1, graphs.shape.vocab_size), dtype=self.logits_dtype)
+        self.logits: np.ndarray = np.zeros((1, 1, graphs.shape.vocab_size), dtype=self.logits_dtype)
         self.run = session.session._sess.run_with_iobinding
         self.options = ort.RunOptions()
         self.steps = Bindings(self._step)

@@ -85,21 +85,21 @@ def _field(path: Path, doc: dict[str, Any], dotted: str, kind: type | tuple[type
     if isinstance(node, list) and kind is int and node:  # eos may be a list of ids: the first decides
         node = node[0]
     bad_bool = isinstance(node, bool) and kind is not bool
-    if not isinstance(node, kind) or bad_bool or (kind is int and node < 0):
+    if not isinstance(node, kind) or bad_bool or (kind is int and isinstance(node, int) and node < 0):
         raise MeasureError(f"{path}: field {dotted}: expected {getattr(kind, '__name__', kind)}, got {node!r}")
     return node
 
 
 def _count(path: Path, doc: dict[str, Any], dotted: str) -> int:
     """A count the graph is built with (heads, layers, head size): a positive integer."""
-    value = _field(path, doc, dotted, int)
+    value: int = _field(path, doc, dotted, int)
     if value < 1:
         raise MeasureError(f"{path}: field {dotted}: expected a positive integer, got {value!r}")
     return value
 
 
 def _pattern(path: Path, doc: dict[str, Any], dotted: str) -> str:
-    value = _field(path, doc, dotted, str)
+    value: str = _field(path, doc, dotted, str)
     if value.count("%d") != 1:
         raise MeasureError(f"{path}: field {dotted}: expected a name with one %d (the layer), got {value!r}")
     return value

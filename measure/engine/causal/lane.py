@@ -55,7 +55,8 @@ class CausalLane:
         if length == 0:
             self._settle()
         self.length = length + k
-        return out[-1][0]
+        row: np.ndarray = out[-1][0]
+        return row
 
     def _settle(self) -> None:
         """After the first call: every later call goes to the with-past graph or branch."""

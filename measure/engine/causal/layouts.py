@@ -30,6 +30,7 @@ bit, on the demo folders.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,10 @@ class CausalShape:
     kv_dtype: type
 
 
-class Ready(dict):
+class Ready(dict[Any, np.ndarray]):
     """Arrays made once per key on first use and reused read-only: the hot loop feeds them, never builds them."""
 
-    def __init__(self, make: Any) -> None:
+    def __init__(self, make: Callable[[Any], np.ndarray]) -> None:
         super().__init__()
         self.make = make
 
@@ -153,8 +154,9 @@ def _dim(value: Any, meta: dict[str, Any], *keys: str, graph: Path | None = None
             )
         return value
     for key in keys:
-        if isinstance(meta.get(key), int):
-            return meta[key]
+        found = meta.get(key)
+        if isinstance(found, int):
+            return found
     return None
 
 
@@ -259,7 +261,7 @@ class CausalGraphs:
         feeds: dict[str, np.ndarray] = {}
         if self.past[0] in self.first.inputs:
             s = self.shape
-            zeros = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
+            zeros: np.ndarray = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
             zeros.flags.writeable = False
             feeds.update(dict.fromkeys(self.past, zeros))
         if self.branch:

@@ -32,7 +32,9 @@ class SharedCache(StepArrays):
 
     def __init__(self, graphs: CausalGraphs, max_length: int) -> None:
         s = graphs.shape
-        self.buffers = [np.zeros((1, s.heads, max_length, s.head_dim), dtype=s.kv_dtype) for _ in graphs.past]
+        self.buffers: list[np.ndarray] = [
+            np.zeros((1, s.heads, max_length, s.head_dim), dtype=s.kv_dtype) for _ in graphs.past
+        ]
         super().__init__(graphs, max_length)
         self.block = self.bind(1)
         """The binding a :meth:`SharedLane.feed` of any length rebinds ids, mask and logits in (the cache stays)."""
@@ -68,7 +70,9 @@ class SharedLane(BufferedLane):
         super().__init__(graphs, SharedCache)
 
     def limit_field(self) -> str:
-        return f"{self.graphs.genai.path}: field {self.graphs.genai.max_length_field}"
+        genai = self.graphs.genai
+        assert genai is not None, "buffers are shared only as an onnxruntime-genai config asks"
+        return f"{genai.path}: field {genai.max_length_field}"
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the cache: logits ``(len(tokens), vocab)``, cache grown."""
@@ -87,7 +91,8 @@ class SharedLane(BufferedLane):
             after(perf_counter() - start)
         trace.log.append((self.session.label, start, perf_counter()))
         self.length += k
-        return logits[0]
+        row: np.ndarray = logits[0]
+        return row
 
     def kv(self) -> tuple[np.ndarray, ...]:
         """The cache as it stands (see :meth:`CausalLane.kv`), copied: the buffers go to the next lane once this

@@ -25,7 +25,7 @@ from measure.engine.folder import TierFolder
 from measure.engine.meta import meta_source
 from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded, finish
-from measure.engine.session import AfterRun, Trace
+from measure.engine.session import AfterRun, TimedSession, Trace
 from measure.engine.tier import Opening
 from measure.errors import MeasureError
 
@@ -89,6 +89,8 @@ class CausalTier(TierFolder):
 
     kind = "causal"
     holds = ("graphs",)
+    prompt: str
+    """The prompt template (``{input}`` where the source goes): tier.json's, or the one a suite config gives."""
 
     def __init__(
         self,
@@ -121,6 +123,13 @@ class CausalTier(TierFolder):
 
     def graph_files(self) -> list[Path]:
         return [s.path for s in self.graphs.sessions]
+
+    def graph_sessions(self) -> tuple[TimedSession, ...]:
+        return self.graphs.sessions
+
+    def describe_graphs(self) -> dict[str, dict[str, Any]]:
+        """One decoder (its graphs in call order); the prompt is fed as its first call."""
+        return {"decoder": self.graphs.describe()}
 
     def source_ids(self, text: str) -> list[int]:
         """The prompt template applied to ``text``, tokenized (the tokenizer adds bos); too long is refused."""

@@ -56,7 +56,7 @@ class Encoder:
         return mask
 
     def run(self, ids: list[int], trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-        arr = np.array([ids], dtype=self.ids_dtype)
+        arr: np.ndarray = np.array([ids], dtype=self.ids_dtype)
         mask = self._mask(len(ids))
         feeds = {"input_ids": arr}
         if self.mask_dtype is not None:
@@ -74,7 +74,7 @@ class Encoder:
         }
 
 
-class TokenIds(dict):
+class TokenIds(dict[int, np.ndarray]):
     """One read-only ``(1, 1)`` id array per token, made on first use and reused.
 
     A single-step call then feeds a ready array instead of building one between
@@ -86,7 +86,7 @@ class TokenIds(dict):
         self.dtype = dtype
 
     def __missing__(self, token: int) -> np.ndarray:
-        arr = np.array([[token]], dtype=self.dtype)
+        arr: np.ndarray = np.array([[token]], dtype=self.dtype)
         arr.flags.writeable = False
         self[token] = arr
         return arr
@@ -174,6 +174,7 @@ class Decoder:
                 return out, "eos"
             out.append(token)
         session, feeds, past = lane.session, lane.feeds, lane.past
+        assert session is not None and feeds is not None, "a lane settles on its first call"
         call, names, label, log = session.call(), lane.names, session.label, trace.log.append
         one, append = self._one, out.append
         stopped = "max_new_tokens"
@@ -200,7 +201,7 @@ class Decoder:
         return drafts, lane.cache()
 
     @staticmethod
-    def _shape(session: TimedSession, past_name: str, logits: str, layers: int, meta: dict) -> Shape:
+    def _shape(session: TimedSession, past_name: str, logits: str, layers: int, meta: dict[str, Any]) -> Shape:
         past = session.inputs[past_name]
         heads, head_dim = past.shape[1], past.shape[3]
         heads = heads if isinstance(heads, int) else meta.get("num_heads")
@@ -216,9 +217,11 @@ class Decoder:
             raise MeasureError(f"{session.path}: logits have a symbolic vocabulary axis; state vocab_size in tier.json")
         return Shape(layers, heads, head_dim, vocab, DTYPES[past.type])
 
+    _empty_past: np.ndarray
+
     def _zeros(self) -> np.ndarray:
         """The empty (length 0) past every decode starts from: made once, shared read-only."""
-        zeros = getattr(self, "_empty_past", None)
+        zeros: np.ndarray | None = getattr(self, "_empty_past", None)
         if zeros is None:
             s = self.shape
             zeros = self._empty_past = np.zeros((1, s.heads, 0, s.head_dim), dtype=s.kv_dtype)
@@ -268,13 +271,14 @@ class Lane:
 
     def feed(self, tokens: list[int], trace: Trace) -> np.ndarray:
         """One call of ``len(tokens)`` tokens on top of the lane: logits ``(len(tokens), vocab)``."""
-        if self.feeds is None:  # straight from the first call's outputs to the with-cache feeds: no KVCache made
-            decoder = self.decoder
-            logits, self.feeds, self.cross = decoder._first_call(self._first, tokens, trace)
+        feeds, session = self.feeds, self.session
+        if feeds is None or session is None:  # the first call's outputs become the feeds: no KVCache made
+            decoder, first = self.decoder, self._first
+            assert first is not None, "an unsettled lane holds the empty cache it began with"
+            logits, self.feeds, self.cross = decoder._first_call(first, tokens, trace)
             self._first, self.length = None, len(tokens)
             self.session, self.past, self.names = decoder._steady_session(), decoder.steady_past, decoder.steady_names
             return logits
-        feeds, session = self.feeds, self.session
         feeds["input_ids"] = self.decoder._ids(tokens)
         call = session.call()
         start = perf_counter()
@@ -282,7 +286,8 @@ class Lane:
         trace.log.append((session.label, start, perf_counter()))
         feeds.update(zip(self.past, out, strict=False))
         self.length += len(tokens)
-        return out[-1][0]
+        last: np.ndarray = out[-1][0]
+        return last
 
     def trim(self, length: int) -> None:
         """Keep the first ``length`` positions, as :meth:`KVCache.trim` does (the same contiguous copies)."""
@@ -291,15 +296,22 @@ class Lane:
         if length == self.length:
             return
         feeds = self.feeds
-        for p in self.past:  # length < self.length: at least one call was made, so feeds exist
+        assert feeds is not None, "length < self.length: at least one call was made, so feeds exist"
+        for p in self.past:
             feeds[p] = np.ascontiguousarray(feeds[p][:, :, :length])
         self.length = length
 
     def cache(self) -> KVCache:
         """The lane as a :class:`KVCache` (sharing its arrays)."""
-        if self.feeds is None:
+        feeds = self.feeds
+        if feeds is None:
+            assert self._first is not None, "an unsettled lane holds the empty cache it began with"
             return self._first
-        return KVCache(tuple([self.feeds[p] for p in self.past]), self.cross, self.length)
+        return KVCache(tuple([feeds[p] for p in self.past]), self.cross, self.length)
+
+    def kv(self) -> tuple[np.ndarray, ...]:
+        """The self-attention key/value per layer as it stands (the cross part stays out), sharing its arrays."""
+        return self.cache().self_kv
 
     def draft(self, tokens: list[int], budget: int, eos: int, trace: Trace) -> list[int]:
         """A drafter's turn: feed ``tokens`` single-step, then draft greedily until ``budget`` drafts or eos.
@@ -312,6 +324,7 @@ class Lane:
         if self.feeds is None:
             row, tokens = self.feed(tokens[:1], trace)[-1], tokens[1:]
         feeds, past, one, session = self.feeds, self.past, self.decoder._one, self.session
+        assert session is not None and feeds is not None, "a lane settles on its first call"
         call, names, label, log = session.call(), self.names, session.label, trace.log.append
         for token in tokens:
             feeds["input_ids"] = one[token]

@@ -37,7 +37,7 @@ class SimpleDecoder(Decoder):
 
     layout = "simple"
 
-    def __init__(self, session: TimedSession, meta: dict) -> None:
+    def __init__(self, session: TimedSession, meta: dict[str, Any]) -> None:
         check_names(session, {"input_ids", "encoder_hidden_states", "encoder_attention_mask"}, (SIMPLE_PAST,), "input")
         check_names(session, {"logits"}, (SIMPLE_PRESENT,), "output")
         for need in ("input_ids", "encoder_hidden_states"):
@@ -136,7 +136,7 @@ class OptimumDecoder(Decoder):
     layout = "optimum"
     first_call_differs = True
 
-    def __init__(self, first: TimedSession, with_past: TimedSession, meta: dict) -> None:
+    def __init__(self, first: TimedSession, with_past: TimedSession, meta: dict[str, Any]) -> None:
         for s in (first, with_past):
             check_names(s, _OPT_INPUTS, (OPT_PAST,), "input")
             check_names(s, {"logits"}, (OPT_PRESENT,), "output")
@@ -201,7 +201,7 @@ class MergedDecoder(Decoder):
     layout = "optimum-merged"
     first_call_differs = True
 
-    def __init__(self, session: TimedSession, meta: dict) -> None:
+    def __init__(self, session: TimedSession, meta: dict[str, Any]) -> None:
         check_names(session, _OPT_INPUTS, (OPT_PAST,), "input")
         check_names(session, {"logits"}, (OPT_PRESENT,), "output")
         if "use_cache_branch" not in session.inputs:
@@ -280,7 +280,12 @@ class MergedDecoder(Decoder):
 
 
 def open_graphs(
-    folder: Path, layout: str, config: SessionConfig, label: str, meta: dict, after_run: AfterRun | None = None
+    folder: Path,
+    layout: str,
+    config: SessionConfig,
+    label: str,
+    meta: dict[str, Any],
+    after_run: AfterRun | None = None,
 ) -> tuple[Encoder, Decoder]:
     """Sessions for one tier, checked against what the engine understands; ``after_run`` hooks every call."""
     files = LAYOUT_FILES[layout]

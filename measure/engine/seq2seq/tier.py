@@ -29,7 +29,7 @@ from measure.engine.seq2seq.decoder import Decoder, Encoder, Lane
 from measure.engine.seq2seq.graphs import LAYOUT_FILES, detect_layout
 from measure.engine.seq2seq.kvcache import KVCache
 from measure.engine.seq2seq.layouts import open_graphs
-from measure.engine.session import AfterRun, Trace
+from measure.engine.session import AfterRun, TimedSession, Trace
 from measure.engine.tier import Opening
 from measure.engine.tokenizer import Tokenizer
 from measure.errors import MeasureError
@@ -67,9 +67,10 @@ def _special_ids(folder: Path, meta: dict[str, Any], tokenizer: Tokenizer, vocab
 def _limit(meta: dict[str, Any], folder: Path, *keys: str) -> int | None:
     for key in keys:
         if key in meta:
-            if not isinstance(meta[key], int) or meta[key] < 1:
-                raise MeasureError(f"{folder}: metadata {key}: expected a positive integer, got {meta[key]!r}")
-            return meta[key]
+            value = meta[key]
+            if not isinstance(value, int) or value < 1:
+                raise MeasureError(f"{folder}: metadata {key}: expected a positive integer, got {value!r}")
+            return value
     return None
 
 
@@ -111,6 +112,12 @@ class Seq2SeqTier(TierFolder):
 
     def graph_files(self) -> list[Path]:
         return [self.path / f for f in LAYOUT_FILES[self.layout]]
+
+    def graph_sessions(self) -> tuple[TimedSession, ...]:
+        return (self.encoder.session, *self.decoder.sessions)
+
+    def describe_graphs(self) -> dict[str, dict[str, Any]]:
+        return {"encoder": self.encoder.describe(), "decoder": self.decoder.describe()}
 
     def source_ids(self, text: str) -> list[int]:
         """Token ids of one source, refusing what the model cannot take."""

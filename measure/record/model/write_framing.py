@@ -28,7 +28,14 @@ def python_leg(version: str | None) -> Part:
 def runtime_leg(runtime: str, language: str, provider: str | None = None) -> Part:
     """A later leg (onnxruntime-node, -web) as it starts: version and host are filled once it answers.
     ``provider`` names a leg that differs from another of the same runtime only by it (onnxruntime-web's webgpu)."""
-    leg = {"runtime": runtime, "language": language, "version": None, "host": None, "status": MEASURED, "tiers": []}
+    leg: Part = {
+        "runtime": runtime,
+        "language": language,
+        "version": None,
+        "host": None,
+        "status": MEASURED,
+        "tiers": [],
+    }
     return leg | ({"provider": provider} if provider else {})
 
 

@@ -175,9 +175,9 @@ def _precision(found: tuple[Precision, ...], sizes: tuple[Size, ...]) -> tuple[M
     by_model: dict[str, list[Precision]] = defaultdict(list)
     for p in found:
         by_model[p.model].append(p)
-    for model, items in by_model.items():
+    for model, precisions in by_model.items():
         said = []
-        for p in items:
+        for p in precisions:
             fid = f", mean KLD {p.fidelity.greedy.kld_mean.value:.2g}" if p.fidelity else ""
             verdict = ""
             if p.against_precision.startswith("int8") and p.precision.startswith("int4"):

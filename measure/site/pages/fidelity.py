@@ -122,7 +122,7 @@ def _pair_row(p: PairFidelityFigures) -> PairFidelityRow:
 def kld_distribution(tiers: tuple[TierFidelityFigures, ...], palette: charts.Palette) -> dict[str, Any]:
     """Each tier's KL divergence per position as the share of its positions in each log10 bin (a line a tier),
     its mean marked on the same axis. Exact zeros cannot sit on a log axis: each trace's name counts them."""
-    data = []
+    data: list[dict[str, Any]] = []
     for f in tiers:
         g = f.greedy
         color = palette.of(f.tier)

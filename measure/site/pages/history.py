@@ -12,6 +12,7 @@ newest entries and say how many are older.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -215,7 +216,7 @@ def _case_points(points: CasePoints, recent: set[str], broken: set[str], links: 
     return out
 
 
-def _drawn(h: MachineHistory, counted: bool) -> tuple[list[Summary], set[str], dict[str, CasePoints]]:
+def _drawn(h: MachineHistory, counted: bool) -> tuple[Sequence[Summary], set[str], dict[str, CasePoints]]:
     """The runs a chart spans, the runs that break comparability, and each case's points: instructions per token
     of the records that counted them (``counted``), else ms/token."""
     if counted:

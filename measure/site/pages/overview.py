@@ -196,7 +196,8 @@ def _with_fidelity(speed: Md, t: TierLine) -> Md:
 def _folded(h: Headline) -> tuple[tuple[Md, ...], Md | None]:
     """The runtime columns some tier has, and one line for what no tier has (a column of "not measured")."""
     legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
-    kept, gone = [], []
+    kept: list[str] = []
+    gone: list[str] = []
     for i, leg in enumerate(legs):
         (kept if any(t.runtimes[i][1] not in ("not measured", "-") for t in h.tiers) else gone).append(leg)
     unreferenced = sorted({t.fidelity.reference for t in h.tiers if t.fidelity and t.vs_reference is None})
