@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from measure import bundled
     from measure.analysis.fidelity import tier_figures
     from measure.analysis.timings import Bootstrap
-    from measure.engine.load import detect_kind, load_tier
+    from measure.engine.kind import detect_kind
+    from measure.engine.load import load_tier
     from measure.errors import MeasureError
     from measure.record.model.read_fidelity import fidelity
     from measure.suites.config import WallclockConfig

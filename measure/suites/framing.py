@@ -15,7 +15,7 @@ can set runtime against precision. This module names no leg.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from measure.engine.speculative import Pair
@@ -61,7 +61,7 @@ def pair_acceptance(
     return acceptance_part(*names, is_self, k, (probe[0], probe[1]), (runtime[0], runtime[1]), len(golden), differs)
 
 
-def _let_go(tiers: dict[str, Tier], tier: Tier) -> tuple[dict[str, Any] | None, Callable[[], Tier] | None]:
+def _let_go(tiers: Mapping[str, Tier], tier: Tier) -> tuple[dict[str, Any] | None, Callable[[], Tier] | None]:
     """Before the legs that run in processes of their own: the tier as they are told it, and, where the tiers are
     loaded one at a time, its sessions let go of (each leg's process loads its own copy) with how to load them
     again. A caller's own tiers are kept as they are."""
@@ -99,9 +99,9 @@ def _legs_on(
 
 
 def run_framing(
-    tiers: dict[str, Tier],
-    pairs: dict[str, Pair],
-    self_pairs: dict[str, Pair],
+    tiers: Mapping[str, Tier],
+    pairs: Mapping[str, Pair],
+    self_pairs: Mapping[str, Pair],
     golden: GoldenRows,
     config: FramingConfig,
     out: dict[str, Any],

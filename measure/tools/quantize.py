@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from measure.engine.causal.layouts import CAUSAL_LAYOUT_FILES, detect_causal_layout
 from measure.engine.fingerprint import graph_fingerprint
+from measure.engine.kind import CAUSAL_LAYOUT_FILES, detect_causal_layout
 from measure.engine.load import load_tier
 from measure.engine.meta import read_meta
 from measure.engine.seq2seq.graphs import LAYOUT_FILES

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar, cast
 
+from measure.engine.causal.tier import CausalTier
 from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
 from measure.record.model.write_framing import MEASURED, leg_tier, stopped
@@ -36,11 +37,11 @@ class GenaiLeg:
     """The onnxruntime-genai leg of one run: in this process, beside Python's sessions (its loop and measure's,
     row by row)."""
 
-    key = "genai"
-    runtime = RUNTIME
+    key: ClassVar[str] = "genai"
+    runtime: ClassVar[str] = RUNTIME
     label = RUNTIME
-    beside = True
-    cost = LegCost("genai", frozenset({"causal"}), "loop", repeats_min=GENAI_REPEATS_MIN, pairs=True)
+    beside: ClassVar[bool] = True
+    cost: ClassVar[LegCost] = LegCost("genai", frozenset({"causal"}), "loop", repeats_min=GENAI_REPEATS_MIN, pairs=True)
 
     @classmethod
     def ready(cls, config: FramingConfig) -> str | None:
@@ -74,7 +75,8 @@ class GenaiLeg:
             self.out["tiers"].append(leg_tier(tier.name, python["precision"]) | stopped("skipped", SEQ2SEQ_SKIP))
             return
         texts = [row.input for row in golden.rows]
-        answer = run_genai_tier(self.og, tier, texts, python.get("output_ids"), self.repeats)
+        causal = cast(CausalTier, tier)  # its kind says so: onnxruntime-genai's folders are decoder-only
+        answer = run_genai_tier(self.og, causal, texts, python.get("output_ids"), self.repeats)
         outputs = [tier.tokenizer.decode(r["tokens"]) for r in answer.get("rows", ())]
         lines = [row.line for row in golden.rows]
         self.out["tiers"].append(genai_tier_part(tier.name, python["precision"], answer, outputs, lines))
@@ -87,7 +89,8 @@ class GenaiLeg:
         for pair in pairs:
             if pair.kind != "causal":
                 continue
-            answer = run_genai_speculative(pair.verifier, pair.drafter, texts, draft_tokens=k)
+            verifier, drafter = cast(CausalTier, pair.verifier), cast(CausalTier, pair.drafter)  # a causal pair
+            answer = run_genai_speculative(verifier, drafter, texts, draft_tokens=k)
             self.out["speculative"].append(genai_pair_part(pair.drafter.name, pair.verifier.name, k, answer))
         return True
 

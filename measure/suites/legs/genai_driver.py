@@ -103,7 +103,9 @@ def og_logits(og: Any, model: Any, ids: list[int], tokens: list[int], limit: int
     return np.stack(rows)
 
 
-def _paired(og: Any, model: Any, tier: CausalTier, ids: list[int], limit: int, repeats: int) -> tuple[list, list]:
+def _paired(
+    og: Any, model: Any, tier: CausalTier, ids: list[int], limit: int, repeats: int
+) -> tuple[list[dict[str, Any]], list[Any]]:
     """``repeats`` decodes of one row by each loop, back to back and the order alternating, so drift hits both."""
     theirs: list[dict[str, Any]] = []
     ours: list[Any] = []
@@ -138,7 +140,9 @@ def _parted(
     }
 
 
-def _row(og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[int] | None, repeats: int) -> dict:
+def _row(
+    og: Any, model: Any, tier: CausalTier, ids: list[int], given: Sequence[int] | None, repeats: int
+) -> dict[str, Any]:
     limit = tier.default_max_new_tokens(len(ids))
     runs, mine = _paired(og, model, tier, ids, limit, repeats)
     tokens = runs[0]["tokens"]
@@ -182,7 +186,8 @@ def _summary(rows: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
         first = [float(np.mean([r[f"{prefix}first_token_ms"][k] for r in rows])) for k in range(repeats)]
         per_step = [_per_step(sum(r[f"{prefix}decode_ms"][k] for r in rows), steps) for k in range(repeats)]
         out[f"{prefix}first_token_ms"] = {"median": median(first), "samples": first}
-        out[f"{prefix}ms_per_step"] = {"median": median(per_step) if steps else None, "samples": per_step}
+        timed = [x for x in per_step if x is not None]
+        out[f"{prefix}ms_per_step"] = {"median": median(timed) if timed else None, "samples": per_step}
         out[f"{prefix}steps"] = steps
     ratios = [x for r in rows for x in r["measure_over_og"]]
     out["measure_over_og"] = median(ratios) if ratios else None

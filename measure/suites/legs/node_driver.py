@@ -78,7 +78,7 @@ def describe(tier: Tier) -> dict[str, Any]:
             "kind": "causal",
             "folder": str(tier.path.resolve()),
             "session": tier.config.to_dict(),
-            "decoder": tier.graphs.describe(),
+            "decoder": tier.describe_graphs()["decoder"],
             "shape": {"layers": shape.layers, "heads": shape.heads, "head_dim": shape.head_dim},
             "special": {"eos": tier.special.eos, "decoder_start": None},
         }
@@ -86,8 +86,7 @@ def describe(tier: Tier) -> dict[str, Any]:
         "kind": "seq2seq",
         "folder": str(tier.path.resolve()),
         "session": tier.config.to_dict(),
-        "encoder": tier.encoder.describe(),
-        "decoder": tier.decoder.describe(),
+        **tier.describe_graphs(),
         "shape": {"layers": shape.layers, "heads": shape.heads, "head_dim": shape.head_dim},
         "special": {"eos": tier.special.eos, "decoder_start": tier.special.decoder_start},
     }

@@ -125,7 +125,7 @@ def warmup_graph() -> bytes:
     graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "warmup", [x], [y])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     onnx.checker.check_model(model)
-    return model.SerializeToString()
+    return bytes(model.SerializeToString())
 
 
 def _served(tier: Tier, request: dict[str, Any], split: Path) -> tuple[dict[str, Path], dict[str, Any]]:
