@@ -157,7 +157,7 @@ def agreement(golden: GoldenRows) -> None:
 def cost() -> None:
     """A whole demo run timed, then the fidelity pass alone over the same tiers, in this one process."""
     from measure.suites.fidelity_steps import run_fidelity_steps
-    from measure.suites.runner import check_tiers
+    from measure.suites.preflight import check_tiers
     from measure.suites.steps import Sessions
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -33,7 +33,8 @@ from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
 from measure.site.metrics import metrics
 from measure.site.pages.framing import FramingPage, framing_page
-from measure.site.pages.history import History, HistoryMachine, history_page
+from measure.site.pages.history import history_page
+from measure.site.pages.history_context import History, HistoryMachine
 from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page

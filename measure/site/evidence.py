@@ -40,8 +40,8 @@ def evidence(v: Verdict) -> str:
     page, kind = ROWS.get(v.topic, ("methods.md", "policy"))
     if v.topic in ("runtime-parity", "browser-parity") and v.outcome == "info":
         return f"{page}#runtimes"
-    if kind == "summary":
-        return f"{page}#summary"
+    if kind == "summary" or (v.topic == "fidelity" and v.value is None):  # a tier not judged: no figures to show
+        return "index.md#summary" if v.topic == "fidelity" else f"{page}#summary"
     return f"{page}#{row_id(kind, v.key)}"
 
 

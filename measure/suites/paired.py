@@ -35,10 +35,9 @@ from measure.suites import Progress, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.environment import environment
 from measure.suites.golden import GoldenRows, head, load_golden
+from measure.suites.preflight import check_decodes, check_rows
 from measure.suites.profile import run_memory_and_load
 from measure.suites.runner import (
-    check_decodes,
-    check_rows,
     failing,
     fresh_loader,
     load_tiers,
