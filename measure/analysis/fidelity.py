@@ -49,6 +49,14 @@ class PathFigures:
     zeros: int
     rows: int = 0
     """Golden rows the figures rest on (the bootstrap's unit)."""
+    flipped_rows: int = 0
+    """Rows in which the tier's top-1 departs from the reference's at least once along the path: the rows whose
+    greedy output the tier would change (the "flips" of Dutta et al., 2024, at the row, not the answer)."""
+
+    @property
+    def flip_rate(self) -> float:
+        """Share of rows with at least one flipped top-1 decision."""
+        return self.flipped_rows / self.rows if self.rows else float("nan")
 
     @property
     def interval(self) -> bool:
@@ -102,6 +110,7 @@ def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigure
         hist=p.hist,
         zeros=p.zeros,
         rows=int(positions.size),
+        flipped_rows=int(np.sum(same < positions)),
     )
 
 

@@ -45,3 +45,17 @@ def test_figures_on_fewer_rows_than_an_interval_needs_are_never_judged_faithful(
     for v in fidelity_verdicts(few, loose):
         assert v.outcome == "inconclusive" and v.answer == "inconclusive: 2 rows are too few for an interval"
     assert {v.outcome for v in fidelity_verdicts(enough, loose)} == {"success"}
+
+
+def test_a_row_flips_when_any_of_its_top1_decisions_departs_from_the_reference(golden):
+    """Built in the record: row 0 keeps every top-1 decision, row 1 loses one, row 2 loses all of its."""
+    doc = _rows(golden, MIN_ROWS)
+    ref = doc["fidelity"]["references"][0]
+    tier = next(t for t in doc["fidelity"]["tiers"] if t["reference"] == ref["name"])
+    same = list(ref["greedy_positions"])
+    same[1] -= 1
+    same[2] = 0
+    tier["greedy"]["same_top1"] = same
+    validate(doc, "constructed", [])
+    (f,) = [f for f in tier_fidelity(from_document(doc, "flips")) if f.tier == tier["tier"]]
+    assert f.greedy.flipped_rows == 2 and f.greedy.flip_rate == 2 / MIN_ROWS

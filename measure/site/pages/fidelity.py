@@ -29,6 +29,8 @@ class FidelityRow:
     p999: Md
     max: Md
     same_top1: Md
+    flipped: Md
+    """Rows in which a top-1 decision flips at least once: the rows whose greedy output the tier would change."""
     rms_dp: Md
     ppl: Md
     """PPL_tier / PPL_ref on the golden outputs, with its interval."""
@@ -83,7 +85,7 @@ def fidelity_cell(f: TierFidelityFigures | None) -> Md:
         return md("-")
     g = f.greedy
     figures = link(f"KLD {g.kld_mean.value:.2g}", f"framing.md#{row_id('fidelity', f.tier)}")
-    return trusted(f"{figures}<br>top-1 {g.same_top1.value:.1%}")
+    return trusted(f"{figures}<br>top-1 {g.same_top1.value:.1%} · {g.flipped_rows}/{g.rows} rows flip")
 
 
 def _row(f: TierFidelityFigures, a: Analysis) -> FidelityRow:
@@ -100,6 +102,7 @@ def _row(f: TierFidelityFigures, a: Analysis) -> FidelityRow:
         md(f"{q.get(0.999, 0.0):.3g}"),
         md(f"{q.get(1.0, 0.0):.3g}"),
         share_text(g.same_top1, g.rows),
+        trusted(f"{g.flipped_rows} of {g.rows}<br><small>{g.flip_rate:.0%}</small>"),
         md(f"{g.rms_dp:.2%}"),
         trusted(f"{f.ppl_ratio.value:.4f}" + (_no_interval(g.rows) or ppl)),
         _verdict(verdict),
