@@ -20,7 +20,7 @@ from measure.record.model.write_wallclock import repeat_done
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows, pick
-from measure.suites.legs.contract import LegCost
+from measure.suites.legs.cost import LegCost
 from measure.suites.legs.registry import planned
 from measure.suites.plan import FINISH_S, WARM_ROWS, BudgetTooSmall, Plan, make_plan, next_round, sample_rows
 from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import median
 
-from measure.suites.legs.contract import LegCost
+from measure.suites.legs.cost import LegCost
 
 PROCESS_S = 0.5
 """A worker process's start and imports (Python, onnxruntime, numpy, tokenizers)."""

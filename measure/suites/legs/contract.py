@@ -2,7 +2,7 @@
 
 A leg decodes the tiers the Python onnxruntime leg decoded, under another runtime, and fills its part of the
 record's ``framing.legs``. Framing, the planner and the record iterate over the registered legs
-(:data:`measure.suites.legs.LEGS`) and never name one: adding a runtime is one module that implements
+(:data:`measure.suites.legs.registry.LEGS`) and never name one: adding a runtime is one module that implements
 :class:`Leg` and its entry in that tuple.
 """
 
@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-if TYPE_CHECKING:  # the planner reads LegCost without loading the engine
+from measure.suites.legs.cost import LegCost
+
+if TYPE_CHECKING:  # the protocol's types only: a leg module imports these itself
     from measure.engine.speculative import Pair
     from measure.engine.tier import Tier
     from measure.suites.config import FramingConfig
@@ -34,24 +36,6 @@ class LegFailed(Exception):
 
 class NotStarted(LegFailed):
     """A leg's runtime would not start at its first tier: the leg fails as a whole (no tier was tried)."""
-
-
-@dataclass(frozen=True)
-class LegCost:
-    """What a leg costs the planner, in the terms of the warm-up's Python timings (:mod:`measure.suites.plan_costs`).
-
-    ``replay``: the leg replays every framing block of the Python leg's decodes and times ``leg_repeats`` greedy
-    passes, ``factor`` times slower than Python onnxruntime, plus ``start_s`` per tier (a process, a browser).
-    ``loop``: the leg decodes each row under its own loop beside measure's, ``repeats_min`` paired passes at
-    least, and also decodes the speculative pairs (``pairs``)."""
-
-    key: str
-    kinds: frozenset[str]
-    style: Literal["replay", "loop"]
-    factor: float = 1.0
-    start_s: float = 0.0
-    repeats_min: int = 1
-    pairs: bool = False
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from measure.record.model.write_genai import (
 )
 from measure.suites.config import FramingConfig
 from measure.suites.golden import GoldenRows
-from measure.suites.legs.contract import LegCost, LegSetup
+from measure.suites.legs.contract import LegSetup
+from measure.suites.legs.cost import LegCost
 from measure.suites.legs.genai_driver import og_import, run_genai_speculative, run_genai_tier
 
 GENAI_REPEATS_MIN = 3

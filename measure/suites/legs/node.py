@@ -9,7 +9,7 @@ from typing import Any
 from measure.engine.tier import Tier
 from measure.suites.config import FramingConfig
 from measure.suites.legs import node_driver
-from measure.suites.legs.contract import LegCost
+from measure.suites.legs.cost import LegCost
 from measure.suites.legs.process import PROCESS_S, ProcessLeg
 
 

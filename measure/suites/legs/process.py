@@ -15,7 +15,8 @@ from measure.engine.tier import Tier
 from measure.record.model.write_framing import MEASURED, divergence, leg_tier, leg_tier_measured, runtime_leg, stopped
 from measure.suites.golden import GoldenRows
 from measure.suites.legs import node_driver
-from measure.suites.legs.contract import LegCost, LegFailed, LegSetup, LegSkipped, LegUnavailable, NotStarted
+from measure.suites.legs.contract import LegFailed, LegSetup, LegSkipped, LegUnavailable, NotStarted
+from measure.suites.legs.cost import LegCost
 from measure.suites.steps import release
 
 PROCESS_S = 0.5

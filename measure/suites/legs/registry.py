@@ -4,7 +4,8 @@ it and never name a leg."""
 from __future__ import annotations
 
 from measure.suites.config import FramingConfig
-from measure.suites.legs.contract import Leg, LegCost, LegSetup
+from measure.suites.legs.contract import Leg, LegSetup
+from measure.suites.legs.cost import LegCost
 from measure.suites.legs.genai import GenaiLeg
 from measure.suites.legs.node import NodeLeg
 from measure.suites.legs.web import WebLeg

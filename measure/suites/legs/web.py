@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from measure.suites.legs.browser import BROWSER_S, BrowserLeg
-from measure.suites.legs.contract import LegCost
+from measure.suites.legs.cost import LegCost
 from measure.suites.legs.process import PROCESS_S
 
 
