@@ -5,7 +5,7 @@ loads each tier once), the sample's rows standing for every row's; from those se
 what the config asks, :func:`make_plan` picks the largest *shape* (rows, repeats, framing rows, profile
 workers, call-cost rows) whose estimate fits the budget, cutting in a fixed order: what informs a verdict
 least goes first (profile workers, call costs, the prompt framings), then framing rows, then wall-clock
-rows down to what the row-to-row spread allows, then repeats; the fidelity pass's rows last of all
+rows down to what the row-to-row spread allows, then repeats; the fidelity pass's rows never
 (:data:`FIDELITY_ROWS`). Repeats are never planned below the
 :data:`REPEATS_FOR_95` a 95% interval needs while rows can still go. What is left at the end buys more
 repeats, round by round, for the cases whose interval is widest (:func:`next_round`), until every interval
@@ -30,11 +30,12 @@ REPEATS_FOR_95 = 6
 interval is reported at a lower level."""
 MIN_ROWS = 4
 """Rows the plan keeps at least, of the wall-clock and of the framing suite (all, where there are fewer)."""
-FIDELITY_ROWS = 16
-"""The fidelity pass keeps every golden row until everything else is at its least, then this many (all, where there
-are fewer): a teacher-forced row costs two calls a tier, and its figures decide what ships, so a budget takes it
-last. 16 rows of 32 tokens are some 500 positions a tier: enough for a bootstrap interval over rows to tell a
-mean KLD of 0.2 from a bound of 0.01, which 2 rows (a zero-width interval) cannot."""
+FIDELITY_ROWS = "all"
+"""The fidelity pass scores every golden row, whatever the budget: a teacher-forced row costs two calls a tier
+(a 135M model's 24 rows of 32 tokens: about 3 minutes for two tiers on 2 cores), and its figures decide what
+ships, so the budget cuts everything else first, and a budget that cannot hold it is refused. Each row is the
+interval's unit: on 2 rows the bootstrap has no width to show (a zero-width "interval"), on 24 it separates a
+mean KLD of 0.2 from a bound of 0.01."""
 WARM_ROWS = MIN_ROWS
 """Rows the planning warm-up decodes per case: the first of the plan's seeded shuffle, so they lie inside every
 wall-clock sample the plan can pick (pyperf and asv calibrate on a few runs, not on the whole benchmark)."""
@@ -144,7 +145,7 @@ class Plan:
             "call_costs": f"{s.call_cost_rows} rows x {s.call_cost_repeats} repeats",
             "profile": f"{s.profile_workers} worker(s) per tier, {s.profile_rows} rows each",
             "framing": f"{fr}/{rows} rows (prompt framings on {min(s.prefill_rows, fr)})",
-            "fidelity": f"{fi}/{rows} rows (cut last: its figures decide what ships)",
+            "fidelity": f"{fi}/{rows} rows (never cut: its figures decide what ships)",
         }
         for step, seconds in self.steps.items():
             if seconds > 0:
@@ -229,9 +230,7 @@ def _shapes(asks: Asks, floor_rows: int) -> Iterator[Shape]:
     for r in range(s.repeats - 1, 0, -1):
         yield (s := replace(s, repeats=r))
     yield (s := replace(s, framing_rows=1, warm_loads=0))
-    yield (s := replace(s, prefill_rows=0))  # a decoder-only prompt fed token by token is hundreds of calls a leg
-    for f in _halve(s.fidelity_rows, min(n, FIDELITY_ROWS)):  # last: the figures that decide what ships
-        yield (s := replace(s, fidelity_rows=f))
+    yield replace(s, prefill_rows=0)  # last: a decoder-only prompt fed token by token is hundreds of calls a leg
 
 
 def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
@@ -249,11 +248,6 @@ def _cuts(asks: Asks, s: Shape, seed: int) -> tuple[str, ...]:
             f"{s.repeats} repeats: intervals below 95% (the ratios and verdicts say at which level)",
         ),
         ("framing", s.framing_rows < asks.rows, f"framing rows {asks.rows} -> {s.framing_rows} (the same sample)"),
-        (
-            "fidelity",
-            bool(asks.judged) and s.fidelity_rows < asks.rows,
-            f"fidelity rows {asks.rows} -> {s.fidelity_rows} (the same sample; cut last)",
-        ),
         (
             "framing",
             s.prefill_rows < s.framing_rows,

@@ -69,8 +69,8 @@ class RunPlan:
     warm_rows: tuple[int, ...] = ()
     """The golden rows the planning warm-up decoded (a sample); empty where it decoded every row."""
     fidelity_rows: tuple[int, ...] = ()
-    """The golden rows the fidelity pass scored; empty in plans from before it was planned apart (the framing
-    rows then)."""
+    """The golden rows the fidelity pass scored (every row); empty in plans from before it was planned apart,
+    when it scored the framing rows."""
 
     def cuts(self, step: str) -> tuple[str, ...]:
         """The cuts that touch one step (``wall-clock``, ``framing``, ``profile``, ``call-cost``, ``prompt``)."""
