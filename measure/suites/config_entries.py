@@ -6,7 +6,7 @@ entry's keys are checked one by one, with messages naming ``tiers[i].key``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,8 @@ class TierSpec:
     reference: str | None = None
     """The full-precision tier the fidelity pass judges this one against: a tier name of the config, or a folder
     (relative to the config); None: its tier.json ``quantization.from``, else the tier its graphs tell."""
-    kind: str = "seq2seq"
-    """``seq2seq`` or ``causal``, told by the folder's graphs once, when the config is read."""
+    kind: str = field(default="seq2seq", metadata={"derived": True})
+    """``seq2seq`` or ``causal``, told by the folder's graphs once, when the config is read (not a config key)."""
 
     def to_dict(self) -> dict[str, Any]:
         return (

@@ -178,8 +178,8 @@ def _table(title: str, cls: type, schema: dict[str, Any], heading: str, note: st
         lines += [note, ""]
     lines += ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
     for f in fields(cls):
-        if f.name == "path" and cls.__name__ == "SuiteConfig":
-            continue
+        if (f.name == "path" and cls.__name__ == "SuiteConfig") or f.metadata.get("derived"):
+            continue  # not a key a config sets: where the config was read, or what its files say
         if f.default is not MISSING:
             default = _code(f.default)
         elif f.default_factory is not MISSING:
