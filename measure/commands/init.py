@@ -33,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--chat-template",
         action="store_true",
-        help="with --prompts: apply the tokenizer's own chat template (tokenizer_config.json, or chat_template.jinja) to every prompt, in "
-        "the golden rows and the run alike",
+        help="with --prompts: apply the tokenizer's own chat template (tokenizer_config.json, or "
+        "chat_template.jinja) to every prompt, in the golden rows and the run alike",
     )
     p.add_argument(
         "--max-new-tokens",
