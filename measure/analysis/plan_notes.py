@@ -24,7 +24,6 @@ FRAMING = (
     "self-acceptance",
     "acceptance",
     "runtime-framing-parity",
-    "fidelity",
 )
 
 
@@ -50,6 +49,9 @@ def notes(plan: RunPlan, rows: int, repeats: int) -> dict[str, str]:
         out.update(dict.fromkeys(PROFILE, "one profile worker per tier: no interval"))
     if len(plan.framing_rows) < rows:
         out.update(dict.fromkeys(FRAMING, f"on {len(plan.framing_rows)} of {rows} rows"))
+    scored = plan.fidelity_rows or plan.framing_rows  # a plan from before fidelity had rows of its own: the framing's
+    if len(scored) < rows:
+        out["fidelity"] = f"on {len(scored)} of {rows} rows"
     return out
 
 

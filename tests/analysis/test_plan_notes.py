@@ -30,3 +30,19 @@ def test_the_cut_is_named_beside_the_answers_that_rest_on_it():
         v.outcome for v in plain if v.topic == "framing-parity"
     }  # the same rule, the same facts: only the answer says more
     assert all("budget" not in v.answer for v in found if v.topic.startswith("runtime-parity"))
+
+
+def test_fidelity_verdicts_name_the_fidelity_rows_not_the_framing_rows():
+    """A plan scores every golden row for fidelity while framing some: the fidelity answers carry no cut; a plan
+    from before fidelity had rows of its own reads the framing rows, as it scored them."""
+    from measure.analysis.plan_notes import notes
+    from measure.record.model.plan import plan_of
+
+    doc = real_size_record(repeats=3)
+    rows = doc["golden"]["rows"]
+    doc["plan"]["framing_rows"] = doc["plan"]["framing_rows"][:2]
+    doc["plan"]["fidelity_rows"] = list(range(rows))
+    told = notes(plan_of(doc["plan"]), rows, 6)
+    assert "fidelity" not in told and told["framing-parity"] == f"on 2 of {rows} rows"
+    del doc["plan"]["fidelity_rows"]
+    assert notes(plan_of(doc["plan"]), rows, 6)["fidelity"] == f"on 2 of {rows} rows"
