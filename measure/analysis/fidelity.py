@@ -70,10 +70,24 @@ class PairFidelityFigures:
     probe_acceptance: float | None
 
 
+def _shares(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """sum(num) / sum(den) along the last axis. Where the plain sum overflows (rows of huge finite sums, such as a
+    record's 1e308s), each row is divided by the total before the sum: a mean of finite values is finite."""
+    total = np.maximum(den.sum(axis=-1), 1e-300)
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = np.atleast_1d(num.sum(axis=-1) / total)
+    over = ~np.isfinite(plain)
+    if over.any():
+        plain[over] = (num.reshape(plain.size, -1)[over] / total.reshape(-1)[over, None]).sum(axis=-1)
+    return plain
+
+
 def _ratio(num: np.ndarray, den: np.ndarray, idx: np.ndarray) -> Estimate:
-    """sum(num) / sum(den) with a percentile interval from resampling rows."""
-    value = float(num.sum() / den.sum()) if den.sum() else float("nan")
-    boot = num[idx].sum(axis=1) / np.maximum(den[idx].sum(axis=1), 1e-300)
+    """sum(num) / sum(den) with a percentile interval from resampling rows; NaN throughout over no position."""
+    if not den.sum():
+        return Estimate(float("nan"), float("nan"), float("nan"))
+    value = float(_shares(num, den)[0])
+    boot = _shares(num[idx], den[idx])
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
 
@@ -94,12 +108,41 @@ def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigure
     )
 
 
+def _log_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(sum NLL_tier - sum NLL_ref) / positions along the last axis; where a sum overflows, from each row's
+    difference (finite for finite NLLs) instead."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        plain = np.atleast_1d((tier_nll.sum(axis=-1) - ref_nll.sum(axis=-1)) / positions.sum(axis=-1))
+    over = ~np.isfinite(plain)
+    if over.any():
+        shape = (plain.size, -1)
+        plain[over] = _shares((tier_nll - ref_nll).reshape(shape)[over], positions.reshape(shape)[over])
+    return plain
+
+
 def _ppl_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, idx: np.ndarray) -> Estimate:
-    """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows."""
-    value = float(np.exp((tier_nll.sum() - ref_nll.sum()) / positions.sum()))
-    boot = np.exp((tier_nll[idx].sum(axis=1) - ref_nll[idx].sum(axis=1)) / positions[idx].sum(axis=1))
+    """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows; past a float's range, infinite; NaN
+    throughout over no position."""
+    if not positions.sum():
+        return Estimate(float("nan"), float("nan"), float("nan"))
+    with np.errstate(over="ignore"):
+        value = float(np.exp(_log_ratio(tier_nll, ref_nll, positions)[0]))
+        boot = np.exp(_log_ratio(tier_nll[idx], ref_nll[idx], positions[idx]))
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
+
+
+def _perplexity(nll: np.ndarray, positions: np.ndarray) -> float:
+    """exp(mean NLL per position); infinite past a float's range, NaN where no position was scored."""
+    if not positions.sum():
+        return float("nan")
+    with np.errstate(over="ignore"):
+        return float(np.exp(_shares(nll, positions)[0]))
+
+
+def _per_position(total: float, positions: float) -> float:
+    """A golden-output total per position: NaN where no position was scored."""
+    return total / positions if positions else float("nan")
 
 
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
@@ -118,11 +161,11 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
                 reference_in_run=ref.in_run,
                 source=t.source,
                 greedy=_path(t.greedy, greedy_pos, idx),
-                ppl_ref=float(np.exp(ref.golden_nll.sum() / n_golden)),
-                ppl_tier=float(np.exp(t.golden_nll.sum() / n_golden)),
+                ppl_ref=_perplexity(ref.golden_nll, golden_pos),
+                ppl_tier=_perplexity(t.golden_nll, golden_pos),
                 ppl_ratio=_ppl_ratio(t.golden_nll, ref.golden_nll, golden_pos, idx),
-                golden_kld_mean=t.golden_kld / n_golden,
-                golden_same_top1=t.golden_same_top1 / n_golden,
+                golden_kld_mean=_per_position(t.golden_kld, n_golden),
+                golden_same_top1=_per_position(t.golden_same_top1, n_golden),
             )
         )
     return tuple(out)

@@ -76,6 +76,23 @@ def _later_references(framing: Doc, instructions: Doc) -> Iterator[tuple[str, An
         yield f"instructions/tiers/{name}", name
 
 
+def check_fidelity_references(doc: Doc, source: str) -> None:
+    """Every judged tier's ``reference`` is one of the fidelity block's ``references``, listed once each."""
+    fid = doc.get("fidelity") or {}
+    names = [r["name"] for r in fid.get("references") or []]
+    known = ", ".join(names) or "none"
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise fail(source, f"fidelity/references/{i}/name", f"reference {name!r} is listed twice")
+    for i, tier in enumerate(fid.get("tiers") or []):
+        if tier["reference"] not in names:
+            raise fail(
+                source,
+                f"fidelity/tiers/{i}/reference",
+                f"reference {tier['reference']!r} is not in fidelity/references; expected one of {known}",
+            )
+
+
 def check_tier_names(doc: Doc, source: str) -> None:
     """One name per tier throughout: every tier a config, case, leg or pair names is a key of ``tiers``."""
     tiers = doc["tiers"]
@@ -240,6 +257,7 @@ def check_cases(doc: Doc, source: str) -> None:
 CHECKS: tuple[Check, ...] = (
     check_tier_names,
     check_case_keys,
+    check_fidelity_references,
     check_complete,
     check_instruction_rows,
     check_framing_rows,
