@@ -807,6 +807,24 @@ CASES: dict[str, Case] = {
         "error",
         ("plan/shape", "'note' was unexpected"),
     ),
+    "cpu_s repeat of no rows": Case(
+        "show",
+        record("show", setting("wallclock", "cases", "base-int8", "cpu_s", 0, value=[]), base=doc4),
+        "error",
+        ("wallclock/cases/base-int8/cpu_s", "seconds per repeat"),
+    ),
+    "run_s a repeat short of wall_s": Case(
+        "render",
+        record("render", lambda d: d["wallclock"]["cases"]["small-int4"]["run_s"].pop(), base=doc4),
+        "error",
+        ("wallclock/cases/small-int4/run_s", "one list per repeat of wall_s (3)"),
+    ),
+    "MatMulNBits bits a list": Case(
+        "check",
+        record("check", setting("tiers", "small-int4", "fingerprint", "graphs", 0, "nbits", "bits", value=[])),
+        "error",
+        ("tiers/small-int4/fingerprint/graphs/0/nbits/bits",),
+    ),
     "fidelity tier judged against a reference it lacks": Case(
         "render",
         record("render", setting("fidelity", "tiers", 0, "reference", value="base-fp16"), base=doc4),

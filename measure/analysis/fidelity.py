@@ -13,6 +13,7 @@ is the drafter's same-top-1 on that path, up to framing and the rounds' bonus to
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -94,10 +95,10 @@ def _ratio(num: np.ndarray, den: np.ndarray, idx: np.ndarray) -> Estimate:
 
 def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigures:
     n = int(positions.sum())
-    same = np.asarray(p.same_top1, dtype=float)
+    same = np.asarray(p.same_top1[: positions.size], dtype=float)
     return PathFigures(
         positions=n,
-        kld_mean=_ratio(p.kld, positions, idx),
+        kld_mean=_ratio(p.kld[: positions.size], positions, idx),
         kld_quantiles=dict(zip(QUANTILES, p.quantiles, strict=False)),
         same_top1=_ratio(same, positions, idx),
         top5=p.top5 / (5 * n) if n else float("nan"),
@@ -145,14 +146,24 @@ def _per_position(total: float, positions: float) -> float:
     return total / positions if positions else float("nan")
 
 
+def _rows(*per_row: Any) -> int:
+    """The rows every per-row array holds: a run stopped during the pass leaves the tier it was judging (and the
+    reference it was scoring beside it) a row or more short."""
+    lengths = [len(x) for x in per_row if not isinstance(x, PathFidelity)]
+    paths = [x for x in per_row if isinstance(x, PathFidelity)]
+    return min([*lengths, *(len(p.kld) for p in paths), *(len(p.same_top1) for p in paths)])
+
+
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
     """Every judged tier's figures from a fidelity block (a record's, or ``measure fidelity``'s own)."""
     out = []
     for t in fid.tiers:
         ref: FidelityReference = fid.references[t.reference]
-        greedy_pos = np.asarray(ref.greedy_positions, dtype=float)
-        golden_pos = np.asarray(ref.golden_positions, dtype=float)
-        idx = resample_indices(b.seed, b.resamples, greedy_pos.size)
+        rows = _rows(ref.greedy_positions, ref.golden_positions, ref.golden_nll, t.greedy, t.golden_nll)
+        greedy_pos = np.asarray(ref.greedy_positions[:rows], dtype=float)
+        golden_pos = np.asarray(ref.golden_positions[:rows], dtype=float)
+        ref_nll, tier_nll = ref.golden_nll[:rows], t.golden_nll[:rows]
+        idx = resample_indices(b.seed, b.resamples, rows)
         n_golden = golden_pos.sum()
         out.append(
             TierFidelityFigures(
@@ -161,9 +172,9 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
                 reference_in_run=ref.in_run,
                 source=t.source,
                 greedy=_path(t.greedy, greedy_pos, idx),
-                ppl_ref=_perplexity(ref.golden_nll, golden_pos),
-                ppl_tier=_perplexity(t.golden_nll, golden_pos),
-                ppl_ratio=_ppl_ratio(t.golden_nll, ref.golden_nll, golden_pos, idx),
+                ppl_ref=_perplexity(ref_nll, golden_pos),
+                ppl_tier=_perplexity(tier_nll, golden_pos),
+                ppl_ratio=_ppl_ratio(tier_nll, ref_nll, golden_pos, idx),
                 golden_kld_mean=_per_position(t.golden_kld, n_golden),
                 golden_same_top1=_per_position(t.golden_same_top1, n_golden),
             )
@@ -186,7 +197,7 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
     acceptance = {(a.drafter, a.verifier): a for a in measured_pairs if not a.self_pair}
     out = []
     for p in fid.pairs:
-        positions = np.asarray(p.positions, dtype=float)
+        positions = np.asarray(p.positions[: _rows(p.positions, p.greedy)], dtype=float)
         measured = acceptance.get((p.drafter, p.verifier))
         out.append(
             PairFidelityFigures(

@@ -16,8 +16,10 @@ from measure.errors import MeasureError
 Doc = dict[str, Any]
 Check = Callable[[Doc, str], None]
 
-CASE_SECONDS = ("wall_s", "run_s", "drafter_run_s", "verifier_run_s")
+CASE_SECONDS = ("wall_s", "run_s", "drafter_run_s", "verifier_run_s", "cpu_s", "tokenize_s", "first_token_s")
 """A case's samples: one list of one value per row, per repeat."""
+CASE_PER_PASS = ("run_s", "drafter_run_s", "verifier_run_s", "cpu_s", "tokenize_s")
+"""The samples every timed pass appends beside its ``wall_s``: as many repeats."""
 CASE_COUNTS = ("calls", "source_tokens", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls")
 """A case's per-row counts (one pass)."""
 CASE_BY_POSITION = ("proposed_by_position", "accepted_by_position")
@@ -240,6 +242,12 @@ def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
     for key in CASE_SECONDS:
         if any(len(rep) != rows for rep in case.get(key, [])):
             raise fail(source, f"{where}/{key}", f"expected one list of {rows} seconds per repeat")
+    repeats = len(case["wall_s"])
+    for key in CASE_PER_PASS:
+        if key in case and len(case[key]) != repeats:
+            raise fail(source, f"{where}/{key}", f"expected one list per repeat of wall_s ({repeats})")
+    if len(case.get("first_token_s", [])) > repeats:
+        raise fail(source, f"{where}/first_token_s", f"expected at most one list per repeat of wall_s ({repeats})")
     for key in CASE_BY_POSITION:
         if key in case and len(case[key]) != case["k"]:
             raise fail(source, f"{where}/{key}", f"expected {case['k']} counts (k)")

@@ -56,7 +56,7 @@ def log_ticks(values: list[float]) -> dict[str, Any]:
     """A log axis whose ticks read as numbers (0.2, 0.5, 1, 2): 1-2-5 over up to three decades,
     whole decades beyond (1e-4 and under in exponent form), where plotly's own minor labels would read "9 8 ... 3".
     Only positive finite values place ticks: a sum that overflowed to infinity (a record's 1e308s) has no decade."""
-    found = [v for v in values if 0 < v < math.inf]
+    found = [float(v) for v in values if 0 < v < math.inf]  # a count past 64 bits is a Python int numpy cannot log
     if not found:
         return {"type": "log"}
     lo, hi = np.floor(np.log10(min(found))), min(np.ceil(np.log10(max(found))), 308)  # 1e309 is no float
