@@ -12,8 +12,8 @@ is the drafter's same-top-1 on that path, up to framing and the rounds' bonus to
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -146,12 +146,10 @@ def _per_position(total: float, positions: float) -> float:
     return total / positions if positions else float("nan")
 
 
-def _rows(*per_row: Any) -> int:
+def _rows(path: PathFidelity, *per_row: Sized) -> int:
     """The rows every per-row array holds: a run stopped during the pass leaves the tier it was judging (and the
     reference it was scoring beside it) a row or more short."""
-    lengths = [len(x) for x in per_row if not isinstance(x, PathFidelity)]
-    paths = [x for x in per_row if isinstance(x, PathFidelity)]
-    return min([*lengths, *(len(p.kld) for p in paths), *(len(p.same_top1) for p in paths)])
+    return min(len(path.kld), len(path.same_top1), *map(len, per_row))
 
 
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
@@ -159,7 +157,7 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
     out = []
     for t in fid.tiers:
         ref: FidelityReference = fid.references[t.reference]
-        rows = _rows(ref.greedy_positions, ref.golden_positions, ref.golden_nll, t.greedy, t.golden_nll)
+        rows = _rows(t.greedy, t.golden_nll, ref.greedy_positions, ref.golden_positions, ref.golden_nll)
         greedy_pos = np.asarray(ref.greedy_positions[:rows], dtype=float)
         golden_pos = np.asarray(ref.golden_positions[:rows], dtype=float)
         ref_nll, tier_nll = ref.golden_nll[:rows], t.golden_nll[:rows]
@@ -197,7 +195,7 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
     acceptance = {(a.drafter, a.verifier): a for a in measured_pairs if not a.self_pair}
     out = []
     for p in fid.pairs:
-        positions = np.asarray(p.positions[: _rows(p.positions, p.greedy)], dtype=float)
+        positions = np.asarray(p.positions[: _rows(p.greedy, p.positions)], dtype=float)
         measured = acceptance.get((p.drafter, p.verifier))
         out.append(
             PairFidelityFigures(
