@@ -40,6 +40,8 @@ from measure.site.loader import LOADER
 
 DATA = ROOT / "tests" / "data"
 V2 = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
+V4 = load_record(DATA / "record-v4.json")
+"""The v4 fixture unpacked: the fidelity pass's facts; a plan added where a case needs one."""
 ESC = "\x1b]0;pwned\x07\x1b[2J\x1b[31m"
 """Retitles the window, clears the screen, turns text red: must never reach a terminal raw."""
 
@@ -73,6 +75,10 @@ class Case:
 
 def doc() -> dict[str, Any]:
     return copy.deepcopy(V2)
+
+
+def doc4() -> dict[str, Any]:
+    return copy.deepcopy(V4)
 
 
 def put(tmp: Path, d: dict[str, Any], *, machine: str | None = None, name: str | None = None, raw: str = "") -> Path:
@@ -121,11 +127,13 @@ def rename_tier(d: dict[str, Any], old: str, new: str) -> None:
             a[key] = new if a[key] == old else a[key]
 
 
-def record(verb: str, *mutations: Callable[[dict[str, Any]], None], **where: Any) -> Build:
-    """A mutated copy of the v2 fixture in a results tree; the verb's arguments for it."""
+def record(
+    verb: str, *mutations: Callable[[dict[str, Any]], None], base: Callable[[], dict[str, Any]] = doc, **where: Any
+) -> Build:
+    """A mutated copy of the v2 fixture (or ``base``'s record) in a results tree; the verb's arguments for it."""
 
     def build(tmp: Path) -> list[str]:
-        d = doc()
+        d = base()
         for m in mutations:
             m(d)
         path = put(tmp, d, **where)
@@ -541,6 +549,70 @@ def _long_names(d: dict[str, Any]) -> None:
     rename_tier(d, "base-fp32", "onnx-split-fp32fp32-with-a-long-name")
 
 
+def _planned(d: dict[str, Any]) -> None:
+    """A budgeted run's plan on the v4 fixture: every row, every repeat, nothing cut."""
+    rows, repeats = list(range(d["golden"]["rows"])), d["wallclock"]["repeats"]
+    d["plan"] = {
+        "budget_s": 900.0,
+        "elapsed_s": 10.0,
+        "minimum_s": 60.0,
+        "estimate_s": 300.0,
+        "shape": {
+            "wallclock_rows": len(rows),
+            "repeats": repeats,
+            "framing_rows": len(rows),
+            "prefill_rows": len(rows),
+            "profile_workers": 1,
+            "profile_rows": 4,
+            "warm_loads": 1,
+            "call_cost_rows": 12,
+            "call_cost_repeats": repeats,
+        },
+        "wallclock_rows": rows,
+        "framing_rows": rows,
+        "max_repeats": repeats,
+        "cut": [],
+    }
+
+
+def _huge_fidelity(d: dict[str, Any]) -> None:
+    """Every KLD sum and golden NLL at the largest finite magnitude: the sums over rows overflow to infinity."""
+    fid = d["fidelity"]
+    for part in [*fid["tiers"], *fid["pairs"]]:
+        part["greedy"]["kld"] = [1e308] * len(part["greedy"]["kld"])
+        part["greedy"]["quantiles"] = [1e308] * len(part["greedy"].get("quantiles", []))
+    for part in [*fid["tiers"], *fid["references"]]:
+        part["golden_nll"] = [1e308] * len(part["golden_nll"])
+    fid["tiers"][0]["golden_kld"] = 1e308
+
+
+def _unscored_reference(d: dict[str, Any]) -> None:
+    """A fidelity pass over no rows: every per-row array empty, so every position count sums to 0."""
+    fid = d["fidelity"]
+    for ref in fid["references"]:
+        ref["greedy_positions"] = ref["golden_positions"] = ref["golden_nll"] = []
+    for part in [*fid["tiers"], *fid["pairs"]]:
+        part["greedy"].update(kld=[], same_top1=[], quantiles=[])
+        part["golden_nll" if "golden_nll" in part else "positions"] = []
+
+
+def fidelity_shown(tmp: Path, out: str, err: str) -> None:
+    """Show's fidelity lines carry numbers: a mean of finite sums is finite, equal NLLs a PPL ratio of 1."""
+    block = out[out.index("fidelity to the full-precision reference") :].split("\n\n")[0]
+    lines = [line for line in block.splitlines() if line.strip().startswith(("base-int8", "small-int4"))]
+    assert len(lines) == 2 and all("1.000 [1.000, 1.000]" in line for line in lines), block
+    assert "nan" not in block and "inf" not in block, block
+
+
+def fidelity_page(tmp: Path, out: str, err: str) -> None:
+    """The render wrote the page with the fidelity section and every data file as strict JSON."""
+    pages = {p.name: p.read_text(encoding="utf-8") for p in (tmp / "out").rglob("*.md")}
+    assert any("fidelity-kld" in text for text in pages.values()), sorted(pages)
+    for path in (tmp / "out").rglob("*.json"):
+        text = path.read_text(encoding="utf-8")
+        assert "NaN" not in text and "Infinity" not in text, path
+
+
 def _hostile_history(tmp: Path) -> list[str]:
     """Six commits of the v2 fixture, each commit's id live markup and escape sequences, small-int4 twice as slow
     from the fourth: ``measure changes`` prints a change point between two of those ids."""
@@ -786,6 +858,57 @@ CASES: dict[str, Case] = {
         record("validate", setting("complete", value=False), setting("error", value=f"boom{ESC}\nsecond line")),
         "inert",
         check=no_raw_control,
+    ),
+    "plan shape without repeats": Case(
+        "show",
+        record("show", _planned, lambda d: d["plan"]["shape"].pop("repeats"), base=doc4),
+        "error",
+        ("plan/shape", "'repeats' is a required property"),
+    ),
+    "plan shape with a key that is no count": Case(
+        "check",
+        record("check", _planned, setting("plan", "shape", "note", value="y"), base=doc4),
+        "error",
+        ("plan/shape", "'note' was unexpected"),
+    ),
+    "cpu_s repeat of no rows": Case(
+        "show",
+        record("show", setting("wallclock", "cases", "base-int8", "cpu_s", 0, value=[]), base=doc4),
+        "error",
+        ("wallclock/cases/base-int8/cpu_s", "seconds per repeat"),
+    ),
+    "run_s a repeat short of wall_s": Case(
+        "render",
+        record("render", lambda d: d["wallclock"]["cases"]["small-int4"]["run_s"].pop(), base=doc4),
+        "error",
+        ("wallclock/cases/small-int4/run_s", "one list per repeat of wall_s (3)"),
+    ),
+    "MatMulNBits bits a list": Case(
+        "check",
+        record("check", setting("tiers", "small-int4", "fingerprint", "graphs", 0, "nbits", "bits", value=[])),
+        "error",
+        ("tiers/small-int4/fingerprint/graphs/0/nbits/bits",),
+    ),
+    "fidelity tier judged against a reference it lacks": Case(
+        "render",
+        record("render", setting("fidelity", "tiers", 0, "reference", value="base-fp16"), base=doc4),
+        "error",
+        ("fidelity/tiers/0/reference", "'base-fp16'", "base-fp32"),
+    ),
+    "fidelity reference with a row of no positions": Case(
+        "render",
+        record("render", setting("fidelity", "references", 0, "golden_positions", 3, value=0), base=doc4),
+        "error",
+        ("fidelity/references/0/golden_positions/3",),
+    ),
+    "fidelity pass over no rows renders": Case(
+        "render", record("render", _unscored_reference, base=doc4), "inert", check=fidelity_page
+    ),
+    "fidelity KLD sums and golden NLLs of 1e308 render": Case(
+        "render", record("render", _huge_fidelity, base=doc4), "inert", check=fidelity_page
+    ),
+    "fidelity KLD sums and golden NLLs of 1e308 in show": Case(
+        "show", record("show", _huge_fidelity, base=doc4), "inert", check=fidelity_shown
     ),
     "markup and escapes render inert": Case(
         "render", record("render", _hostile_strings), "inert", check=rendered_inert

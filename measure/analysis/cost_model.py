@@ -204,7 +204,8 @@ def cost_model(record: Record, pairs: Sequence[PairTiming]) -> CostModel | None:
     cc = wc.call_costs
     if cc is None or cc.repeats == 0:
         return CostModel(0, 0, (), (), layouts)
-    tiers = {name: batch_cost(name, calls) for name, calls in cc.tiers.items() if len(calls.n) > 1}
+    timed = {name: calls for name, calls in cc.tiers.items() if len(calls.n) > 1 and calls.per_repeat_s.size}
+    tiers = {name: batch_cost(name, calls) for name, calls in timed.items()}  # a tier a stopped run never timed: none
     rows = []
     for p in pairs:
         verifier, drafter, case = cc.tiers.get(p.verifier), cc.tiers.get(p.drafter), wc.cases.get(p.case)

@@ -12,6 +12,7 @@ is the drafter's same-top-1 on that path, up to framing and the rounds' bonus to
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,20 +89,34 @@ class PairFidelityFigures:
     """The framing suite's runtime (batched) acceptance of the pair at its probe k, where it measured one."""
 
 
+def _shares(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """sum(num) / sum(den) along the last axis. Where the plain sum overflows (rows of huge finite sums, such as a
+    record's 1e308s), each row is divided by the total before the sum: a mean of finite values is finite."""
+    total = np.maximum(den.sum(axis=-1), 1e-300)
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = np.atleast_1d(num.sum(axis=-1) / total)
+    over = ~np.isfinite(plain)
+    if over.any():
+        plain[over] = (num.reshape(plain.size, -1)[over] / total.reshape(-1)[over, None]).sum(axis=-1)
+    return plain
+
+
 def _ratio(num: np.ndarray, den: np.ndarray, idx: np.ndarray) -> Estimate:
-    """sum(num) / sum(den) with a percentile interval from resampling rows."""
-    value = float(num.sum() / den.sum()) if den.sum() else float("nan")
-    boot = num[idx].sum(axis=1) / np.maximum(den[idx].sum(axis=1), 1e-300)
+    """sum(num) / sum(den) with a percentile interval from resampling rows; NaN throughout over no position."""
+    if not den.sum():
+        return Estimate(float("nan"), float("nan"), float("nan"))
+    value = float(_shares(num, den)[0])
+    boot = _shares(num[idx], den[idx])
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
 
 
 def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigures:
     n = int(positions.sum())
-    same = np.asarray(p.same_top1, dtype=float)
+    same = np.asarray(p.same_top1[: positions.size], dtype=float)
     return PathFigures(
         positions=n,
-        kld_mean=_ratio(p.kld, positions, idx),
+        kld_mean=_ratio(p.kld[: positions.size], positions, idx),
         kld_quantiles=dict(zip(QUANTILES, p.quantiles, strict=False)),
         same_top1=_ratio(same, positions, idx),
         top5=p.top5 / (5 * n) if n else float("nan"),
@@ -114,12 +129,47 @@ def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigure
     )
 
 
+def _log_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(sum NLL_tier - sum NLL_ref) / positions along the last axis; where a sum overflows, from each row's
+    difference (finite for finite NLLs) instead."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        plain = np.atleast_1d((tier_nll.sum(axis=-1) - ref_nll.sum(axis=-1)) / positions.sum(axis=-1))
+    over = ~np.isfinite(plain)
+    if over.any():
+        shape = (plain.size, -1)
+        plain[over] = _shares((tier_nll - ref_nll).reshape(shape)[over], positions.reshape(shape)[over])
+    return plain
+
+
 def _ppl_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, idx: np.ndarray) -> Estimate:
-    """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows."""
-    value = float(np.exp((tier_nll.sum() - ref_nll.sum()) / positions.sum()))
-    boot = np.exp((tier_nll[idx].sum(axis=1) - ref_nll[idx].sum(axis=1)) / positions[idx].sum(axis=1))
+    """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows; past a float's range, infinite; NaN
+    throughout over no position."""
+    if not positions.sum():
+        return Estimate(float("nan"), float("nan"), float("nan"))
+    with np.errstate(over="ignore"):
+        value = float(np.exp(_log_ratio(tier_nll, ref_nll, positions)[0]))
+        boot = np.exp(_log_ratio(tier_nll[idx], ref_nll[idx], positions[idx]))
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
+
+
+def _perplexity(nll: np.ndarray, positions: np.ndarray) -> float:
+    """exp(mean NLL per position); infinite past a float's range, NaN where no position was scored."""
+    if not positions.sum():
+        return float("nan")
+    with np.errstate(over="ignore"):
+        return float(np.exp(_shares(nll, positions)[0]))
+
+
+def _per_position(total: float, positions: float) -> float:
+    """A golden-output total per position: NaN where no position was scored."""
+    return total / positions if positions else float("nan")
+
+
+def _rows(path: PathFidelity, *per_row: Sized) -> int:
+    """The rows every per-row array holds: a run stopped during the pass leaves the tier it was judging (and the
+    reference it was scoring beside it) a row or more short."""
+    return min(len(path.kld), len(path.same_top1), *map(len, per_row))
 
 
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
@@ -127,9 +177,11 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
     out = []
     for t in fid.tiers:
         ref: FidelityReference = fid.references[t.reference]
-        greedy_pos = np.asarray(ref.greedy_positions, dtype=float)
-        golden_pos = np.asarray(ref.golden_positions, dtype=float)
-        idx = resample_indices(b.seed, b.resamples, greedy_pos.size)
+        rows = _rows(t.greedy, t.golden_nll, ref.greedy_positions, ref.golden_positions, ref.golden_nll)
+        greedy_pos = np.asarray(ref.greedy_positions[:rows], dtype=float)
+        golden_pos = np.asarray(ref.golden_positions[:rows], dtype=float)
+        ref_nll, tier_nll = ref.golden_nll[:rows], t.golden_nll[:rows]
+        idx = resample_indices(b.seed, b.resamples, rows)
         n_golden = golden_pos.sum()
         out.append(
             TierFidelityFigures(
@@ -138,11 +190,11 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
                 reference_in_run=ref.in_run,
                 source=t.source,
                 greedy=_path(t.greedy, greedy_pos, idx),
-                ppl_ref=float(np.exp(ref.golden_nll.sum() / n_golden)),
-                ppl_tier=float(np.exp(t.golden_nll.sum() / n_golden)),
-                ppl_ratio=_ppl_ratio(t.golden_nll, ref.golden_nll, golden_pos, idx),
-                golden_kld_mean=t.golden_kld / n_golden,
-                golden_same_top1=t.golden_same_top1 / n_golden,
+                ppl_ref=_perplexity(ref_nll, golden_pos),
+                ppl_tier=_perplexity(tier_nll, golden_pos),
+                ppl_ratio=_ppl_ratio(tier_nll, ref_nll, golden_pos, idx),
+                golden_kld_mean=_per_position(t.golden_kld, n_golden),
+                golden_same_top1=_per_position(t.golden_same_top1, n_golden),
             )
         )
     return tuple(out)
@@ -163,7 +215,7 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
     acceptance = {(a.drafter, a.verifier): a for a in measured_pairs if not a.self_pair}
     out = []
     for p in fid.pairs:
-        positions = np.asarray(p.positions, dtype=float)
+        positions = np.asarray(p.positions[: _rows(p.greedy, p.positions)], dtype=float)
         measured = acceptance.get((p.drafter, p.verifier))
         out.append(
             PairFidelityFigures(

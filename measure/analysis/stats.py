@@ -52,6 +52,8 @@ def percentile_interval(boot: np.ndarray, level: float = LEVEL) -> tuple[float, 
     srt = np.partition(boot, sorted({k for pair in ij for k in pair})) if boot.size > 1 else np.sort(boot)
 
     def at(x: float, i: int, j: int) -> float:
+        if srt[i] == srt[j]:  # no step to interpolate (between two infinities, inf - inf would make it NaN)
+            return float(srt[i])
         return float(srt[i] + (srt[j] - srt[i]) * (x - i))
 
     return at(pos[0], *ij[0]), at(pos[1], *ij[1])

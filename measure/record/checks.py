@@ -16,8 +16,10 @@ from measure.errors import MeasureError
 Doc = dict[str, Any]
 Check = Callable[[Doc, str], None]
 
-CASE_SECONDS = ("wall_s", "run_s", "drafter_run_s", "verifier_run_s")
+CASE_SECONDS = ("wall_s", "run_s", "drafter_run_s", "verifier_run_s", "cpu_s", "tokenize_s", "first_token_s")
 """A case's samples: one list of one value per row, per repeat."""
+CASE_PER_PASS = ("run_s", "drafter_run_s", "verifier_run_s", "cpu_s", "tokenize_s")
+"""The samples every timed pass appends beside its ``wall_s``: as many repeats."""
 CASE_COUNTS = ("calls", "source_tokens", "proposed", "accepted", "rounds", "bonus", "drafter_calls", "verifier_calls")
 """A case's per-row counts (one pass)."""
 CASE_BY_POSITION = ("proposed_by_position", "accepted_by_position")
@@ -74,6 +76,20 @@ def _later_references(framing: Doc, instructions: Doc) -> Iterator[tuple[str, An
             yield f"framing/acceptance/{i}/{key}", acc[key]
     for name in instructions.get("tiers") or {}:
         yield f"instructions/tiers/{name}", name
+
+
+def check_fidelity_references(doc: Doc, source: str) -> None:
+    """Every judged tier's ``reference`` is one of the fidelity block's ``references``."""
+    fid = doc.get("fidelity") or {}
+    names = [r["name"] for r in fid.get("references") or []]
+    known = ", ".join(names) or "none"
+    for i, tier in enumerate(fid.get("tiers") or []):
+        if tier["reference"] not in names:
+            raise fail(
+                source,
+                f"fidelity/tiers/{i}/reference",
+                f"reference {tier['reference']!r} is not in fidelity/references; expected one of {known}",
+            )
 
 
 def check_tier_names(doc: Doc, source: str) -> None:
@@ -223,6 +239,12 @@ def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
     for key in CASE_SECONDS:
         if any(len(rep) != rows for rep in case.get(key, [])):
             raise fail(source, f"{where}/{key}", f"expected one list of {rows} seconds per repeat")
+    repeats = len(case["wall_s"])
+    for key in CASE_PER_PASS:
+        if key in case and len(case[key]) != repeats:
+            raise fail(source, f"{where}/{key}", f"expected one list per repeat of wall_s ({repeats})")
+    if len(case.get("first_token_s", [])) > repeats:
+        raise fail(source, f"{where}/first_token_s", f"expected at most one list per repeat of wall_s ({repeats})")
     for key in CASE_BY_POSITION:
         if key in case and len(case[key]) != case["k"]:
             raise fail(source, f"{where}/{key}", f"expected {case['k']} counts (k)")
@@ -240,6 +262,7 @@ def check_cases(doc: Doc, source: str) -> None:
 CHECKS: tuple[Check, ...] = (
     check_tier_names,
     check_case_keys,
+    check_fidelity_references,
     check_complete,
     check_instruction_rows,
     check_framing_rows,

@@ -99,15 +99,17 @@ def _unpack_columns(node: Any) -> Any:
 def pack(doc: dict[str, Any]) -> dict[str, Any]:
     """The document as a file stores it; unpacking gives back ``doc`` exactly, or ``doc`` is stored as it is."""
     out = dict(doc)
-    if isinstance(doc.get("wallclock"), dict):
-        out["wallclock"] = pack_seconds(doc["wallclock"])
-    if isinstance(doc.get("framing"), dict):
-        out["framing"] = _pack_columns(doc["framing"])
     try:
+        if isinstance(doc.get("wallclock"), dict):
+            out["wallclock"] = pack_seconds(doc["wallclock"])
+        if isinstance(doc.get("framing"), dict):
+            out["framing"] = _pack_columns(doc["framing"])
         back = unpack(out, "(packing)")
+        return out if _json(back) == _json(doc) else doc
     except MeasureError:
         return doc
-    return out if _json(back) == _json(doc) else doc
+    except TypeError:  # orjson holds integers of 64 bits; JSON (and the schema) has no such bound
+        return doc
 
 
 def unpack(

@@ -3,6 +3,7 @@ layout, log axes whose ticks read as numbers, interval bars. Plain data (no plot
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,13 +57,14 @@ class Palette:
 
 def log_ticks(values: list[float]) -> dict[str, Any]:
     """A log axis whose ticks read as numbers (0.2, 0.5, 1, 2): 1-2-5 over up to three decades,
-    whole decades beyond (1e-4 and under in exponent form), where plotly's own minor labels would read "9 8 ... 3"."""
-    found = [v for v in values if v > 0]
+    whole decades beyond (1e-4 and under in exponent form), where plotly's own minor labels would read "9 8 ... 3".
+    Only positive finite values place ticks: a sum that overflowed to infinity (a record's 1e308s) has no decade."""
+    found = [float(v) for v in values if 0 < v < math.inf]  # a count past 64 bits is a Python int numpy cannot log
     if not found:
         return {"type": "log"}
-    lo, hi = np.floor(np.log10(min(found))), np.ceil(np.log10(max(found)))
+    lo, hi = np.floor(np.log10(min(found))), min(np.ceil(np.log10(max(found))), 308)  # 1e309 is no float
     steps = (1, 2, 5) if hi - lo <= 3 else (1,)
-    ticks = [m * 10.0**e for e in range(int(lo), int(hi) + 1) for m in steps]
+    ticks = [t for e in range(int(lo), int(hi) + 1) for m in steps if 0 < (t := m * 10.0**e) < math.inf]
 
     def text(v: float) -> str:
         return f"{v:g}" if 1e-3 <= v < 1e5 else f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e")

@@ -144,6 +144,12 @@ def test_percentile_interval_interpolates_like_numpy():
     assert percentile_interval(np.array([3.0])) == (3.0, 3.0)
 
 
+def test_percentile_interval_of_equal_infinities_is_infinite():
+    """A perplexity ratio past a float's range is infinite in every resample: the interval says so, never NaN."""
+    assert percentile_interval(np.full(400, np.inf)) == (np.inf, np.inf)
+    assert percentile_interval(np.array([1.0] * 50 + [np.inf] * 50)) == (1.0, np.inf)
+
+
 def test_ratio_bootstrap_is_new_over_base_and_needs_both_sides():
     boot = ratio_bootstrap([3.0, 3.0, 3.0], [1.0, 1.0], resamples=7, seed=0)
     assert boot.shape == (7,) and np.all(boot == 3.0)

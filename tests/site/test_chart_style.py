@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from measure.site.chart_style import DARK, PALETTE, SYMBOLS, Palette, log_ticks
 
 SLATE = "#1e2029"
@@ -53,3 +55,13 @@ def test_log_ticks_read_as_numbers():
     wide = log_ticks([3e-7, 0.02])  # five decades: whole decades only, small ones in exponent form
     assert wide["ticktext"] == ["1e-7", "1e-6", "1e-5", "1e-4", "0.001", "0.01", "0.1"]
     assert log_ticks([0.0, -1.0]) == {"type": "log"}  # nothing positive: plotly's own
+
+
+def test_log_ticks_of_huge_and_infinite_values_stay_within_floats():
+    """A sum that overflowed (a record's 1e308s) places no tick; the largest float's decade is the last."""
+    assert log_ticks([0.5, 2.0, np.inf, np.nan]) == log_ticks([0.5, 2.0])
+    assert log_ticks([np.inf]) == {"type": "log"}
+    huge = log_ticks([1.0, 1.7e308])
+    assert huge["tickvals"][-1] == 1e308 and all(np.isfinite(huge["tickvals"]))
+    near = log_ticks([1e307, 1.7e308])  # two decades: 1-2-5 steps, none past the largest float
+    assert near["tickvals"] == [1e307, 2e307, 5e307, 1e308]

@@ -18,9 +18,10 @@ def present(values: Any) -> bool:
 
 
 def array(rows: list[list[float]]) -> np.ndarray:
+    """Repeats x rows, read-only; no repeat at all gives an empty table."""
     a = floats(rows)
     if a.ndim != 2:
-        a = a.reshape(len(rows), -1)
+        a = a.reshape(len(rows), -1) if a.size else np.zeros((len(rows), 0))
     a.flags.writeable = False
     return a
 

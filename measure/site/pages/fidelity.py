@@ -124,10 +124,13 @@ def _pair_row(p: PairFidelityFigures) -> PairFidelityRow:
 
 def kld_distribution(tiers: tuple[TierFidelityFigures, ...], palette: charts.Palette) -> dict[str, Any]:
     """Each tier's KL divergence per position as the share of its positions in each log10 bin (a line a tier),
-    its mean marked on the same axis. Exact zeros cannot sit on a log axis: each trace's name counts them."""
+    its mean marked on the same axis. Exact zeros cannot sit on a log axis: each trace's name counts them. A tier
+    scored on no position (a pass over no rows) has no distribution to draw."""
     data: list[dict[str, Any]] = []
     for f in tiers:
         g = f.greedy
+        if not g.positions:
+            continue
         color = palette.of(f.tier)
         bins = [b for b, _ in g.hist]
         x = [10 ** (HIST_LOW + (b + 0.5) / HIST_PER_DECADE) for b in bins]

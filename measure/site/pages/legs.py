@@ -149,7 +149,7 @@ def _parted(record: Record) -> tuple[PartedRow, ...]:
 
 
 def leg_facts(record: Record) -> LegFacts:
-    python_host = f"Python {record.environment.python.split()[0]}"
+    python_host = f"Python {(record.environment.python.split() or ['(version not recorded)'])[0]}"
     hosts = tuple(
         LegHost(md(leg.name), md(leg.host or (python_host if i == 0 else "-")), md(_execution(leg, record)))
         for i, leg in enumerate(record.legs)
