@@ -64,6 +64,7 @@ NEEDS_VALGRIND = pytest.mark.skipif(
 
 
 @NEEDS_VALGRIND
+@pytest.mark.bounds
 def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
     # fp32: valgrind emulates a CPU without the native SIMD paths, so a quantized tier's kernels there are not
     # this machine's and may decode otherwise; an fp32 decode is the same row under both
@@ -76,6 +77,7 @@ def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
 
 
 @NEEDS_VALGRIND
+@pytest.mark.bounds
 def test_one_row_of_a_decoder_only_tier_is_counted_with_the_configs_prompt():
     lm, prompt = bundled.DEMO_DIR / "lm-small-fp32", "{input} ="  # fp32, as above
     found = count(lm, bundled.GOLDEN, 1, prompt=prompt)
@@ -343,6 +345,7 @@ runs = 3
 
 
 @NEEDS_VALGRIND
+@pytest.mark.bounds
 def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts_more(tmp_path):
     """The real thing, end to end (about 35 s): three separate callgrind runs per tier, saved in a valid record.
 
