@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -381,3 +383,87 @@ def test_the_test_matrix_is_the_readme_supported_line():
     setup = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python"))
     assert setup["with"]["python-version"] == "${{ matrix.python }}"
     assert INPUTS["python-version"]["default"] in versions  # the reusable workflow's default is a tested one
+
+
+# ------------------------------------------------------------------ .ci/run: the bounded tests again, under load
+
+UNDER_LOAD = ROOT / ".ci" / "under-load"
+
+
+def test_ci_reruns_the_bounded_tests_under_load_after_the_readme_test_command():
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "set -euo pipefail" in lines  # either pass failing ends the script non-zero
+    after = lines[lines.index(readme_setup_commands()[1]) + 1 :]
+    assert ".ci/under-load .venv/bin/python -m pytest -m bounds" in after
+
+
+def test_the_bounds_marker_is_registered_and_selects_the_tests_that_carry_bounds():
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "bounds", "--strict-markers", "tests/suites"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    selected = {line.split("::")[1].split("[")[0] for line in done.stdout.splitlines() if "::" in line}
+    assert {
+        "test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts_more",
+        "test_the_thread_repeats_the_last_line_when_nothing_arrives",
+        "test_a_budgeted_run_plans_states_its_plan_and_ends_within_it",
+    } <= selected
+    assert "test_the_total_is_callgrinds_own_line" not in selected  # no bound there: it is not rerun
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _gone(pids: list[int], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not any(_alive(p) for p in pids)
+
+
+BUSY_CHECK = """
+import os, sys, time
+pids = [int(p) for p in os.environ["MEASURE_BUSY_PIDS"].split()]
+print(" ".join(map(str, pids)), flush=True)
+def cpu(pid):  # utime + stime in clock ticks, where /proc tells
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+if os.path.isdir("/proc"):
+    before = [cpu(p) for p in pids]
+    time.sleep(1.0)
+    assert all(cpu(p) > b for p, b in zip(pids, before)), "a loop is not running"
+sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason=".ci/under-load is a bash script")
+def test_under_load_runs_the_command_beside_a_busy_loop_per_core_and_ends_them_whatever_its_exit():
+    done = subprocess.run([str(UNDER_LOAD), sys.executable, "-c", BUSY_CHECK], capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr[-2000:]  # the command's exit, a failure passed on
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == os.cpu_count() and f"pids {' '.join(map(str, pids))}" in done.stderr
+    assert _gone(pids)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason=".ci/under-load is a bash script")
+def test_the_busy_loops_end_themselves_when_the_script_is_killed():
+    proc = subprocess.Popen(
+        [str(UNDER_LOAD), sys.executable, "-c", "import time; time.sleep(20)"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    said = proc.stderr.readline()  # under load: N busy loop(s), pids ...
+    pids = [int(p) for p in said.split("pids", 1)[1].split()]
+    assert pids and all(_alive(p) for p in pids)
+    proc.kill()  # SIGKILL: no trap runs
+    proc.wait(timeout=10)
+    assert _gone(pids), said

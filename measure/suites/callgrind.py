@@ -21,6 +21,13 @@ the wider SIMD paths onnxruntime picks natively, so the kernels counted are
 not the ones a native run executes. Compare one tier's count with the same
 tier's count on the same machine and onnxruntime build, over time.
 
+Not exact: onnxruntime's ``session.run`` keeps telemetry on a wall-clock timer (every few seconds, whatever
+``ORT_DISABLE_TELEMETRY`` says), and each time it fires inside the region its small allocation moves the
+allocator's later work, a few hundred to 8,000 instructions; a loaded machine stretches the region over more
+of them (one row of base-int8: runs within 0.013% beside two busy loops, 0.081% at five times the cores in
+load). Where the caller runs from and what its shell holds are kept out: the child runs ``python -P`` in
+:data:`CHILD_FOLDER` with :func:`child_environment`.
+
 In ``measure run`` this is the stage after the timed suites: each tier is counted
 ``runs`` times, each run a fresh child process under valgrind (:func:`count`), so the spread between runs is
 the spread between two separate measurements, the one compare must allow
@@ -37,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +140,33 @@ def valgrind_version(binary: str) -> str:
     return version
 
 
+CHILD_FOLDER = "/"
+"""Where the child runs, whatever folder the caller was in: valgrind records its starting folder in the
+address space it shares with the decode, and the count moved with it (by up to 0.5% between two folders)."""
+KEPT_ENVIRONMENT = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE")
+KEPT_PREFIXES = ("VALGRIND_", "ORT_", "OMP_")
+"""What the child keeps of the caller's environment: where to find Python, its packages, libraries and valgrind's
+files, the locale, and the runtimes' knobs (part of what is measured)."""
+
+
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of the child under valgrind: what it needs of ``environ`` and the same everything else.
+
+    The rest (PWD, SHLVL, TERM, a test's name...) changes from shell to shell, and each byte of it is copied
+    in before the region, moving the allocations after it: 5,000 bytes more moved a one-row count by 0.15%.
+    ``PYTHONPATH``'s folders are made absolute, since the child runs in :data:`CHILD_FOLDER`. A fixed hash
+    seed; no OpenBLAS thread pool (numpy only takes argmaxes here): one thread fewer for valgrind, which runs
+    threads one at a time, to schedule; and no onnxruntime telemetry thread, which wakes on the wall clock: the
+    longer a loaded machine stretches the region, the more of its work (a million instructions a wake-up)
+    landed inside the count.
+    """
+    environ = os.environ if environ is None else environ
+    kept = {k: v for k, v in environ.items() if k in KEPT_ENVIRONMENT or k.startswith(KEPT_PREFIXES)}
+    if kept.get("PYTHONPATH"):
+        kept["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in kept["PYTHONPATH"].split(os.pathsep) if p)
+    return kept | {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "ORT_DISABLE_TELEMETRY": "1"}
+
+
 def count(
     tier_dir: Path,
     golden: Path,
@@ -151,17 +186,14 @@ def count(
         out = Path(tmp) / "callgrind.out"
         cmd = [
             *(binary, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"),
-            *(sys.executable, "-m", "measure", "instructions", str(tier_dir)),
-            *("--golden", str(golden), "--rows", str(rows), "--inner"),
+            *(sys.executable, "-P", "-m", "measure", "instructions", str(Path(tier_dir).resolve())),
+            *("--golden", str(Path(golden).resolve()), "--rows", str(rows), "--inner"),
             *(("--session", json.dumps(session)) if session else ()),
             *(("--prompt", prompt) if prompt is not None else ()),
         ]
-        # A fixed hash seed, no OpenBLAS thread pool (numpy only takes argmaxes here): one thread fewer for
-        # valgrind, which runs threads one at a time, to schedule; and no onnxruntime telemetry, whose thread
-        # wakes on the wall clock: the longer a loaded machine stretches the region, the more of its work
-        # (a million instructions a wake-up) landed inside the count.
-        env = os.environ | {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "ORT_DISABLE_TELEMETRY": "1"}
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, env=child_environment(), cwd=CHILD_FOLDER, check=False
+        )
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
             raise MeasureError(f"{tier_dir}: the decode under callgrind failed: {' / '.join(tail)}")

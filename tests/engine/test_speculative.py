@@ -170,6 +170,7 @@ def test_an_unknown_verification_framing_is_refused(small_fp32, base_fp32):
         Pair(small_fp32, base_fp32).decode("слово", 2, verify="tree")
 
 
+@pytest.mark.bounds  # a capped decode's wall time
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_under_a_cap_no_round_drafts_past_it_and_the_counts_stay_exact(small_fp32, base_fp32, golden, k):
     pair = Pair(small_fp32, base_fp32)

@@ -50,6 +50,7 @@ def test_without_a_budget_the_run_measures_exactly_what_the_config_asks(tmp_path
     assert limits == {key: {"max_new_tokens": 64, "from": "generation_config.json"} for key in limits}
 
 
+@pytest.mark.bounds  # its plan is made from timings, and it must end within its budget
 def test_a_budgeted_run_plans_states_its_plan_and_ends_within_it(tmp_path):
     said: list[str] = []
     config = load_config(_config(tmp_path))

@@ -55,6 +55,11 @@ def test_without_the_extra_the_error_names_it(monkeypatch, tmp_path):
         instructions.count(bundled.LITE, bundled.GOLDEN, 1, valgrind="/bin/true")
 
 
+AGREE = 0.001
+"""Two counts of one tier agree within 0.1% on a loaded machine (the spreads measured are in the end-to-end test)."""
+ALL_AGREE = 0.005
+"""Three counts of one tier lie within 0.5% of each other, whatever else the machine is doing."""
+
 NEEDS_VALGRIND = pytest.mark.skipif(
     (shutil.which("valgrind") is None or importlib.util.find_spec(HOOKS.split(".")[0]) is None)
     and not os.environ.get("MEASURE_REQUIRE_VALGRIND"),
@@ -64,6 +69,7 @@ NEEDS_VALGRIND = pytest.mark.skipif(
 
 
 @NEEDS_VALGRIND
+@pytest.mark.bounds
 def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
     # fp32: valgrind emulates a CPU without the native SIMD paths, so a quantized tier's kernels there are not
     # this machine's and may decode otherwise; an fp32 decode is the same row under both
@@ -76,6 +82,22 @@ def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
 
 
 @NEEDS_VALGRIND
+@pytest.mark.bounds
+def test_the_count_does_not_depend_on_the_callers_folder_or_shell(tmp_path, monkeypatch):
+    """The child runs ``python -P`` in an environment of its own: a module in the folder the run was started from
+    is never imported, and what the caller's shell holds besides is not copied in (each byte of it moved every
+    allocation after it: 5,000 bytes moved a one-row count by 0.15%, a busy /tmp as the folder by 0.4%)."""
+    found = count(bundled.SMALL_FP32, bundled.GOLDEN, 1)
+    (tmp_path / "tokenizers.py").write_text("raise ImportError('a module of the caller folder was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEASURE_TEST_PADDING", "x" * 5000)
+    moved = count(bundled.SMALL_FP32, bundled.GOLDEN, 1)
+    assert moved.tokens == found.tokens
+    assert abs(moved.instructions - found.instructions) / found.instructions <= AGREE, (found, moved)
+
+
+@NEEDS_VALGRIND
+@pytest.mark.bounds
 def test_one_row_of_a_decoder_only_tier_is_counted_with_the_configs_prompt():
     lm, prompt = bundled.DEMO_DIR / "lm-small-fp32", "{input} ="  # fp32, as above
     found = count(lm, bundled.GOLDEN, 1, prompt=prompt)
@@ -343,14 +365,19 @@ runs = 3
 
 
 @NEEDS_VALGRIND
+@pytest.mark.bounds
 def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts_more(tmp_path):
-    """The real thing, end to end (about 35 s): three separate callgrind runs per tier, saved in a valid record.
+    """The real thing, end to end (about 35 s idle): three separate callgrind runs per tier, saved in a valid record.
 
-    With onnxruntime's telemetry thread off (it woke on the wall clock, so a loaded machine put more of its
-    work inside the count) runs agree to a few parts in 100,000, idle or with every core busy
-    (``bench_compare.py instructions --busy`` shows both side by side); an odd run still lands up to 0.25% away
-    now and then (once in a full test run beside other jobs). So: two runs of three within 0.01%, all three
-    within 0.5%, whatever else the machine is doing."""
+    The count is not exact: onnxruntime's session.run keeps telemetry on a wall-clock timer (every few seconds,
+    whatever ORT_DISABLE_TELEMETRY says) and its small allocation, when it fires inside the region, moves the
+    allocator's later paths: a few hundred to 8,000 instructions a time, and a loaded machine stretches the region over
+    more of them. One row, base-int8 and small-int4 (2 cores shared with other jobs, load average 5 to 12):
+    idle, 11 runs each, within 0.065% and 0.005% of each other (the closest two of any three within 0.006%);
+    beside two busy loops, 12 runs each, within 0.013% and 0.005%; with one loop at load 8 to 12, 5 runs
+    each, within 0.081% and 0.011%, the closest two of three up to 0.038% (a full test run once saw 0.25%).
+    So, with room for a busier machine: two runs of three within :data:`AGREE`, all three within
+    :data:`ALL_AGREE`, far inside the 2% band compare judges counts in."""
     from measure.analysis.comparison import compare_records
     from measure.suites.config import load_config
     from measure.suites.runner import run
@@ -363,7 +390,7 @@ def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts
     for t in tiers.values():
         assert t.runs == 3
         a, b, c = sorted(t.instructions)
-        assert min(b - a, c - b) / b <= 0.0001 and (c - a) / a <= 0.005, t.instructions
+        assert min(b - a, c - b) / b <= AGREE and (c - a) / a <= ALL_AGREE, t.instructions
     # base-int8 has twice small-int4's layers: its decode runs more instructions per token. (A sanity check of
     # the count, not a comparison of tiers: that is what the metric must never be used for.)
     assert tiers["base-int8"].per_token.min() > 1.2 * tiers["small-int4"].per_token.max()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from measure.suites.heartbeat import Heartbeat
 
 
@@ -25,10 +27,19 @@ def test_a_quiet_step_is_repeated_with_its_suite_counts_and_etas():
     assert shown[-1][0] == line
 
 
+@pytest.mark.bounds
 def test_the_thread_repeats_the_last_line_when_nothing_arrives():
+    """Waits for two repeats rather than sleeping a fixed time, and bounds their number by the time that passed:
+    on a loaded machine the thread wakes late, and a fixed sleep saw too few."""
     shown = []
+    started = time.perf_counter()
     with Heartbeat(lambda *line: shown.append(line), every_s=0.2) as beat:
         beat("wallclock repeat 1/3 fp32", 1, 9)
-        time.sleep(0.9)
+        deadline = started + 60
+        while sum("running" in s[0] for s in shown) < 2 and time.perf_counter() < deadline:
+            time.sleep(0.05)
+    elapsed = time.perf_counter() - started
     repeated = [s for s in shown if "running" in s[0]]
-    assert 2 <= len(repeated) <= 5 and all(s[1:] == (1, 9) for s in repeated)
+    # each repeat comes after every_s of silence since the line before it: never more than the time allows
+    assert 2 <= len(repeated) <= elapsed / 0.2, (len(repeated), elapsed)
+    assert all(s[1:] == (1, 9) and s[0].startswith("wallclock running, 1/9 done") for s in repeated)
