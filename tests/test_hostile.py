@@ -1240,18 +1240,9 @@ CASES: dict[str, Case] = {
     ),
 }
 
-XFAIL_ANALYSIS: set[str] = set()
-"""Cases the schema side handles but the analysis layer still fails (fixed with issue 13's merge)."""
-
 
 def _params() -> list[Any]:
-    params = []
-    for name, case in CASES.items():
-        marks = []
-        if name in XFAIL_ANALYSIS:
-            marks.append(pytest.mark.xfail(strict=True, reason="analysis layer: issue 13 merge"))
-        params.append(pytest.param(case, id=name, marks=marks))
-    return params
+    return [pytest.param(case, id=name) for name, case in CASES.items()]
 
 
 def _snapshot(tmp: Path, target: str) -> dict[str, bytes]:
