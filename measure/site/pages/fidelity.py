@@ -29,8 +29,8 @@ class FidelityRow:
     p999: Md
     max: Md
     same_top1: Md
-    flipped: Md
-    """Rows in which a top-1 decision flips at least once: the rows whose greedy output the tier would change."""
+    """The share with its interval, and the rows in which a top-1 decision flips at least once (the rows whose
+    greedy output the tier would change) under it."""
     rms_dp: Md
     ppl: Md
     """PPL_tier / PPL_ref on the golden outputs, with its interval."""
@@ -101,8 +101,7 @@ def _row(f: TierFidelityFigures, a: Analysis) -> FidelityRow:
         md(f"{q.get(0.99, 0.0):.3g}"),
         md(f"{q.get(0.999, 0.0):.3g}"),
         md(f"{q.get(1.0, 0.0):.3g}"),
-        share_text(g.same_top1, g.rows),
-        trusted(f"{g.flipped_rows} of {g.rows}<br><small>{g.flip_rate:.0%}</small>"),
+        trusted(f"{share_text(g.same_top1, g.rows)}<br><small>{g.flipped_rows} of {g.rows} rows flip</small>"),
         md(f"{g.rms_dp:.2%}"),
         trusted(f"{f.ppl_ratio.value:.4f}" + (_no_interval(g.rows) or ppl)),
         _verdict(verdict),
