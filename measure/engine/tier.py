@@ -22,6 +22,7 @@ from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
 from measure.engine.session import Trace
 from measure.engine.tokenizer import Tokenizer
+from measure.engine.traffic import StepTraffic
 
 KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
 """The model kinds records store, in words."""
@@ -93,6 +94,10 @@ class Tier(Protocol):
     def decode_limit(self) -> tuple[int | None, str]: ...
 
     def fingerprint(self) -> TierFingerprint: ...
+
+    def traffic(self) -> StepTraffic:
+        """The bytes one decode step reads, by part (weights, embedding rows, key/value cache per position)."""
+        ...
 
     def begin(self, ids: list[int], trace: Trace) -> Lane:
         """A lane at a decode's start (seq2seq: after the encoder; decoder-only: empty, the prompt fed first)."""

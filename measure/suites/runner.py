@@ -187,8 +187,8 @@ def check_tiers(sessions: Sessions, golden: GoldenRows, fidelity: bool = False) 
             check_rows({spec.name: tier}, golden)
             check_decodes({spec.name: tier}, golden, config.path)
             limit = decode_limit_part(*tier.decode_limit())
-            fingerprint = tier.fingerprint().to_dict()
-            parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
+            fingerprint, traffic = tier.fingerprint().to_dict(), tier.traffic().to_dict()
+            parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit, traffic)
             found = check_reference(sessions, spec, tier, golden) if fidelity and refused is None else None
             planned += [found] if found is not None else []
         except MeasureError as exc:
@@ -365,6 +365,7 @@ def new_document(
             tier.kind,
             getattr(tier, "prompt", None),
             tier.fingerprint().to_dict(),
+            traffic=tier.traffic().to_dict(),
         )
         for name, tier in tiers.items()
     }
