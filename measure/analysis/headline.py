@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from measure.analysis.fidelity import TierFidelityFigures
 from measure.analysis.parity import rows_as_python
 from measure.analysis.record_analysis import Analysis
+from measure.analysis.roofline import TierBound
 from measure.analysis.stats import Estimate, paired_ratio
 from measure.analysis.timings import PairTiming, common_repeats
 from measure.analysis.verdict import Verdict
@@ -48,6 +49,8 @@ class TierLine:
     """Against its full-precision reference, teacher-forced (None: the tier has none, or no fidelity pass)."""
     present_max: float | None = None
     """The largest present key/value difference batched framing made (None: framing not measured)."""
+    bound: TierBound | None = None
+    """Its bytes per decode step against the machine's memory-bandwidth bound (None: bytes not counted)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         prompt_total,
         a.fidelity_of(name),
         framing.present_max_abs_diff if framing else None,
+        a.roofline.of(name) if a.roofline is not None else None,
     )
 
 

@@ -226,3 +226,27 @@ def roofline(record: Record) -> Roofline | None:
         for name, entry in counted.items()
     )
     return Roofline(bw, tiers)
+
+
+def _binary(size: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{size / scale:.4g} {unit}"
+    return f"{size} B"
+
+
+def machine_line(bw: MachineBandwidth) -> str:
+    """The machine's figures in one sentence, as ``show`` and the pages state them beside a bound."""
+    one = ""
+    if bw.threads != 1 and bw.single_thread_bytes_per_s is not None:
+        one = f" ({bw.single_thread_bytes_per_s / 1e9:.1f} GB/s on one thread)"
+    names = {"Data": "d", "Instruction": "i"}
+    levels = ", ".join(
+        f"L{c.level}{names.get(c.type, '')} {_binary(c.bytes)}" + (f" ×{c.instances}" if c.instances > 1 else "")
+        for c in bw.caches
+    )
+    caches = f"caches ({bw.cache_source}): {levels}" if levels else "cache sizes unknown"
+    return (
+        f"read bandwidth {bw.bytes_per_s / 1e9:.1f} GB/s on {bw.threads} thread(s){one}, the median of {bw.passes} "
+        f"passes over {_binary(bw.buffer_bytes)}; {caches}"
+    )

@@ -11,6 +11,7 @@ import pytest
 from tests_support import DATA_DIR
 
 from measure.record.io import load_record, validate
+from measure.record.model import from_document
 from measure.record.model.bandwidth import CacheLevel, Caches, bandwidth_of
 from measure.suites import bandwidth
 from measure.suites.bandwidth import LEAST_BYTES, MOST_BYTES, buffer_bytes, lscpu_caches, probe, run_probe, sysfs_caches
@@ -94,3 +95,23 @@ def test_the_probe_runs_in_its_own_process_and_its_part_is_schema_valid():
     doc["wallclock"]["profile"]["bandwidth"] = part
     validate(doc, "probe.json")
     assert part["caches"]["source"] in ("sysfs", "lscpu", "sysctl", "unknown")
+
+
+def test_a_run_records_the_probe_and_every_tiers_bytes(both_suites):
+    """The demo run's cost profile starts with the probe; every tier has its step counted, int4 under int8 under
+    fp32; the demo's tiers fit in any last-level cache this century, so none gets a ratio."""
+    from measure.analysis.roofline import roofline
+
+    doc, _ = both_suites
+    probe = doc["wallclock"]["profile"]["bandwidth"]
+    assert [r["threads"] for r in probe["runs"]] == [1] and len(probe["runs"][0]["read_s"]) == bandwidth.PASSES
+    assert probe["buffer_bytes"] >= LEAST_BYTES
+    steps = {name: t["traffic"] for name, t in doc["tiers"].items()}
+    assert set(steps) == {"base-fp32", "base-int8", "small-int4"}
+    assert (
+        steps["small-int4"]["weights_bytes"] < steps["base-int8"]["weights_bytes"] < steps["base-fp32"]["weights_bytes"]
+    )
+    found = roofline(from_document(doc, "run.json"))
+    assert found is not None and found.bandwidth is not None
+    if found.bandwidth.last_level_bytes:
+        assert {t.limit for t in found.tiers} == {"cache"}
