@@ -328,3 +328,24 @@ def assert_same_framing(js: dict[str, Any], python: dict[str, Any], tolerance: f
                 for key in ("key_max_abs_diff", "value_max_abs_diff"):
                     assert abs(lj[key] - lp[key]) <= tolerance, (part, j["block"], lj["layer"], key)
                 assert abs(lj["key_mean_abs"] - lp["key_mean_abs"]) <= max(1e-3 * lp["key_mean_abs"], tolerance)
+
+
+def with_bandwidth(doc: dict[str, Any], weights: dict[str, int], read_s: float = 0.1, llc: int | None = 32 * 2**20):
+    """``doc`` with each tier of ``weights`` reading that many bytes per decode step (no cache) and a bandwidth
+    probe of 1 GB read in ``read_s`` seconds at every pass, beside caches of ``llc`` bytes (None: unknown)."""
+    from measure.record.model.bandwidth import CacheLevel, Caches, bandwidth_part
+
+    doc = copy.deepcopy(doc)
+    for name, size in weights.items():
+        doc["tiers"][name]["traffic"] = {
+            "graph": "model.onnx",
+            "weights_bytes": size,
+            "embedding_bytes": 0,
+            "kv_bytes_per_position": 0,
+            "cross_bytes_per_source_token": 0,
+            "weights": 1,
+        }
+    caches = Caches("sysfs", (CacheLevel(3, "Unified", llc, 1),)) if llc else Caches("unknown", ())
+    part = bandwidth_part("test", 10**9, {1: [read_s] * 5}, caches, "linux x86_64")
+    doc["wallclock"].setdefault("profile", {})["bandwidth"] = part
+    return doc

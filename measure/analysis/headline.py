@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from measure.analysis.fidelity import TierFidelityFigures
 from measure.analysis.parity import rows_as_python
 from measure.analysis.record_analysis import Analysis
+from measure.analysis.roofline import TierBound
 from measure.analysis.stats import Estimate, paired_ratio
 from measure.analysis.timings import PairTiming, common_repeats
 from measure.analysis.verdict import Verdict
@@ -56,6 +57,8 @@ class TierLine:
     comparison, named as such; None where the row's one reference is the kind's anyway."""
     vs_kind_reference: Estimate | None = None
     """This tier's ms/token over :attr:`kind_reference`'s, paired (its own column, never the row's reference)."""
+    bound: TierBound | None = None
+    """Its bytes per decode step against the machine's memory-bandwidth bound (None: bytes not counted)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         len(framing.blocks) if framing else 0,
         other,
         _vs(r, name, other) if other else None,
+        a.roofline.of(name) if a.roofline is not None else None,
     )
 
 

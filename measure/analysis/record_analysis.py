@@ -13,6 +13,7 @@ from measure.analysis.cost_model import CostModel, cost_model
 from measure.analysis.fidelity import PairFidelityFigures, TierFidelityFigures, pair_fidelity, tier_fidelity
 from measure.analysis.prefill import CausalTiming, causal_timings
 from measure.analysis.profile import TierProfile, profile_ratios, tier_costs
+from measure.analysis.roofline import Roofline, roofline
 from measure.analysis.rules import verdicts
 from measure.analysis.timings import PairTiming, TierTiming, pair_timings, tier_timings
 from measure.analysis.verdict import Verdict
@@ -35,6 +36,8 @@ class Analysis:
     """Each judged tier against its reference: KLD, same top-1, perplexity ratio (empty before schema v4)."""
     pair_fidelity: tuple[PairFidelityFigures, ...] = ()
     """Each pair's drafter against its verifier on the verifier's greedy path, beside the acceptance."""
+    roofline: Roofline | None = None
+    """Each tier's bytes per decode step against the machine's probed bandwidth (None: no tier's bytes counted)."""
 
     def fidelity_of(self, tier: str) -> TierFidelityFigures | None:
         return next((f for f in self.fidelity if f.tier == tier), None)
@@ -48,4 +51,6 @@ def analyse(record: Record) -> Analysis:
     found = tuple(verdicts(record, tiers=tiers, pairs=pairs, ratios=ratios, fidelity=faithful))
     costs = tuple(tier_costs(record, ratios))
     model, causal = cost_model(record, pairs), tuple(causal_timings(record))
-    return Analysis(record, tiers, pairs, found, costs, model, causal, faithful, pair_fidelity(record))
+    return Analysis(
+        record, tiers, pairs, found, costs, model, causal, faithful, pair_fidelity(record), roofline(record)
+    )

@@ -102,6 +102,41 @@ def _print_profile(costs: tuple[TierProfile, ...], w: int) -> None:
             print(f"  {c.tier:<{w}}{cells}")
 
 
+def _print_roofline(a: Analysis) -> None:
+    """Each tier's bytes per decode step, its memory-bandwidth bound, measured step time and efficiency, with the
+    machine's probed bandwidth and caches, then the sentence that says which effect decides."""
+    from measure.analysis.roofline import MB, machine_line
+    from measure.terminal import columns
+
+    r = a.roofline
+    if r is None:
+        return
+    machine = machine_line(r.bandwidth) if r.bandwidth is not None else "no bandwidth probe in this record"
+    _print(f"\nmemory-bandwidth bound ({machine})")
+    rows = [
+        ["tier", "MB/token", "weights", "embedding", "cache (positions)", "bound ms", "decode ms/token", "efficiency"]
+    ]
+    for t in r.tiers:
+        bound = "-" if t.bound_ms_per_token is None else f"{t.bound_ms_per_token:.3f}"
+        eff = "in cache" if t.limit == "cache" else "-" if t.efficiency is None else f"{t.efficiency:.1%}"
+        rows.append(
+            [
+                t.tier,
+                f"{t.bytes_per_token / MB:.2f}",
+                f"{t.weights_bytes / MB:.2f}",
+                f"{t.embedding_bytes / MB:.4f}",
+                f"{t.kv_bytes / MB:.3f} ({t.positions:.0f})",
+                bound,
+                "-" if t.ms_per_token is None else _ci(t.ms_per_token),
+                eff,
+            ]
+        )
+    for line in columns(rows, right=frozenset({1, 2, 3, 5, 7})):
+        _print(line)
+    for t in r.tiers:
+        _print(f"  {t.finding}")
+
+
 def _print_framing(r, w: int, pw: int) -> None:
     """Single-step vs batched per tier and runtime leg, then acceptance three ways."""
     _print("\nframing parity (single-step == batched argmax; worst present |diff|)")
@@ -351,6 +386,7 @@ def run(args: argparse.Namespace) -> int:
         _print_causal(a, w)
     if a.tiers and has_profile(a.costs):
         _print_profile(a.costs, w)
+    _print_roofline(a)
     if a.pairs:
         _print_pairs(a.pairs)
     _print_cost_model(a.cost_model, w)

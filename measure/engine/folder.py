@@ -18,6 +18,7 @@ from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
 from measure.engine.session import TimedSession, Trace
 from measure.engine.tokenizer import Tokenizer, load_tokenizer
+from measure.engine.traffic import StepTraffic, step_traffic
 from measure.errors import MeasureError
 
 
@@ -104,6 +105,11 @@ class TierFolder:
                 self.name, self.layout, self.path, self.graph_files(), self.shape, self.tokenizer.name
             )
         return self._fingerprint
+
+    def traffic(self) -> StepTraffic:
+        """What one decode step reads (:mod:`measure.engine.traffic`), from the last graph a decode calls: the
+        step every token after the first takes."""
+        return step_traffic(self.graph_files()[-1], self.shape, self.kind)
 
     def source_ids(self, text: str) -> list[int]:
         raise NotImplementedError

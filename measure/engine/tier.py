@@ -22,6 +22,7 @@ from measure.engine.options import SessionConfig
 from measure.engine.result import Decoded
 from measure.engine.session import TimedSession, Trace
 from measure.engine.tokenizer import Tokenizer
+from measure.engine.traffic import StepTraffic
 
 KINDS = {"seq2seq": "seq2seq (encoder-decoder)", "causal": "decoder-only"}
 """The model kinds records store, in words."""
@@ -152,6 +153,10 @@ class Tier(Protocol):
 
     def close(self) -> None:
         """Let go of the sessions and cache buffers now (the tier cannot decode after)."""
+        ...
+
+    def traffic(self) -> StepTraffic:
+        """The bytes one decode step reads, by part (weights, embedding rows, key/value cache per position)."""
         ...
 
     def begin(self, ids: list[int], trace: Trace) -> Lane:

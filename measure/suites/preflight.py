@@ -63,8 +63,8 @@ def check_tiers(
             check_rows({spec.name: tier}, golden)
             check_decodes({spec.name: tier}, golden, config.path)
             limit = decode_limit_part(*tier.decode_limit())
-            fingerprint = tier.fingerprint().to_dict()
-            parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit)
+            fingerprint, traffic = tier.fingerprint().to_dict(), tier.traffic().to_dict()
+            parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit, traffic)
             found = check_reference(sessions, spec, tier, golden, sources) if fidelity and refused is None else None
             if isinstance(found, Unjudged):
                 unjudged.append(found)

@@ -1,4 +1,5 @@
-"""The cost profile of each tier: load time and peak memory in worker processes, and an intra-op thread sweep.
+"""The cost profile of each tier: load time and peak memory in worker processes, and an intra-op thread sweep;
+first, the machine's memory read bandwidth (:mod:`measure.suites.bandwidth`), which each tier's bound divides by.
 
 Part of the wall-clock suite (its ``profile`` section); first-token latency
 comes from the suite's own greedy passes. Each worker process loads and
@@ -31,6 +32,7 @@ from measure.record.model.write_wallclock import (
     thread_sweep_tier,
 )
 from measure.suites import Progress, Save, no_progress, us
+from measure.suites.bandwidth import run_probe, threads_of
 from measure.suites.config import SuiteConfig
 
 WORKER = "measure.suites.profile_worker"
@@ -70,6 +72,8 @@ def run_memory_and_load(
     out.update(
         profile_part(wc.profile_workers, wc.warm_loads, len(rows), BASELINE_IMPORTS, [t.name for t in config.tiers])
     )
+    out["bandwidth"] = run_probe(threads_of(config.session.intra_op_threads))  # the bound's denominator, ~1 s
+    save()
     session = config.session.to_dict()
     total = wc.profile_workers * (len(config.tiers) + 1)
     done = 0

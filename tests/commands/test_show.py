@@ -7,17 +7,17 @@ import io
 import re
 
 import pytest
-from tests_support import real_size_record
+from tests_support import real_size_record, with_bandwidth
 
 from measure.cli import main
 from measure.record.io import write_atomic
 
-TABLES = ("wall-clock (median", "decoder-only tiers", "cost profile", "speculative pairs")
+TABLES = ("wall-clock (median", "decoder-only tiers", "cost profile", "speculative pairs", "memory-bandwidth bound")
 
 
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory) -> str:
-    doc = real_size_record()
+    doc = with_bandwidth(real_size_record(), {"lm-base-fp32": 540_000_000, "lm-base-int8": 220_000_000})
     path = tmp_path_factory.mktemp("big") / doc["machine_id"] / f"{doc['run_id']}.json"
     write_atomic(path, doc)
     out = io.StringIO()
@@ -76,3 +76,16 @@ def test_the_plan_line_names_only_the_steps_the_run_took(tmp_path):
         assert main(["show", str(path)]) == 0
     (line,) = [x for x in out.getvalue().splitlines() if x.startswith("plan: ")]
     assert "wall-clock " in line and "framing" not in line and "profile worker" not in line
+
+
+def test_the_bound_is_shown_with_the_machines_bandwidth_and_each_tiers_sentence(shown):
+    """10 GB/s: 540 MB is a 54 ms bound; a tier whose bytes are not counted is not in the table."""
+    assert "memory-bandwidth bound (read bandwidth 10.0 GB/s on 1 thread(s), the median of 5 passes" in shown
+    assert "caches (sysfs): L3 32 MiB" in shown
+    rows = _table(shown, "memory-bandwidth bound")
+    header = rows[0]
+    fp32 = next(r for r in rows if r[0] == "lm-base-fp32")
+    assert fp32[header.index("MB/token")] == "540.00" and fp32[header.index("bound ms")] == "54.000"
+    assert fp32[header.index("efficiency")].endswith("%")
+    assert {r[0] for r in rows[1:]} == {"lm-base-fp32", "lm-base-int8"}
+    assert "lm-base-int8 runs at" in shown and "of its memory-bandwidth bound" in shown

@@ -132,9 +132,9 @@ def test_chart_data_is_embedded_and_plotly_left_to_the_chart_script(built):
     import re
 
     project, _ = built
-    # wall-clock: ms/token, growth, speedup, acceptance by position, verifier call cost; framing: the layers'
-    # present differences and the fidelity pass's KLD distribution
-    for page, charts in (("results/wallclock", 5), ("results/framing", 2)):
+    # wall-clock: ms/token, growth, the roofline, speedup, acceptance by position, verifier call cost; framing: the
+    # layers' present differences and the fidelity pass's KLD distribution
+    for page, charts in (("results/wallclock", 6), ("results/framing", 2)):
         text = html(project, page)
         figures = re.findall(r'data-figure="([^"]*)"', text)
         assert len(figures) == charts

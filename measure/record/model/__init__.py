@@ -12,6 +12,7 @@ Simple sums that several pages print (argmax agreement, rows whose decode
 framing leaves unchanged) are properties of the part they sum, written once.
 """
 
+from measure.record.model.bandwidth import BandwidthProbe, CacheLevel, Caches, Traffic
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.framing import (
     FP32,
@@ -53,7 +54,10 @@ __all__ = [
     "SOFTWARE_ADAPTER",
     "Acceptance",
     "Adapter",
+    "BandwidthProbe",
     "Block",
+    "CacheLevel",
+    "Caches",
     "CallTimings",
     "Case",
     "Config",
@@ -92,6 +96,7 @@ __all__ = [
     "TierCalls",
     "TierEntry",
     "TierFidelity",
+    "Traffic",
     "Wallclock",
     "WorkerSamples",
     "from_document",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from measure.policy import policy_from
+from measure.record.model.bandwidth import traffic_of
 from measure.record.model.convert import ints
 from measure.record.model.instructions import Instructions, instruction_tier
 from measure.record.model.plan import nbits_of, plan_of
@@ -95,6 +96,7 @@ def _tier(name: str, t: dict[str, Any]) -> TierEntry:
         nbits=nbits_of(fp),
         max_new_tokens=(t.get("decode_limit") or {}).get("max_new_tokens"),
         max_new_tokens_from=(t.get("decode_limit") or {}).get("from"),
+        traffic=traffic_of(t.get("traffic")),
     )
 
 

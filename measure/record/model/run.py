@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.policy import Policy
+from measure.record.model.bandwidth import Traffic
 from measure.record.model.fidelity import Fidelity
 from measure.record.model.framing import Framing, FramingTier, Leg
 from measure.record.model.instructions import Instructions
@@ -90,6 +91,8 @@ class TierEntry:
     """The output cap its wall-clock decodes took (before its positions' bounds); None: per source, or unrecorded."""
     max_new_tokens_from: str | None = None
     """Where that cap came from: ``config``, ``generation_config.json``, ``tier.json``, ``default``; None before."""
+    traffic: Traffic | None = None
+    """What one decode step reads, by part, counted from its graph; None in records before the count."""
 
     @property
     def decoder_only(self) -> bool:

@@ -7,6 +7,8 @@ from functools import cached_property
 
 import numpy as np
 
+from measure.record.model.bandwidth import BandwidthProbe
+
 
 @dataclass(frozen=True)
 class Case:
@@ -131,6 +133,8 @@ class Profile:
     tiers: dict[str, WorkerSamples]
     thread_counts: tuple[int, ...] = ()
     threads: dict[str, ThreadSweep] | None = None
+    bandwidth: BandwidthProbe | None = None
+    """The machine's memory read bandwidth, probed before the workers; None in records before the probe."""
 
 
 @dataclass(frozen=True)

@@ -342,6 +342,18 @@ def _fidelity_cells(t: TierLine) -> tuple[object, ...]:
     return (f.reference, k.value, k.lo, k.hi, f.greedy.same_top1.value, f.ppl_ratio.value)
 
 
+def _bound_cells(t: TierLine) -> tuple[object, ...]:
+    """Bytes per decode step, the memory-bandwidth bound and efficiency (blank where not computed or in cache)."""
+    b = t.bound
+    if b is None:
+        return ("",) * 3
+    return (
+        round(b.bytes_per_token),
+        "" if b.bound_ms_per_token is None else b.bound_ms_per_token,
+        "" if b.efficiency is None else b.efficiency,
+    )
+
+
 def summary_csv(h: Headline, state: Current | None = None) -> str:
     """The summary table as CSV, plain numbers (no markup), for a spreadsheet; with ``state``, the run each
     tier's wall-clock and framing numbers come from."""
@@ -356,6 +368,7 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
             *("exact", "rows", "same_as_reference"),
             *("framing_changed", "framing_decisions", *(f"greedy_parity {leg}" for leg in legs), "worst_outcome"),
             *("fidelity_reference", "kld_mean", "kld_mean_lo", "kld_mean_hi", "same_top1", "ppl_ratio"),
+            *("bytes_per_token", "bound_ms_per_token", "bandwidth_efficiency"),
             *(("wallclock_run", "framing_run") if state is not None else ()),
         ]
     )
@@ -375,6 +388,7 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
                 *(cell for _, cell in t.runtimes),
                 min(judged, key=lambda o: RANK[o]) if judged else "",
                 *_fidelity_cells(t),
+                *_bound_cells(t),
                 *runs,
             ]
         )

@@ -18,6 +18,7 @@ from measure.site.glossary import glossary
 from measure.site.pages.cost_model import CostSection, cost_section
 from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.prefill import Phases, phases_section
+from measure.site.pages.roofline import RooflineSection, roofline_section
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,8 @@ class WallclockPage:
     """The page's words defined in one line where the page begins."""
     plan: Md | None = None
     """A budgeted run's plan in a sentence: its budget, rows, repeats, what it cut; None for runs without one."""
+    roofline: RooflineSection | None = None
+    """Each tier against the machine's memory-bandwidth bound; None for records without the bytes counted."""
 
 
 def _plan(a: Analysis) -> Md | None:
@@ -351,4 +354,5 @@ def wallclock_page(
         bool(a.fidelity),
         glossary("tier", "golden rows", "[lo, hi]", "k", "acceptance", *(("KLD", "same top-1") if a.fidelity else ())),
         _plan(a),
+        roofline_section(a, palette),
     )
