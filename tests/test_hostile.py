@@ -883,6 +883,18 @@ CASES: dict[str, Case] = {
         "error",
         ("wallclock/cases/small-int4/run_s", "one list per repeat of wall_s (3)"),
     ),
+    "speculative case accepting more than it proposed": Case(
+        "render",
+        record("render", setting("wallclock", "cases", "small-int4->base-int8@k4", "proposed", 0, value=0), base=doc4),
+        "error",
+        ("wallclock/cases/small-int4->base-int8@k4/accepted", "at most proposed"),
+    ),
+    "framing pair accepting more than it proposed": Case(
+        "show",
+        record("show", lambda d: d["framing"]["acceptance"][0]["runtime"].update(accepted=10**6), base=doc4),
+        "error",
+        ("framing/acceptance/0/runtime", "accepted <= proposed"),
+    ),
     "MatMulNBits bits a list": Case(
         "check",
         record("check", setting("tiers", "small-int4", "fingerprint", "graphs", 0, "nbits", "bits", value=[])),

@@ -175,6 +175,15 @@ def check_framing_rows(doc: Doc, source: str) -> None:
                     raise fail(source, f"framing/legs/{i}/tiers/{j}/{key}", f"expected one per golden row ({rows})")
 
 
+def check_acceptance_counts(doc: Doc, source: str) -> None:
+    """No framing pair accepts more draft tokens than it proposed, at the probe or in the runtime's rounds."""
+    for i, acc in enumerate((doc.get("framing") or {}).get("acceptance") or []):
+        for part in ("probe", "runtime"):
+            counts = acc.get(part)
+            if counts and counts["accepted"] > counts["proposed"]:
+                raise fail(source, f"framing/acceptance/{i}/{part}", "expected accepted <= proposed")
+
+
 def check_genai_counts(doc: Doc, source: str) -> None:
     """The onnxruntime-genai leg's counts stay within the golden rows, and no pair accepts more than it drafted."""
     rows = doc["golden"]["rows"]
@@ -248,6 +257,9 @@ def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
     for key in CASE_BY_POSITION:
         if key in case and len(case[key]) != case["k"]:
             raise fail(source, f"{where}/{key}", f"expected {case['k']} counts (k)")
+    for accepted, proposed in (("accepted", "proposed"), ("accepted_by_position", "proposed_by_position")):
+        if any(a > p for a, p in zip(case.get(accepted, ()), case.get(proposed, ()), strict=False)):
+            raise fail(source, f"{where}/{accepted}", f"expected at most {proposed}, entry by entry")
     for key in CASE_COUNTS:
         if key in case and len(case[key]) != rows:
             raise fail(source, f"{where}/{key}", f"expected {rows} counts")
@@ -266,6 +278,7 @@ CHECKS: tuple[Check, ...] = (
     check_complete,
     check_instruction_rows,
     check_framing_rows,
+    check_acceptance_counts,
     check_genai_counts,
     check_call_costs,
     check_layouts,
