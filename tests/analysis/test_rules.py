@@ -359,6 +359,8 @@ QUESTIONS = {
     "output-preservation": "Is speculative output identical to plain greedy?",
     "self-acceptance": "Does the artifact accept its own drafts under batched framing?",
     "acceptance": "Does the probe's acceptance hold at runtime?",
+    # a record with framing and no fidelity pass says its quantized tiers were not judged (never silent, never ✓)
+    "fidelity": "Is the tier faithful to its full-precision reference?",
 }
 
 
@@ -395,6 +397,9 @@ RULES = {
     "output-preservation": "every row of the speculative decode equals the verifier's greedy decode",
     "self-acceptance": "drafter == verifier: anything below 1.0 is framing, not model disagreement",
     "acceptance": "probe: the verifier checks drafts single-step; runtime: in one batched call",
+    "fidelity": (
+        'a quantized tier is judged against its full-precision reference: `reference = "TIER"` on its [[tiers]]'
+    ),
 }
 NOT_MEASURED = "the leg runs where its runtime is installed; a missing runtime or tier is recorded, not assumed"
 

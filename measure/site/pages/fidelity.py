@@ -94,14 +94,14 @@ def _row(f: TierFidelityFigures, a: Analysis) -> FidelityRow:
     ppl = f"<br><small>[{f.ppl_ratio.lo:.4f}, {f.ppl_ratio.hi:.4f}]</small>"
     return FidelityRow(
         anchor(row_id("fidelity", f.tier)),
-        trusted(f"{md(f.tier)}<br><small>{g.rows} rows · {g.positions:,} positions</small>"),
+        trusted(f"{md(f.tier)}<br><small>{g.rows} rows</small><br><small>{g.positions:,} positions</small>"),
         md(f.reference),
         kld_text(g.kld_mean, g.rows),
         md(f"{q.get(0.5, 0.0):.3g}"),
         md(f"{q.get(0.99, 0.0):.3g}"),
         md(f"{q.get(0.999, 0.0):.3g}"),
         md(f"{q.get(1.0, 0.0):.3g}"),
-        trusted(f"{share_text(g.same_top1, g.rows)}<br><small>{g.flipped_rows} of {g.rows} rows flip</small>"),
+        trusted(f"{share_text(g.same_top1, g.rows)}<br><small>{g.flipped_rows}/{g.rows} rows flip</small>"),
         md(f"{g.rms_dp:.2%}"),
         trusted(f"{f.ppl_ratio.value:.4f}" + (_no_interval(g.rows) or ppl)),
         _verdict(verdict),
