@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.resample import resample_indices
+from measure.analysis.resample import resampled_sums
 from measure.analysis.stats import Estimate, percentile_interval
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.analysis.verdict import Verdict, against, ci
@@ -70,22 +70,37 @@ class PairFidelityFigures:
     probe_acceptance: float | None
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, idx: np.ndarray) -> Estimate:
+class _Resampled:
+    """One bootstrap's resampled sums over rows (a record's seed and resamples), each array's computed once: a
+    record's tiers share their reference's positions and NLL."""
+
+    def __init__(self, b: Bootstrap) -> None:
+        self.b = b
+        self._kept: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def sums(self, v: np.ndarray) -> np.ndarray:
+        found = self._kept.get(id(v))
+        if found is None or found[0] is not v:  # the array itself is kept beside its sums, so its id stays its own
+            found = self._kept[id(v)] = (v, resampled_sums(v, self.b.seed, self.b.resamples))
+        return found[1]
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, draws: _Resampled) -> Estimate:
     """sum(num) / sum(den) with a percentile interval from resampling rows."""
     value = float(num.sum() / den.sum()) if den.sum() else float("nan")
-    boot = num[idx].sum(axis=1) / np.maximum(den[idx].sum(axis=1), 1e-300)
+    boot = draws.sums(num) / np.maximum(draws.sums(den), 1e-300)
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
 
 
-def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigures:
+def _path(p: PathFidelity, positions: np.ndarray, draws: _Resampled) -> PathFigures:
     n = int(positions.sum())
     same = np.asarray(p.same_top1, dtype=float)
     return PathFigures(
         positions=n,
-        kld_mean=_ratio(p.kld, positions, idx),
+        kld_mean=_ratio(p.kld, positions, draws),
         kld_quantiles=dict(zip(QUANTILES, p.quantiles, strict=False)),
-        same_top1=_ratio(same, positions, idx),
+        same_top1=_ratio(same, positions, draws),
         top5=p.top5 / (5 * n) if n else float("nan"),
         rms_dp=float(np.sqrt(p.dp_sq / n)) if n else float("nan"),
         mean_dp=p.dp / n if n else float("nan"),
@@ -94,10 +109,10 @@ def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigure
     )
 
 
-def _ppl_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, idx: np.ndarray) -> Estimate:
+def _ppl_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, draws: _Resampled) -> Estimate:
     """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows."""
     value = float(np.exp((tier_nll.sum() - ref_nll.sum()) / positions.sum()))
-    boot = np.exp((tier_nll[idx].sum(axis=1) - ref_nll[idx].sum(axis=1)) / positions[idx].sum(axis=1))
+    boot = np.exp((draws.sums(tier_nll) - draws.sums(ref_nll)) / draws.sums(positions))
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
 
@@ -105,11 +120,16 @@ def _ppl_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray,
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
     """Every judged tier's figures from a fidelity block (a record's, or ``measure fidelity``'s own)."""
     out = []
+    draws = _Resampled(b)
+    positions: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # a reference's, one array each for all its tiers
     for t in fid.tiers:
         ref: FidelityReference = fid.references[t.reference]
-        greedy_pos = np.asarray(ref.greedy_positions, dtype=float)
-        golden_pos = np.asarray(ref.golden_positions, dtype=float)
-        idx = resample_indices(b.seed, b.resamples, greedy_pos.size)
+        if t.reference not in positions:
+            positions[t.reference] = (
+                np.asarray(ref.greedy_positions, dtype=float),
+                np.asarray(ref.golden_positions, dtype=float),
+            )
+        greedy_pos, golden_pos = positions[t.reference]
         n_golden = golden_pos.sum()
         out.append(
             TierFidelityFigures(
@@ -117,10 +137,10 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
                 reference=t.reference,
                 reference_in_run=ref.in_run,
                 source=t.source,
-                greedy=_path(t.greedy, greedy_pos, idx),
+                greedy=_path(t.greedy, greedy_pos, draws),
                 ppl_ref=float(np.exp(ref.golden_nll.sum() / n_golden)),
                 ppl_tier=float(np.exp(t.golden_nll.sum() / n_golden)),
-                ppl_ratio=_ppl_ratio(t.golden_nll, ref.golden_nll, golden_pos, idx),
+                ppl_ratio=_ppl_ratio(t.golden_nll, ref.golden_nll, golden_pos, draws),
                 golden_kld_mean=t.golden_kld / n_golden,
                 golden_same_top1=t.golden_same_top1 / n_golden,
             )
@@ -149,7 +169,7 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
             PairFidelityFigures(
                 p.drafter,
                 p.verifier,
-                _path(p.greedy, positions, resample_indices(b.seed, b.resamples, positions.size)),
+                _path(p.greedy, positions, _Resampled(b)),
                 measured.runtime.ratio if measured else None,
                 measured.probe.ratio if measured else None,
             )
