@@ -185,10 +185,34 @@ def coarser(fields: list[np.ndarray], step: int) -> list[np.ndarray]:
     return out
 
 
+def by_section(doc: dict[str, Any], depth: int = 2, least_kb: float = 2.0) -> None:
+    """What each part of the stored record takes: its packed JSON text, and that text gzipped alone (a part's
+    share of the whole gzip is close to it), the parts of the largest ones beneath them."""
+    packed = pack(doc)
+
+    def kb(value: Any) -> tuple[float, float]:
+        text = json_text(value, "a part").encode("utf-8")
+        return len(text) / 1e3, len(compress(text)) / 1e3
+
+    def show(node: dict[str, Any], level: int, prefix: str) -> None:
+        rows = sorted(((k, *kb(v)) for k, v in node.items()), key=lambda r: -r[2])
+        for key, plain, gz in rows:
+            if gz < least_kb and level:
+                continue
+            print(f"  {prefix + key:<48}{plain:>10.1f}{gz:>10.1f}")
+            if level + 1 < depth and isinstance(node[key], dict):
+                show(node[key], level + 1, prefix + key + "/")
+
+    print(f"\nthe stored record by part (parts under {least_kb} kB gzipped left out below the top level):")
+    print(f"  {'part':<48}{'text kB':>10}{'gzip kB':>10}")
+    show(packed, 0, "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--record", type=Path, default=None)
     ap.add_argument("--records", type=int, default=100, help="records in the month (default 100)")
+    ap.add_argument("--depth", type=int, default=3, help="levels of parts to list by size (default 3)")
     args = ap.parse_args()
     record = args.record or (record_paths(ROOT / "results") or [None])[-1]
     if record is None:
@@ -216,6 +240,7 @@ def main() -> None:
             f"{len(packed) / len(records) / 1e3:>11.1f}{pack_ms:>9.2f}{f'{distinct}/{total}':>10}"
         )
     least_form(doc)
+    by_section(doc, args.depth)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,26 @@ def resample_indices(seed: int, resamples: int, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
+def resample_counts(seed: int, resamples: int, n: int) -> np.ndarray:
+    """How many times each of ``n`` rows is drawn in each resample of :func:`resample_indices` (resamples x n,
+    read-only), so that a resampled sum is one matrix product rather than a gather of resamples x n values."""
+    idx = resample_indices(seed, resamples, n)
+    counts = np.zeros((resamples, n))
+    np.add.at(counts, (np.repeat(np.arange(resamples), n), idx.ravel()), 1.0)
+    counts.flags.writeable = False
+    return counts
+
+
+def resampled_sums(v: np.ndarray, seed: int, resamples: int) -> np.ndarray:
+    """The sum of each resample of ``v``'s rows (:func:`resample_indices`): ``v[idx].sum(axis=1)``, as one product
+    with :func:`resample_counts` (whole numbers exactly; other floats up to the order of the additions, last
+    bits). Non-finite values are gathered and added, so a NaN spoils only the resamples that drew it."""
+    if not np.isfinite(v).all():
+        return v[resample_indices(seed, resamples, v.size)].sum(axis=1)
+    return resample_counts(seed, resamples, v.size) @ v
+
+
+@functools.lru_cache(maxsize=16)
 def _kept_draws(seed: int, shapes: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(seed)
     out = tuple(rng.integers(0, n, size=(r, n)) for r, n in shapes)

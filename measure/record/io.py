@@ -76,6 +76,13 @@ JSON format history (``schema_version``, kept apart from the tool version):
   ``kld_mean_max``, ``same_top1_min`` and ``ppl_ratio_max`` (a number, or one
   per role), ``config.framing.fidelity`` and a tier's ``reference``. Migrated
   from 3: no fidelity block (no pass was run).
+* 5 — the stored form shares the first leg's facts: a later framing leg's tier
+  fact (its output ids, outputs, framing blocks...) that is the Python leg's
+  for the same tier, byte for byte, is stored as ``{"~first_leg": true}``
+  (:mod:`measure.record.pack`). The document, and its schema, are version 4's;
+  the number moved so that a version-4 reader, which cannot unpack the marker,
+  says the file is newer instead of failing on a field. Migrated from 4: nothing
+  changes.
 
 Loading validates against the JSON Schema shipped beside this module, refuses
 records from a newer measure, and migrates older ones one step at a time
@@ -106,7 +113,7 @@ from measure.record.pack import compress, decompress, is_gzip, pack, unpack
 from measure.record.sample_codec import Unpacked, stand_in
 from measure.writing import json_text, reason, write_bytes, write_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 """What ``new_run_id`` makes and the schema requires; a record's file is named by it."""
 MACHINE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
@@ -140,7 +147,12 @@ def _v3_to_v4(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 changed how a file stores the document, not the document."""
+    return doc
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 """``MIGRATIONS[n]`` upgrades a version-n document to version n + 1."""
 
 

@@ -12,6 +12,11 @@ left as it is):
   in the same order (legs' tiers, blocks, layers) is stored as
   ``{"~rows": n, "~columns": {key: [values] | {"~same": value}}}``: keys once
   per list, and a fact the same for every entry once.
+* first leg: a later framing leg's tier fact (a list or an object) that is the
+  first leg's (Python onnxruntime's) for the same tier, to the byte, is stored
+  as ``{"~first_leg": true}`` (record version 5 on): the runtimes that decode as
+  Python does repeat its output ids, outputs and often its framing blocks, a
+  hundred kilobytes apart, further than gzip looks back.
 
 A packed file can also be gzipped (``.json.gz``); :func:`decompress` reads either.
 """
@@ -29,6 +34,12 @@ from measure.record.sample_codec import Unpacked, nested, pack_seconds, unpack_s
 ROWS = "~rows"
 COLUMNS = "~columns"
 SAME = "~same"
+FIRST_LEG = "~first_leg"
+SHARED_FROM = 5
+"""The record version from which later legs' facts may be stored as the first leg's: a version-4 document is
+stored as a version-4 reader can unpack it."""
+SHARED_LEAST = 64
+"""Facts shorter than this (JSON bytes) are stored as they are: a marker would save nothing."""
 GZ_SUFFIX = ".json.gz"
 
 
@@ -96,6 +107,65 @@ def _unpack_columns(node: Any) -> Any:
     return {k: _unpack_columns(v) if type(v) in _WALKED else v for k, v in node.items()}
 
 
+def _tiers_by_name(leg: Any) -> dict[str, dict[str, Any]] | None:
+    """A leg's tier entries by name; None where there is no such list or a name is not unique."""
+    tiers = leg.get("tiers") if isinstance(leg, dict) else None
+    if not isinstance(tiers, list) or not all(isinstance(t, dict) and isinstance(t.get("tier"), str) for t in tiers):
+        return None
+    named = {t["tier"]: t for t in tiers}
+    return named if len(named) == len(tiers) else None
+
+
+def _share_first_leg(framing: dict[str, Any]) -> dict[str, Any]:
+    """``framing`` with each later leg's tier facts that equal the first leg's (to the byte) as markers."""
+    legs = framing.get("legs")
+    first = _tiers_by_name(legs[0]) if isinstance(legs, list) and len(legs) > 1 else None
+    if not first:
+        return framing
+    out_legs = [legs[0]]
+    for leg in legs[1:]:
+        if _tiers_by_name(leg) is None:
+            out_legs.append(leg)
+            continue
+        tiers = []
+        for t in leg["tiers"]:
+            ref = first.get(t["tier"], {})
+            shared = {}
+            for key, value in t.items():
+                if isinstance(value, (list, dict)) and key in ref:
+                    text = _json(value)
+                    if len(text) >= SHARED_LEAST and text == _json(ref[key]):
+                        shared[key] = {FIRST_LEG: True}
+            tiers.append({k: shared.get(k, v) for k, v in t.items()})
+        out_legs.append({**leg, "tiers": tiers})
+    return {**framing, "legs": out_legs}
+
+
+def _marker(value: Any) -> bool:
+    return type(value) is dict and len(value) == 1 and value.get(FIRST_LEG) is True
+
+
+def _restore_first_leg(framing: Any) -> Any:
+    """Each marker of :func:`_share_first_leg` replaced by its own copy of the first leg's fact."""
+    legs = framing.get("legs") if isinstance(framing, dict) else None
+    if not isinstance(legs, list) or len(legs) < 2:
+        return framing
+    first = None
+    for leg in legs[1:]:
+        for t in leg.get("tiers", ()) if isinstance(leg, dict) and isinstance(leg.get("tiers"), list) else ():
+            if not isinstance(t, dict):
+                continue
+            for key, value in t.items():
+                if not _marker(value):
+                    continue
+                first = _tiers_by_name(legs[0]) if first is None else first
+                ref = (first or {}).get(t.get("tier"), {})  # type: ignore[arg-type]
+                if key not in ref:
+                    raise ValueError(f"{t.get('tier')!r}'s {key} is stored as the first leg's, which has none")
+                t[key] = _repeat(ref[key], 1)[0]
+    return framing
+
+
 def pack(doc: dict[str, Any]) -> dict[str, Any]:
     """The document as a file stores it; unpacking gives back ``doc`` exactly, or ``doc`` is stored as it is."""
     out = dict(doc)
@@ -103,7 +173,11 @@ def pack(doc: dict[str, Any]) -> dict[str, Any]:
         if isinstance(doc.get("wallclock"), dict):
             out["wallclock"] = pack_seconds(doc["wallclock"])
         if isinstance(doc.get("framing"), dict):
-            out["framing"] = _pack_columns(doc["framing"])
+            framing = doc["framing"]
+            version = doc.get("schema_version")
+            if type(version) is int and version >= SHARED_FROM:
+                framing = _share_first_leg(framing)
+            out["framing"] = _pack_columns(framing)
         back = unpack(out, "(packing)")
         return out if _json(back) == _json(doc) else doc
     except MeasureError:
@@ -135,7 +209,7 @@ def unpack(
             ) from exc
     if isinstance(doc.get("framing"), dict):
         try:
-            doc["framing"] = _unpack_columns(doc["framing"])
+            doc["framing"] = _restore_first_leg(_unpack_columns(doc["framing"]))
         except failures as exc:
             raise MeasureError(f"{source}: field framing: packed columns do not unpack ({exc})") from exc
     return doc

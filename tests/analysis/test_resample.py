@@ -25,7 +25,8 @@ from measure.analysis.tdist import t_quantile, t_sf
 
 
 def _clear_caches() -> None:
-    for f in (resample._kept_draws, resample._median_ranks, stats._exponent_x, tdist._terms, tdist._t_quantile):
+    kept = (resample._kept_draws, resample.resample_counts, resample._median_ranks, stats._exponent_x)
+    for f in (*kept, tdist._terms, tdist._t_quantile):
         f.cache_clear()
 
 
@@ -152,3 +153,20 @@ def test_paired_ratio_uses_numpys_std():
         mean = float(d.mean())
         e = stats.paired_ratio(a, b)
         assert (e.value, e.lo, e.hi) == (math.exp(mean), math.exp(mean - half), math.exp(mean + half))
+
+
+def test_resampled_sums_are_the_gathered_sums_whole_numbers_exactly_other_floats_to_their_last_bits():
+    """The fidelity figures' bootstraps add each resample's rows as one product with the draw counts (a record's
+    fidelity verdicts took 6.5 ms a record that way down to 1.8; the summaries' ANALYSIS_VERSION moved with it)."""
+    _clear_caches()
+    rng = np.random.default_rng(5)
+    idx = resample.resample_indices(7, 300, 64)
+    whole = rng.integers(0, 40, 64).astype(float)
+    assert np.array_equal(resample.resampled_sums(whole, 7, 300), whole[idx].sum(axis=1))
+    floats = rng.lognormal(-8, 2, 64)
+    np.testing.assert_allclose(resample.resampled_sums(floats, 7, 300), floats[idx].sum(axis=1), rtol=1e-13)
+    assert resample.resample_counts(7, 300, 64).sum(axis=1).tolist() == [64.0] * 300
+    floats[3] = np.nan  # a NaN spoils only the resamples that drew its row
+    got = resample.resampled_sums(floats, 7, 300)
+    drew = (idx == 3).any(axis=1)
+    assert np.isnan(got[drew]).all() and np.isfinite(got[~drew]).all() and drew.any() and not drew.all()

@@ -61,16 +61,16 @@ def test_migrations_run_step_by_step():
 
         return up
 
-    doc = migrate({"schema_version": 1}, "x.json", migrations={1: step(1), 2: step(2), 3: step(3)})
-    assert calls == [1, 2, 3]
-    assert doc["schema_version"] == 4 and doc["from_v1"] and doc["from_v2"] and doc["from_v3"]
+    doc = migrate({"schema_version": 1}, "x.json", migrations={1: step(1), 2: step(2), 3: step(3), 4: step(4)})
+    assert calls == [1, 2, 3, 4]
+    assert doc["schema_version"] == 5 and all(doc[f"from_v{n}"] for n in (1, 2, 3, 4))
     with pytest.raises(MeasureError, match="older than any this measure can migrate"):
         migrate({"schema_version": 0}, "x.json", migrations={1: step(1)})
 
 
 def test_a_version_3_record_reads_with_no_fidelity_pass_and_a_version_4_one_with_it():
     v3 = load(DATA / "record-v3.json")
-    assert v3.schema_version == 4 and v3.fidelity is None  # migrated: no pass was run
+    assert v3.schema_version == SCHEMA_VERSION and v3.fidelity is None  # migrated: no pass was run
     v4 = load(DATA / "record-v4.json")
     assert [t.tier for t in v4.fidelity.tiers] == ["base-int8", "small-int4"]
     refs = v4.fidelity.references
@@ -186,9 +186,8 @@ def test_a_newer_version_is_refused_by_migrate_itself():
         migrate({"schema_version": SCHEMA_VERSION + 1}, "x.json", migrations={1: _never, 2: _never, 3: _never})
     doc = {"schema_version": SCHEMA_VERSION, "a": 1}
     assert migrate(doc, "x.json") == {"schema_version": SCHEMA_VERSION, "a": 1}
-    assert migrate({"schema_version": 4}, "x.json", migrations={1: _never, 2: _never, 3: _never}) == {
-        "schema_version": 4
-    }
+    never = {1: _never, 2: _never, 3: _never, 4: _never}
+    assert migrate({"schema_version": 5}, "x.json", migrations=never) == {"schema_version": 5}
 
 
 @pytest.mark.parametrize("version", [None, "2", 2.0])

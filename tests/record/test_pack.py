@@ -21,8 +21,8 @@ from tests_support import DATA_DIR, later, run_cli
 
 from measure.cli import main
 from measure.errors import MeasureError
-from measure.record.io import load, load_record, migrate, read_bytes, write_record
-from measure.record.pack import compress, pack, unpack
+from measure.record.io import SCHEMA_VERSION, load, load_record, migrate, read_bytes, write_record
+from measure.record.pack import FIRST_LEG, compress, pack, unpack
 
 DATA = DATA_DIR
 
@@ -155,7 +155,7 @@ def test_a_packed_record_gives_the_same_pages_as_its_plain_twin(both_suites, tmp
 def test_a_v2_record_and_its_migration_show_and_render_the_same(tmp_path, capsys):
     v2 = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))
     migrated = migrate(json.loads(json.dumps(v2)), "v2")
-    assert migrated["schema_version"] == 4 and v2["schema_version"] == 2
+    assert migrated["schema_version"] == SCHEMA_VERSION and v2["schema_version"] == 2
     old = _place(tmp_path / "old", v2, json.dumps(v2).encode("utf-8"))
     new = write_record(tmp_path / "new" / v2["machine_id"] / f"{v2['run_id']}.json", migrated)
     shown = [run_cli(capsys, "show", str(p)) for p in (old, new)]
@@ -324,3 +324,49 @@ def test_a_packed_record_that_is_invalid_elsewhere_names_that_field_to_every_rea
     for read in (load_record, load):
         with pytest.raises(MeasureError, match=r"field golden/rows: 'many' is not of type 'integer'"):
             read(path)
+
+
+# ------------------------------------------------------------------ later legs share the first leg's facts
+
+
+def _marked(packed: dict[str, Any]) -> int:
+    """Facts stored as the first leg's (counted with the columns unpacked: a column of markers is one ``~same``)."""
+    from measure.record.pack import _unpack_columns
+
+    return orjson.dumps(_unpack_columns(packed["framing"])).count(FIRST_LEG.encode())
+
+
+def test_later_legs_store_the_python_legs_facts_once_and_unpack_bit_for_bit():
+    """The node and browser legs decode as Python does: their output ids, outputs and (node's int8 and int4 tiers
+    here) framing blocks are the Python leg's, stored as a marker each (record version 5), and unpack as copies
+    of their own."""
+    doc = load_record(DATA_DIR / "record-v4.json")  # migrated: version 5
+    packed = pack(doc)
+    assert _marked(packed) == 14  # every later tier's output_ids and outputs, and two of node's blocks
+    back = unpack(orjson.loads(orjson.dumps(packed)), "x")
+    assert orjson.dumps(back) == orjson.dumps(doc)
+    legs = back["framing"]["legs"]
+    node, python = legs[1]["tiers"][0], legs[0]["tiers"][0]
+    assert node["output_ids"] == python["output_ids"] and node["output_ids"] is not python["output_ids"]
+    node["output_ids"][0].append(7)  # each its own copy: changing one leg's never changes another's
+    assert node["output_ids"] != python["output_ids"]
+    shared, plain = (len(orjson.dumps(p)) for p in (packed, pack(doc | {"schema_version": 4})))
+    assert shared < plain - 4_000, (shared, plain)  # 4.4 kB of 36 here
+
+
+def test_a_leg_that_decodes_otherwise_keeps_its_own_facts_and_version_4_is_stored_as_it_was():
+    doc = load_record(DATA_DIR / "record-v4.json")
+    node = doc["framing"]["legs"][1]["tiers"][0]
+    node["output_ids"][0] = [*node["output_ids"][0][:-1], 3]  # the last token of the first row differs
+    packed = pack(doc)
+    assert _marked(packed) == 13 and orjson.dumps(unpack(packed, "x")) == orjson.dumps(doc)
+    assert _marked(pack(doc | {"schema_version": 4})) == 0  # a version-4 reader could not unpack a marker
+
+
+def test_a_marker_with_nothing_to_copy_names_the_field():
+    doc = load_record(DATA_DIR / "record-v4.json")
+    packed = orjson.loads(orjson.dumps(pack(doc)))
+    doc_legs = doc["framing"]["legs"]
+    packed["framing"]["legs"][0] = orjson.loads(orjson.dumps(doc_legs[0] | {"tiers": doc_legs[0]["tiers"][1:]}))
+    with pytest.raises(MeasureError, match=r"x: field framing: .*is stored as the first leg's, which has none"):
+        unpack(packed, "x")
