@@ -3,6 +3,7 @@ sentence that says which effect decides (all from :mod:`measure.analysis.rooflin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +87,8 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
     ]
     xs = [t.bytes_per_token / MB for t in timed]
     ys = [t.ms_per_token.value for t in timed]  # type: ignore[union-attr]
-    lo, hi = min(xs) / 2, max([*xs, (bw.last_level_bytes or 0) / MB]) * 2  # the line crosses the cache's edge
+    llc = (bw.last_level_bytes or 0) / MB
+    lo, hi = min([*xs, *([llc] if llc else [])]) / 1.5, max([*xs, llc]) * 1.5  # the line crosses the cache's edge
     lines = [(bw.bytes_per_s, f"{bw.bytes_per_s / 1e9:.1f} GB/s ({bw.threads} thread(s)): the bound", "solid")]
     if bw.threads != 1 and bw.single_thread_bytes_per_s:
         lines.append(
@@ -106,9 +108,20 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
                 "hoverinfo": "skip",
             }
         )
-    shapes = []
-    if bw.last_level_bytes:
-        llc = bw.last_level_bytes / MB
+    shapes, notes = [], []
+    if llc:
+        notes.append(
+            {
+                "x": math.log10(llc),  # plotly places an annotation on a log axis by the value's log
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": "last-level cache",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+            }
+        )
         shapes.append(
             {
                 "type": "line",
@@ -120,16 +133,16 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
                 "line": {"dash": "dot", "width": 1, "color": "#7f7f7f"},
             }
         )
-        xs.append(llc)
     return {
         "data": data,
         "layout": layout(
             xaxis={
-                "title": {"text": "MB read per token (weights + embedding rows + cache)"},
+                "title": {"text": "MB read per token"},
                 **log_ticks([lo, hi, *xs]),
             },
             yaxis={"title": {"text": "ms per decode step (median of repeats)"}, **log_ticks(ys)},
             shapes=shapes,
+            annotations=notes,
         ),
     }
 
