@@ -29,6 +29,8 @@ class BoundRow:
     """A decode step's measured ms, with its interval."""
     efficiency: Md
     finding: Md
+    kernel_ms: Md
+    """A step at its kernels' own rates (timed alone); ``-`` where they were not timed."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ def _row(t: TierBound) -> BoundRow:
         stacked(t.ms_per_token, 3),
         md(_efficiency(t)),
         md(t.finding),
+        fmt(t.kernel_ms_per_token, 3),
     )
 
 
@@ -94,6 +97,20 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
         lines.append(
             (bw.single_thread_bytes_per_s, f"{bw.single_thread_bytes_per_s / 1e9:.1f} GB/s (1 thread)", "dash")
         )
+    limits = [t for t in timed if t.kernel_ms_per_token is not None]
+    for t in limits:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{t.tier}: its kernels alone",
+                "x": [round(t.bytes_per_token / MB, 4)],
+                "y": [round(t.kernel_ms_per_token, 5)],  # type: ignore[arg-type]
+                "marker": {"color": palette.of(t.tier), "symbol": palette.symbol(t.tier) + "-open", "size": 10},
+                "hovertemplate": "%{x:.2f} MB per token: %{y:.3f} ms at its kernels' own rates<extra></extra>",
+            }
+        )
+        ys.append(t.kernel_ms_per_token)  # type: ignore[arg-type]
     for rate, name, dash in lines:
         line_y = [1000 * x * MB / rate for x in (lo, hi)]
         ys += line_y
