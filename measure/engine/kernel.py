@@ -7,8 +7,8 @@ of one such node per copy of its weights, every copy fed the same one-token acti
 hold :func:`copies_for`'s bytes (beyond the last-level cache, so each call reads its weights from memory as a
 decode step does). One ``run`` calls every copy once; its seconds over the copies is one call's time, and the
 bytes a call reads over that time the kernel's read rate. The node keeps the tier's attributes (a MatMulNBits'
-bits, block size and accuracy level); the weights are constants of the same dims and types (a kernel's speed does
-not depend on their values).
+bits, block size and accuracy level); the weights are seeded random values of the same dims and types, each copy
+its own: onnxruntime shares initializers of equal content, so copies of one constant would be read once.
 """
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ def kernel_model(shape: KernelShape, copies: int) -> tuple[bytes, dict[str, Any]
     from onnx import TensorProto, helper, numpy_helper
 
     k = _depth(shape)
+    rng = np.random.default_rng(0)
     integer = shape.op == "MatMulInteger"
     a_type = TensorProto.UINT8 if integer else TensorProto.FLOAT
     feed: dict[str, Any] = {"a": np.full((1, k), 3 if integer else 0.5, dtype=np.uint8 if integer else np.float32)}
@@ -108,8 +109,12 @@ def kernel_model(shape: KernelShape, copies: int) -> tuple[bytes, dict[str, Any]
                 names.append("a_zero")
             else:
                 dims, dtype = spec
-                value = np.full(dims, 0.01 if dtype in (TensorProto.FLOAT, TensorProto.FLOAT16) else 7)
-                inits.append(numpy_helper.from_array(value.astype(helper.tensor_dtype_to_np_dtype(dtype)), f"w{c}_{i}"))
+                np_type = helper.tensor_dtype_to_np_dtype(dtype)
+                if np.issubdtype(np_type, np.floating):  # small, like scales and weights; never denormal
+                    value = (rng.random(dims, dtype=np.float32) * 0.02 + 0.001).astype(np_type)
+                else:
+                    value = rng.integers(0, 100, dims).astype(np_type)
+                inits.append(numpy_helper.from_array(value, f"w{c}_{i}"))
                 names.append(f"w{c}_{i}")
         nodes.append(helper.make_node(shape.op, names, [f"y{c}"], domain=shape.domain or None, **shape.attributes))
         outs.append(helper.make_tensor_value_info(f"y{c}", TensorProto.INT32 if integer else TensorProto.FLOAT, None))

@@ -10,9 +10,9 @@ from measure.record.model import from_document
 from measure.suites.kernels import LEAST_BYTES, kernel_bytes, kernels_part, run_kernels
 
 
-def test_the_kernels_hold_four_times_the_cache_at_least_64_mib():
-    assert kernel_bytes(32 * 2**20) == 128 * 2**20
-    assert kernel_bytes(2**20) == LEAST_BYTES == kernel_bytes(None)
+def test_the_kernels_hold_four_times_the_cache_at_least_256_mib():
+    assert kernel_bytes(96 * 2**20) == 384 * 2**20
+    assert kernel_bytes(2**20) == LEAST_BYTES == kernel_bytes(None) == 256 * 2**20
 
 
 def _tiers(weights: int) -> dict:
@@ -30,7 +30,7 @@ def test_only_tiers_beyond_the_last_level_cache_are_timed(monkeypatch):
     assert asked == {
         "g": {"lm-base-int4": str(bundled.DEMO_DIR / "lm-base-int4" / "model.onnx")},
         "t": 2,
-        "b": 128 * 2**20,
+        "b": LEAST_BYTES,
     }
 
 
