@@ -271,6 +271,7 @@ def tier_bound(
     elif bound is not None and measured is not None:
         efficiency = bound / measured.value
         limit = "beyond" if efficiency > 1 else "memory" if efficiency >= NEAR_BOUND else "kernels"
+    kernels = kernel_rates(timings, bw)
     found = TierBound(
         name,
         entry.precision,
@@ -284,7 +285,7 @@ def tier_bound(
         efficiency,
         limit,
         "",
-        kernels := kernel_rates(timings, bw),
+        kernels,
         kernel_ms(total, kernels, bw),
     )
     return replace(found, finding=_finding(name, entry, found))
