@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from measure.analysis.stats import Estimate, summarize
-from measure.record.model import BandwidthProbe, CacheLevel, Case, Record, TierEntry, Traffic
+from measure.record.model import BandwidthProbe, CacheLevel, Case, KernelTiming, Record, TierEntry, Traffic
 
 NEAR_BOUND = 0.5
 """At this share of its bound or more, memory traffic is most of a step's time: bytes decide, not kernels."""
@@ -43,6 +43,20 @@ class MachineBandwidth:
     cache_source: str
     """sysfs, lscpu, sysctl or unknown."""
     caches: tuple[CacheLevel, ...]
+
+
+@dataclass(frozen=True)
+class KernelRate:
+    """One operator of a tier timed alone: the rate it reads its weights at, against the probe's bandwidth."""
+
+    op: str
+    label: str
+    """``MatMulNBits (int4, block 32, accuracy level 0)``: the operator with what decides its kernel."""
+    bytes_per_s: float
+    share: float | None
+    """Of the probe's bandwidth; None without a probe."""
+    op_bytes: int
+    """Bytes every node of this operator in the tier's step reads."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,10 @@ class TierBound:
     the last-level cache), unmeasured (no timing) or unprobed (no bandwidth)."""
     finding: str
     """The sentence that says which effect decides, with its figures."""
+    kernels: tuple[KernelRate, ...] = ()
+    """Its matrix kernels timed alone (tiers beyond the last-level cache, records that timed them)."""
+    kernel_ms_per_token: float | None = None
+    """A step at its kernels' own rates: each timed operator's bytes at its rate, the rest at the bandwidth."""
 
     @property
     def applies(self) -> bool:
@@ -134,6 +152,31 @@ def _mb(x: float) -> str:
     return f"{x / MB:.1f} MB" if x >= MB else f"{x / 1e3:.0f} kB"
 
 
+def _nbits_note(entry: TierEntry) -> str:
+    n = entry.nbits
+    if n is None or n.accuracy_level == 4:
+        return ""
+    return f" (at accuracy level {n.accuracy_level} it dequantizes to {n.computes}; level 4 multiplies in int8)"
+
+
+def _timed(entry: TierEntry, kernels: tuple[KernelRate, ...]) -> str:
+    """What the kernels timed alone say: one reads far below the bandwidth, or all read near it."""
+    known = [k for k in kernels if k.share is not None]
+    slowest = min(known, key=lambda k: k.share or 0.0)
+    if (slowest.share or 0.0) < NEAR_BOUND:
+        note = _nbits_note(entry) if slowest.op == "MatMulNBits" else ""
+        return (
+            f"its {slowest.label} alone reads its weights at {slowest.bytes_per_s / 1e9:.1f} GB/s, "
+            f"{slowest.share:.0%} of the machine's bandwidth{note}: that kernel is the limit"
+        )
+    rates = sorted(k.bytes_per_s / 1e9 for k in known)
+    span = f"{rates[0]:.1f}" if len(rates) == 1 else f"{rates[0]:.1f}–{rates[-1]:.1f}"
+    return (
+        f"its matrix kernels alone read at {span} GB/s, near the machine's bandwidth: the time goes between "
+        "them (activation quantizing, attention, the work around the calls)"
+    )
+
+
 def _kernel(entry: TierEntry) -> str:
     """What is slow in a tier's kernels, as far as its graph says."""
     n = entry.nbits
@@ -172,14 +215,47 @@ def _finding(name: str, entry: TierEntry, bound: TierBound) -> str:
             f"{name} runs at {share:.0%} of its memory-bandwidth bound ({at} for {size} per token): only fewer "
             "bytes per token (a lower precision) make it faster."
         )
+    why = _timed(entry, bound.kernels) if any(k.share is not None for k in bound.kernels) else _kernel(entry)
     return (
         f"{name} runs at {share:.0%} of its memory-bandwidth bound ({at} for {size} per token): memory is not "
-        f"its limit; {_kernel(entry)}: a setting or a runtime change, not fewer bytes, makes it faster."
+        f"its limit; {why}: a setting or a runtime change, not fewer bytes, makes it faster."
     )
 
 
+def _label(k: KernelTiming) -> str:
+    a = k.attributes
+    if k.op == "MatMulNBits":
+        bits, block, level = a.get("bits", 4), a.get("block_size", 0), a.get("accuracy_level", 0)
+        return f"MatMulNBits (int{bits}, block {block}, accuracy level {level})"
+    return k.op
+
+
+def kernel_rates(timings: tuple[KernelTiming, ...], bw: MachineBandwidth | None) -> tuple[KernelRate, ...]:
+    out = []
+    for k in timings:
+        rate = k.bytes_per_s
+        if rate:
+            share = rate / bw.bytes_per_s if bw is not None else None
+            out.append(KernelRate(k.op, _label(k), rate, share, k.op_bytes))
+    return tuple(out)
+
+
+def kernel_ms(total: float, kernels: tuple[KernelRate, ...], bw: MachineBandwidth | None) -> float | None:
+    """A step's time at its kernels' own rates: each timed operator's bytes at its rate, the rest at the
+    bandwidth (None without both)."""
+    if not kernels or bw is None:
+        return None
+    timed = sum(k.op_bytes for k in kernels)
+    return 1000 * (sum(k.op_bytes / k.bytes_per_s for k in kernels) + max(0.0, total - timed) / bw.bytes_per_s)
+
+
 def tier_bound(
-    name: str, entry: TierEntry, traffic: Traffic, case: Case | None, bw: MachineBandwidth | None
+    name: str,
+    entry: TierEntry,
+    traffic: Traffic,
+    case: Case | None,
+    bw: MachineBandwidth | None,
+    timings: tuple[KernelTiming, ...] = (),
 ) -> TierBound:
     """One tier's figures and its sentence."""
     positions, source = mean_positions(entry.kind, case.calls, case.source_tokens) if case else (0.0, 0.0)
@@ -195,6 +271,7 @@ def tier_bound(
     elif bound is not None and measured is not None:
         efficiency = bound / measured.value
         limit = "beyond" if efficiency > 1 else "memory" if efficiency >= NEAR_BOUND else "kernels"
+    kernels = kernel_rates(timings, bw)
     found = TierBound(
         name,
         entry.precision,
@@ -208,6 +285,8 @@ def tier_bound(
         efficiency,
         limit,
         "",
+        kernels,
+        kernel_ms(total, kernels, bw),
     )
     return replace(found, finding=_finding(name, entry, found))
 
@@ -221,8 +300,9 @@ def roofline(record: Record) -> Roofline | None:
     probe = wc.profile.bandwidth if wc is not None and wc.profile is not None else None
     bw = machine_bandwidth(probe) if probe is not None else None
     cases = {c.name: c for c in wc.greedy()} if wc is not None else {}
+    timed = wc.profile.kernels if wc is not None and wc.profile is not None else {}
     tiers = tuple(
-        tier_bound(name, entry, entry.traffic, cases.get(name), bw)  # type: ignore[arg-type]
+        tier_bound(name, entry, entry.traffic, cases.get(name), bw, timed.get(name, ()))  # type: ignore[arg-type]
         for name, entry in counted.items()
     )
     return Roofline(bw, tiers)

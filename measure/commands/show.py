@@ -135,6 +135,13 @@ def _print_roofline(a: Analysis) -> None:
         _print(line)
     for t in r.tiers:
         _print(f"  {t.finding}")
+    for t in (t for t in r.tiers if t.kernels):
+        rates = "; ".join(
+            f"{k.label} {k.bytes_per_s / 1e9:.1f} GB/s" + ("" if k.share is None else f" ({k.share:.0%})")
+            for k in t.kernels
+        )
+        at = "" if t.kernel_ms_per_token is None else f"; a step at those rates {t.kernel_ms_per_token:.3f} ms"
+        _print(f"  {t.tier} kernels alone (of the bandwidth): {rates}{at}")
 
 
 def _print_framing(r, w: int, pw: int) -> None:

@@ -119,7 +119,9 @@ def _tiers_by_name(leg: Any) -> dict[str, dict[str, Any]] | None:
 def _share_first_leg(framing: dict[str, Any]) -> dict[str, Any]:
     """``framing`` with each later leg's tier facts that equal the first leg's (to the byte) as markers."""
     legs = framing.get("legs")
-    first = _tiers_by_name(legs[0]) if isinstance(legs, list) and len(legs) > 1 else None
+    if not isinstance(legs, list) or len(legs) < 2:
+        return framing
+    first = _tiers_by_name(legs[0])
     if not first:
         return framing
     out_legs = [legs[0]]

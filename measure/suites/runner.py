@@ -35,6 +35,7 @@ from measure.record.model.write import document, golden_part, tier_part
 from measure.record.model.write_plan import framing_sample_part, plan_part
 from measure.record.writer import RecordWriter
 from measure.suites import Loader, Progress, Save, Say, no_progress, no_say
+from measure.suites.bandwidth import threads_of
 from measure.suites.budget import Budgeted, finish_top_up, plan_run
 from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
@@ -44,6 +45,7 @@ from measure.suites.fidelity_steps import run_fidelity_steps
 from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden, pick
 from measure.suites.heartbeat import Heartbeat
+from measure.suites.kernels import kernels_part
 from measure.suites.preflight import check_tiers
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
 from measure.suites.steps import OneAtATime, Sessions
@@ -200,6 +202,10 @@ def _wallclock_part(
         profile = wallclock["profile"] = {}
         if wc.profile:
             run_memory_and_load(config, all_texts, profile, save, progress)
+            kernels = kernels_part(doc["tiers"], profile["bandwidth"], threads_of(config.session.intra_op_threads))
+            if kernels is not None:  # the matrix kernels of the tiers beyond the cache, timed alone
+                profile["kernels"] = kernels
+                save()
         if wc.threads:
             profile["threads"] = {}
             run_thread_sweep(config, all_texts, profile["threads"], save, progress)

@@ -121,3 +121,42 @@ def test_a_step_is_timed_after_the_first_token():
     doc = _record({"base-int8": 200_000_000}, {"base-int8": 7.5})
     case = from_document(doc, "r.json").wallclock.cases["base-int8"]
     assert decode_ms_per_token(case).value == pytest.approx(7.5)
+
+
+def _kernel(op: str, weights: int, op_bytes: int, call_s: float, **attributes: int) -> dict[str, Any]:
+    return {
+        "op": op,
+        "domain": "com.microsoft" if op == "MatMulNBits" else "",
+        "inputs": [None, [[1], 1]],
+        "attributes": attributes,
+        "nodes": 10,
+        "weights_bytes": weights,
+        "op_bytes": op_bytes,
+        "copies": 100,
+        "call_s": [call_s] * 5,
+    }
+
+
+def test_a_kernel_far_below_the_bandwidth_is_named_as_the_limit():
+    """At 10 GB/s: int4's MatMulNBits alone reads 1 MB in 0.5 ms (2 GB/s, 20%); 100 MB of its 200 at that rate and
+    the other 100 at the bandwidth make a 60 ms step at its kernels' own rates."""
+    doc = _record({"small-int4": 200_000_000}, {"small-int4": 100})
+    kernel = _kernel("MatMulNBits", 1_000_000, 100_000_000, 0.0005, bits=4, block_size=32, accuracy_level=0)
+    doc["wallclock"]["profile"]["kernels"] = {"threads": 1, "tiers": {"small-int4": [kernel]}}
+    validate(doc, "roofline.json")
+    t = _bounds(doc).of("small-int4")
+    (rate,) = t.kernels
+    assert rate.bytes_per_s == pytest.approx(2 * GB) and rate.share == pytest.approx(0.2)
+    assert t.kernel_ms_per_token == pytest.approx(100e6 / (2 * GB) * 1000 + 100e6 / BANDWIDTH * 1000)
+    assert "MatMulNBits (int4, block 32, accuracy level 0) alone reads its weights at 2.0 GB/s, 20%" in t.finding
+    assert "dequantizes to fp32" in t.finding and "that kernel is the limit" in t.finding
+
+
+def test_kernels_near_the_bandwidth_put_the_time_between_them():
+    doc = _record({"base-int8": 200_000_000}, {"base-int8": 100})
+    kernel = _kernel("MatMulInteger", 1_000_000, 150_000_000, 0.000105)
+    doc["wallclock"]["profile"]["kernels"] = {"threads": 1, "tiers": {"base-int8": [kernel]}}
+    t = _bounds(doc).of("base-int8")
+    assert t.limit == "kernels" and t.kernels[0].share == pytest.approx(1 / 1.05)
+    assert "matrix kernels alone read at 9.5 GB/s, near the machine's bandwidth" in t.finding
+    assert "the time goes between them" in t.finding

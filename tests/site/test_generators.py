@@ -141,7 +141,7 @@ def test_every_page_is_built_by_every_generator_and_the_plugin_builds_what_rende
     assert "Reading the Overview" in guide and "Real-size models" in guide  # in its nav, beside the results
     wallclock = (sites["zensical"] / "results" / "wallclock" / "index.html").read_text(encoding="utf-8")
     assert '<a href="../assets/plotly.min.js">' in wallclock  # the generator resolved the page's own asset links
-    assert len(re.findall(r'data-figure="', wallclock)) == 5
+    assert len(re.findall(r'data-figure="', wallclock)) == 6  # the roofline is the sixth
 
 
 @contextlib.contextmanager

@@ -290,6 +290,7 @@ CHART_PAGES = {
     "results/wallclock/": [
         "wallclock-ms-per-token",
         "wallclock-growth",
+        "wallclock-roofline",
         "wallclock-speculative",
         "wallclock-acceptance",
     ],

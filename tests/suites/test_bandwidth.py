@@ -115,3 +115,4 @@ def test_a_run_records_the_probe_and_every_tiers_bytes(both_suites):
     assert found is not None and found.bandwidth is not None
     if found.bandwidth.last_level_bytes:
         assert {t.limit for t in found.tiers} == {"cache"}
+        assert "kernels" not in doc["wallclock"]["profile"]  # no tier beyond the cache: no kernel timed alone

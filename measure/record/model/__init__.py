@@ -12,7 +12,7 @@ Simple sums that several pages print (argmax agreement, rows whose decode
 framing leaves unchanged) are properties of the part they sum, written once.
 """
 
-from measure.record.model.bandwidth import BandwidthProbe, CacheLevel, Caches, Traffic
+from measure.record.model.bandwidth import BandwidthProbe, CacheLevel, Caches, KernelTiming, Traffic
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.framing import (
     FP32,
@@ -76,6 +76,7 @@ __all__ = [
     "Golden",
     "InstructionTier",
     "Instructions",
+    "KernelTiming",
     "LayoutPair",
     "LayoutVariant",
     "Leg",

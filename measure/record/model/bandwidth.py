@@ -143,3 +143,48 @@ def traffic_of(t: Part | None) -> Traffic | None:
         cross_bytes_per_source_token=int(t.get("cross_bytes_per_source_token", 0)),
         weights=int(t.get("weights", 0)),
     )
+
+
+# ------------------------------------------------------------------ a tier's kernels timed alone
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """One operator of a tier's step graph with its most-read weight shape, timed alone at batch 1."""
+
+    op: str
+    attributes: dict[str, int]
+    """bits, block_size, accuracy_level (0: unset), K, N where the node has them."""
+    nodes: int
+    weights_bytes: int
+    """Bytes one call reads of its weights."""
+    copies: int
+    call_s: np.ndarray
+    """Seconds of one call, per pass."""
+    op_bytes: int = 0
+    """Bytes every node of this operator in the step graph reads (0 in records before it)."""
+
+    @property
+    def bytes_per_s(self) -> float | None:
+        """The median call's read rate of its weights."""
+        return self.weights_bytes / float(np.median(self.call_s)) if self.call_s.size else None
+
+
+def kernels_of(p: Part | None) -> dict[str, tuple[KernelTiming, ...]]:
+    if not p:
+        return {}
+    return {
+        name: tuple(
+            KernelTiming(
+                k["op"],
+                {a: int(v) for a, v in k.get("attributes", {}).items()},
+                int(k["nodes"]),
+                int(k["weights_bytes"]),
+                int(k["copies"]),
+                vector(k["call_s"]),
+                int(k.get("op_bytes", 0)),
+            )
+            for k in found
+        )
+        for name, found in p["tiers"].items()
+    }

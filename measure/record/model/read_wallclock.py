@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from measure.record.model.bandwidth import bandwidth_of
+from measure.record.model.bandwidth import bandwidth_of, kernels_of
 from measure.record.model.convert import array, cube, ints, present, table, vector
 from measure.record.model.wallclock import (
     CallTimings,
@@ -81,6 +81,7 @@ def _profile(p: dict[str, Any] | None) -> Profile | None:
         thread_counts=ints(sweep["counts"]) if sweep else (),
         threads=threads,
         bandwidth=bandwidth_of(p.get("bandwidth")),
+        kernels=kernels_of(p.get("kernels")),
     )
 
 

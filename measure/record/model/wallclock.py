@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from measure.record.model.bandwidth import BandwidthProbe
+from measure.record.model.bandwidth import BandwidthProbe, KernelTiming
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,8 @@ class Profile:
     threads: dict[str, ThreadSweep] | None = None
     bandwidth: BandwidthProbe | None = None
     """The machine's memory read bandwidth, probed before the workers; None in records before the probe."""
+    kernels: dict[str, tuple[KernelTiming, ...]] = field(default_factory=dict)
+    """Per tier beyond the last-level cache, its matrix kernels timed alone (empty in records before them)."""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ sentence that says which effect decides (all from :mod:`measure.analysis.rooflin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,8 @@ class BoundRow:
     """A decode step's measured ms, with its interval."""
     efficiency: Md
     finding: Md
+    kernel_ms: Md
+    """A step at its kernels' own rates (timed alone); ``-`` where they were not timed."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ def _row(t: TierBound) -> BoundRow:
         stacked(t.ms_per_token, 3),
         md(_efficiency(t)),
         md(t.finding),
+        fmt(t.kernel_ms_per_token, 3),
     )
 
 
@@ -86,12 +90,27 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
     ]
     xs = [t.bytes_per_token / MB for t in timed]
     ys = [t.ms_per_token.value for t in timed]  # type: ignore[union-attr]
-    lo, hi = min(xs) / 2, max([*xs, (bw.last_level_bytes or 0) / MB]) * 2  # the line crosses the cache's edge
+    llc = (bw.last_level_bytes or 0) / MB
+    lo, hi = min([*xs, *([llc] if llc else [])]) / 1.5, max([*xs, llc]) * 1.5  # the line crosses the cache's edge
     lines = [(bw.bytes_per_s, f"{bw.bytes_per_s / 1e9:.1f} GB/s ({bw.threads} thread(s)): the bound", "solid")]
     if bw.threads != 1 and bw.single_thread_bytes_per_s:
         lines.append(
             (bw.single_thread_bytes_per_s, f"{bw.single_thread_bytes_per_s / 1e9:.1f} GB/s (1 thread)", "dash")
         )
+    limits = [t for t in timed if t.kernel_ms_per_token is not None]
+    for t in limits:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"{t.tier}: its kernels alone",
+                "x": [round(t.bytes_per_token / MB, 4)],
+                "y": [round(t.kernel_ms_per_token, 5)],  # type: ignore[arg-type]
+                "marker": {"color": palette.of(t.tier), "symbol": palette.symbol(t.tier) + "-open", "size": 10},
+                "hovertemplate": "%{x:.2f} MB per token: %{y:.3f} ms at its kernels' own rates<extra></extra>",
+            }
+        )
+        ys.append(t.kernel_ms_per_token)
     for rate, name, dash in lines:
         line_y = [1000 * x * MB / rate for x in (lo, hi)]
         ys += line_y
@@ -106,9 +125,20 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
                 "hoverinfo": "skip",
             }
         )
-    shapes = []
-    if bw.last_level_bytes:
-        llc = bw.last_level_bytes / MB
+    shapes, notes = [], []
+    if llc:
+        notes.append(
+            {
+                "x": math.log10(llc),  # plotly places an annotation on a log axis by the value's log
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": "last-level cache",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+            }
+        )
         shapes.append(
             {
                 "type": "line",
@@ -120,16 +150,16 @@ def roofline_figure(r: Roofline, palette: charts.Palette) -> dict[str, Any] | No
                 "line": {"dash": "dot", "width": 1, "color": "#7f7f7f"},
             }
         )
-        xs.append(llc)
     return {
         "data": data,
         "layout": layout(
             xaxis={
-                "title": {"text": "MB read per token (weights + embedding rows + cache)"},
+                "title": {"text": "MB read per token"},
                 **log_ticks([lo, hi, *xs]),
             },
             yaxis={"title": {"text": "ms per decode step (median of repeats)"}, **log_ticks(ys)},
             shapes=shapes,
+            annotations=notes,
         ),
     }
 
