@@ -14,7 +14,7 @@ at the same precision. Every ratio is ms/token, repeats paired, with its interva
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from measure.analysis.fidelity import TierFidelityFigures, unjudged_why
 from measure.analysis.headline import kind_reference
@@ -99,6 +99,9 @@ class Precision:
     """This tier's ms/token over ``against``'s, repeats paired."""
     fidelity: TierFidelityFigures | None
     accuracy_level: int | None
+    limit: str | None = None
+    """Which effect decides the tier's speed, where its bytes do not fit in the cache: the roofline's sentence
+    (near its memory-bandwidth bound, or its kernels the limit); None without a bound."""
 
 
 @dataclass(frozen=True)
@@ -285,6 +288,11 @@ def _against(model: str, s: Speed, against: Speed, ratio: Estimate) -> Precision
     return Precision(model, s.tier, s.precision, against.tier, against.precision, ratio, s.fidelity, s.accuracy_level)
 
 
+def _limit(a: Analysis, tier: str) -> str | None:
+    bound = a.roofline.of(tier) if a.roofline is not None else None
+    return bound.finding if bound is not None and bound.limit in ("memory", "kernels", "beyond") else None
+
+
 def _precision(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Precision, ...]:
     r = a.record
     out = []
@@ -303,7 +311,7 @@ def _precision(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Precision, 
             for s in group:
                 if s.precision.startswith("int4") and (ratio := _paired(r, s.tier, int8.tier)) is not None:
                     out.append(_against(model, s, int8, ratio))
-    return tuple(out)
+    return tuple(replace(p, limit=_limit(a, p.tier)) for p in out)
 
 
 def _sizes(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Size, ...]:

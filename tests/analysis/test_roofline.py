@@ -160,3 +160,23 @@ def test_kernels_near_the_bandwidth_put_the_time_between_them():
     assert t.limit == "kernels" and t.kernels[0].share == pytest.approx(1 / 1.05)
     assert "matrix kernels alone read at 9.5 GB/s, near the machine's bandwidth" in t.finding
     assert "the time goes between them" in t.finding
+
+
+def test_the_overview_precision_line_says_which_effect_decides():
+    """The analysis hands the decision the roofline's sentence; the Overview's Precision block says it under "Why"."""
+    from measure.analysis.decision import decide
+    from measure.analysis.headline import headline
+    from measure.analysis.record_analysis import analyse
+    from measure.site.pages.decision import decision_block
+
+    doc = _record({"base-int8": 200_000_000, "small-int4": 200_000_000}, {"base-int8": 20 / 0.9, "small-int4": 100})
+    for t in doc["fidelity"]["tiers"]:
+        t["reference"] = "base-fp32"  # one model: precision lines compare its tiers
+    validate(doc, "roofline.json")
+    a = analyse(from_document(doc, "roofline.json"))
+    d = decide(a)
+    limits = {p.tier: p.limit for p in d.precision}
+    assert "90% of its memory-bandwidth bound" in (limits["base-int8"] or "")
+    assert "memory is not its limit" in (limits["small-int4"] or "")
+    why = [str(x) for x in decision_block(d, headline(a)).precision if str(x).startswith("**Why**")]
+    assert len(why) == 1 and "only fewer bytes" in why[0] and "a setting or a runtime change" in why[0]

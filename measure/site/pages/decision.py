@@ -192,6 +192,9 @@ def _precision(found: tuple[Precision, ...], sizes: tuple[Size, ...]) -> tuple[M
                 f"{md(p.tier)} ({md(p.precision)}{_level(p)}) {_x(p.ratio)} the time of {md(p.against)}{fid}{verdict}"
             )
         out.append(trusted(f"**Precision**, the {md(model)} model alone: " + "; ".join(said) + "."))
+        limits = list(dict.fromkeys(p.limit for p in precisions if p.limit))  # which effect decides each tier's speed
+        if limits:
+            out.append(trusted("**Why**: " + " ".join(md(x) for x in limits)))
     if sizes:
         items = "; ".join(
             f"{md(s.smaller)} {_x(s.ratio)} the time of {md(s.larger)} ({md(s.precision)})" for s in sizes
