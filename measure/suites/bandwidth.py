@@ -34,9 +34,8 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-import measure
-from measure.errors import MeasureError
 from measure.record.model.bandwidth import CacheLevel, Caches, bandwidth_part
+from measure.suites.child import ask_child
 
 LEAST_BYTES = 256 * 2**20
 """The smallest buffer read: beyond any last-level cache a 2020s desktop or laptop has (Apple's system-level
@@ -173,26 +172,7 @@ def probe(threads: int, size: int | None = None, passes: int = PASSES) -> dict[s
 
 def run_probe(threads: int, size: int | None = None, passes: int = PASSES) -> dict[str, Any]:
     """The probe in a fresh process (its buffer outside this one's memory); a failure is one line."""
-    env = dict(os.environ)
-    root = str(Path(measure.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    request = json.dumps({"threads": threads, "size": size, "passes": passes})
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", __name__],
-            input=request,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise MeasureError(f"bandwidth probe: no answer in {exc.timeout}s") from exc
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise MeasureError(f"bandwidth probe failed: {last}")
-    return json.loads(done.stdout)
+    return ask_child(__name__, {"threads": threads, "size": size, "passes": passes}, "bandwidth probe", TIMEOUT_S)
 
 
 def threads_of(intra_op_threads: int) -> int:

@@ -9,14 +9,11 @@ in the run's own memory. Raw seconds per call only.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import measure
-from measure.errors import MeasureError
+from measure.suites.child import ask_child
 
 LEAST_BYTES = 256 * 2**20
 """As the bandwidth probe's buffer: at 128 MiB (4 x the 32 MiB this host's L3 reports) an fp32 MatMul's copies
@@ -45,26 +42,12 @@ def time_tiers(graphs: dict[str, str], threads: int, least_bytes: int, passes: i
 
 def run_kernels(graphs: dict[str, str], threads: int, least_bytes: int, passes: int = 7) -> dict[str, Any]:
     """:func:`time_tiers` in a fresh process; a failure is one line."""
-    env = dict(os.environ)
-    root = str(Path(measure.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    request = json.dumps({"graphs": graphs, "threads": threads, "least_bytes": least_bytes, "passes": passes})
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", __name__],
-            input=request,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise MeasureError(f"kernel timing: no answer in {exc.timeout}s") from exc
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise MeasureError(f"kernel timing failed: {last}")
-    return json.loads(done.stdout)
+    return ask_child(
+        __name__,
+        {"graphs": graphs, "threads": threads, "least_bytes": least_bytes, "passes": passes},
+        "kernel timing",
+        TIMEOUT_S,
+    )
 
 
 def kernels_part(tiers: dict[str, Any], bandwidth: dict[str, Any], threads: int) -> dict[str, Any] | None:
