@@ -18,7 +18,7 @@ from measure import bundled
 from measure.analysis.prefill import causal_timings
 from measure.cli import main
 from measure.engine.load import load_tier
-from measure.record.io import load, load_record
+from measure.record.io import SCHEMA_VERSION, load, load_record
 from measure.record.model import from_document
 
 DEMO = bundled.CONFIG.parent
@@ -146,7 +146,7 @@ def test_prefill_first_token_and_decode_timings_are_read_from_the_samples(lm_run
 def test_every_verb_takes_a_decoder_only_record(lm_run, tmp_path, capsys):
     results, path = lm_run
     assert main(["validate", str(path)]) == 0
-    assert "schema v4, complete" in capsys.readouterr().out
+    assert f"schema v{SCHEMA_VERSION}, complete" in capsys.readouterr().out
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "decoder-only tiers" in out and "prefill" in out and "lm-small-fp32->lm-base-fp32@k2" in out
