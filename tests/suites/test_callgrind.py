@@ -84,9 +84,9 @@ def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
 @NEEDS_VALGRIND
 @pytest.mark.bounds
 def test_the_count_does_not_depend_on_the_callers_folder_or_shell(tmp_path, monkeypatch):
-    """The child runs ``python -P`` in an environment of its own: a module in the folder the run was started from
+    """The child runs ``python -P`` in / with an environment of its own: a module in the folder the run started in
     is never imported, and what the caller's shell holds besides is not copied in (each byte of it moved every
-    allocation after it: 5,000 bytes moved a one-row count by 0.15%, a busy /tmp as the folder by 0.4%)."""
+    allocation after it: 5,000 bytes moved a one-row count by 0.15%; the folder it ran in, by up to 0.5%)."""
     found = count(bundled.SMALL_FP32, bundled.GOLDEN, 1)
     (tmp_path / "tokenizers.py").write_text("raise ImportError('a module of the caller folder was imported')\n")
     monkeypatch.chdir(tmp_path)
