@@ -185,6 +185,62 @@ def coarser(fields: list[np.ndarray], step: int) -> list[np.ndarray]:
     return out
 
 
+def _zigzag(v: int) -> int:
+    return 2 * v if v >= 0 else -2 * v - 1
+
+
+def _signless(ints: np.ndarray) -> str:
+    """Decimal digits, each number's last digit a letter (a-j, k-t when negative): no spaces, no signs."""
+    out = []
+    for v in ints.ravel().tolist():
+        digits = str(abs(v))
+        out.append(digits[:-1] + chr((97 if v >= 0 else 107) + int(digits[-1])))
+    return "".join(out)
+
+
+PRINTABLE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in '"\\')
+"""The 93 characters a JSON string holds unescaped."""
+
+
+def _radix(ints: np.ndarray, last: int = 80) -> str:
+    """Each number zigzagged, its lowest digit in base ``last`` (a character of its own), the rest in base
+    93 - ``last`` before it: one character for most differences, no separators."""
+    rest = len(PRINTABLE) - last
+    out = []
+    for v in ints.ravel().tolist():
+        z = _zigzag(v)
+        text, z = PRINTABLE[z % last], z // last
+        while z:
+            text, z = PRINTABLE[last + z % rest] + text, z // rest
+        out.append(text)
+    return "".join(out)
+
+
+def text_codes(doc: dict[str, Any]) -> None:
+    """The whole record gzipped with its stored integers written in other text codes: what the least form a
+    gzipped JSON record could take is, short of an arithmetic coder of its own."""
+
+    def recoded(node: Any, code: Any) -> Any:
+        if isinstance(node, list):
+            return [recoded(v, code) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if UNIT in node:
+            key = DIFFS if DIFFS in node else VALUES
+            return {**node, key: code(_read_text(key, node[key], node[SHAPE]))}
+        return {k: recoded(v, code) for k, v in node.items()}
+
+    packed = pack(doc)
+    print("\nthe record gzipped with its sample integers in other text codes:")
+    for name, code in (
+        ("decimal, one space apart (as stored)", None),
+        ("signless digits", _signless),
+        ("radix 80/13, zigzagged", _radix),
+    ):
+        form = packed if code is None else dict(packed, wallclock=recoded(packed["wallclock"], code))
+        print(f"  {name:<40}{len(compress(json_text(form, 'x').encode('utf-8'))) / 1e3:>8.1f} kB")
+
+
 def by_section(doc: dict[str, Any], depth: int = 2, least_kb: float = 2.0) -> None:
     """What each part of the stored record takes: its packed JSON text, and that text gzipped alone (a part's
     share of the whole gzip is close to it), the parts of the largest ones beneath them."""
@@ -240,6 +296,7 @@ def main() -> None:
             f"{len(packed) / len(records) / 1e3:>11.1f}{pack_ms:>9.2f}{f'{distinct}/{total}':>10}"
         )
     least_form(doc)
+    text_codes(doc)
     by_section(doc, args.depth)
 
 

@@ -135,18 +135,37 @@ def _gain(pw: np.ndarray, ps: np.ndarray, a: np.ndarray, k: np.ndarray, b: np.nd
     return wl * wr / (wl + wr) * d * d
 
 
-def _best_splits(pw: np.ndarray, ps: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every seeded interval's best split and its gain, computed a layer (one length) at a time."""
+@functools.lru_cache(maxsize=32)
+def _split_layout(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every seeded interval's candidate splits, flat: (start, split, end) per candidate, interval by interval, and
+    where each interval's candidates begin. The same for every series of ``n`` commits (and every shuffle of one)."""
     starts, ends = seeded_intervals(n)
+    counts = np.maximum(ends - starts - 2 * MIN_SEGMENT + 1, 0)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    owner = np.repeat(np.arange(starts.size), counts)
+    split = starts[owner] + MIN_SEGMENT + (np.arange(owner.size) - offsets[owner])
+    out = (starts, ends, owner, split, offsets, counts)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def _best_splits(pw: np.ndarray, ps: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every seeded interval's best split and its gain: np.argmax's pick (the first of the largest gains, or the
+    first NaN), over every candidate of every interval in one pass."""
+    starts, ends, owner, split, offsets, counts = _split_layout(n)
     best, where = np.zeros(starts.size), np.zeros(starts.size, dtype=int)
-    lengths = ends - starts
-    for size in np.unique(lengths):
-        sel = np.flatnonzero(lengths == size)
-        s, e = starts[sel][:, None], ends[sel][:, None]
-        k = s + np.arange(MIN_SEGMENT, size - MIN_SEGMENT + 1)[None, :]
-        gains = _gain(pw, ps, s, k, e)
-        pick = np.argmax(gains, axis=1)
-        best[sel], where[sel] = gains[np.arange(sel.size), pick], k[np.arange(sel.size), pick]
+    if not split.size:
+        return starts, ends, best, where
+    gains = _gain(pw, ps, starts[owner], split, ends[owner])
+    has = counts > 0
+    nan = np.isnan(gains)
+    top = np.maximum.reduceat(np.where(nan, -np.inf, gains), offsets[has])
+    top = np.where(np.logical_or.reduceat(nan, offsets[has]), np.nan, top)
+    peak = np.repeat(top, counts[has])
+    hit = np.where(np.isnan(peak), nan, gains == peak)
+    first = np.minimum.reduceat(np.where(hit, np.arange(gains.size), gains.size), offsets[has])
+    best[has], where[has] = gains[first], split[first]
     return starts, ends, best, where
 
 

@@ -261,29 +261,31 @@ def fit_exponent(lengths: Samples, seconds: Samples, *, resamples: int, seed: in
         raise ValueError("an exponent needs at least three rows of different lengths")
     slope = float(np.polyfit(x, y, 1)[0])
     side = _exponent_x if x.size * resamples <= KEPT_DRAWS else _exponent_x.__wrapped__
-    idx, dx, ok, var_ok = side(x.tobytes(), resamples, seed)
-    by = y[idx]  # least-squares slope of every resample at once
-    by -= by.mean(axis=1, keepdims=True)
-    by *= dx
-    boot = by.sum(axis=1)[ok] / var_ok
+    weights, ok, var_ok = side(x.tobytes(), resamples, seed)
+    boot = (weights @ y)[ok] / var_ok  # least-squares slope of every resample at once
     lo, hi = percentile_interval(boot, level)
     return Estimate(slope, lo, hi)
 
 
 @functools.lru_cache(maxsize=16)
-def _exponent_x(x: bytes, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The length side of :func:`fit_exponent`'s resampled fits: (draws, centred x, var > 0, var where > 0).
+def _exponent_x(x: bytes, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The length side of :func:`fit_exponent`'s resampled fits: (weights, var > 0, var where > 0).
 
-    A record's tiers decode the same golden rows, and a history's records the same again, so the lengths
-    repeat and half of every fit is done once.
+    A resample's slope is sum_j dx_j y[idx_j] / var (dx: its lengths centred, which sum to 0, so y needs no
+    centring); ``weights[r, k]`` adds the dx of every draw of row k in resample r, so every slope is one
+    product with y (the last bits move with the order of the additions). A record's tiers decode the same
+    golden rows, and a history's records the same again, so the lengths repeat and this is done once.
     """
     lengths = np.frombuffer(x)
-    (idx,) = draws(seed, ((resamples, lengths.size),))
+    n = lengths.size
+    (idx,) = draws(seed, ((resamples, n),))
     bx = lengths[idx]
     dx = bx - bx.mean(axis=1, keepdims=True)
     var = (dx * dx).sum(axis=1)
     ok = var > 0
-    out = (idx, dx, ok, var[ok])
+    flat = (np.arange(resamples)[:, None] * n + idx).ravel()
+    weights = np.bincount(flat, weights=dx.ravel(), minlength=resamples * n).reshape(resamples, n)
+    out = (weights, ok, var[ok])
     for a in out:
         a.flags.writeable = False
     return out

@@ -139,3 +139,42 @@ def test_seeded_intervals_cover_every_scale_and_the_drift_floor_ignores_steps():
     rng = np.random.default_rng(0)
     mean = rng.normal(0, 0.02, 400) + np.where(np.arange(400) >= 200, 0.3, 0.0)  # a step of 35%
     assert abs(drift_floor(mean, np.zeros(400)) - 0.02) < 0.004
+
+
+def _best_splits_by_length(pw, ps, n):
+    """The search before it was flattened: one layer of seeded intervals (one length) at a time."""
+    from measure.analysis.changepoints import MIN_SEGMENT, _gain, seeded_intervals
+
+    starts, ends = seeded_intervals(n)
+    best, where = np.zeros(starts.size), np.zeros(starts.size, dtype=int)
+    lengths = ends - starts
+    for size in np.unique(lengths):
+        sel = np.flatnonzero(lengths == size)
+        s, e = starts[sel][:, None], ends[sel][:, None]
+        k = s + np.arange(MIN_SEGMENT, size - MIN_SEGMENT + 1)[None, :]
+        gains = _gain(pw, ps, s, k, e)
+        pick = np.argmax(gains, axis=1)
+        best[sel], where[sel] = gains[np.arange(sel.size), pick], k[np.arange(sel.size), pick]
+    return starts, ends, best, where
+
+
+@pytest.mark.parametrize("n", [4, 5, 9, 40, 203])
+def test_every_intervals_best_split_is_argmaxs_pick_bit_for_bit(n):
+    """One pass over every candidate split (the change search's false alarms ran it 8,000 times a build: 3.4 s
+    of a 1,000-record build, now 1.9) picks what np.argmax picked layer by layer: the first of the largest
+    gains, and the first NaN where a side weighs nothing."""
+    from measure.analysis.changepoints import _best_splits, _prefix
+
+    rng = np.random.default_rng(n)
+    level, precision = rng.normal(0, 1, n), rng.uniform(0.5, 2, n)
+    level[n // 2 :] += 3  # a step, so the gains are far from flat
+    for zeros in (0, n // 3):
+        precision[:zeros] = 0.0  # commits that weigh nothing: 0/0 gains (NaN) where a side is only them
+        pw, ps = _prefix(level, precision)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            got, want = _best_splits(pw, ps, n), _best_splits_by_length(pw, ps, n)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+    pw, ps = _prefix(np.repeat(1.0, n), np.ones(n))  # flat: every gain 0, ties everywhere
+    for a, b in zip(_best_splits(pw, ps, n), _best_splits_by_length(pw, ps, n), strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -84,9 +84,9 @@ def test_one_row_of_the_small_tier_is_counted_in_the_decode_region_only():
 @NEEDS_VALGRIND
 @pytest.mark.bounds
 def test_the_count_does_not_depend_on_the_callers_folder_or_shell(tmp_path, monkeypatch):
-    """The child runs ``python -P`` in an environment of its own: a module in the folder the run was started from
+    """The child runs ``python -P`` in / with an environment of its own: a module in the folder the run started in
     is never imported, and what the caller's shell holds besides is not copied in (each byte of it moved every
-    allocation after it: 5,000 bytes moved a one-row count by 0.15%, a busy /tmp as the folder by 0.4%)."""
+    allocation after it: 5,000 bytes moved a one-row count by 0.15%; the folder it ran in, by up to 0.5%)."""
     found = count(bundled.SMALL_FP32, bundled.GOLDEN, 1)
     (tmp_path / "tokenizers.py").write_text("raise ImportError('a module of the caller folder was imported')\n")
     monkeypatch.chdir(tmp_path)
@@ -372,10 +372,12 @@ def test_a_run_counts_each_tier_twice_the_runs_agree_and_the_heavier_tier_counts
     The count is not exact: onnxruntime's session.run keeps telemetry on a wall-clock timer (every few seconds,
     whatever ORT_DISABLE_TELEMETRY says) and its small allocation, when it fires inside the region, moves the
     allocator's later paths: a few hundred to 8,000 instructions a time, and a loaded machine stretches the region over
-    more of them. One row, base-int8 and small-int4 (2 cores shared with other jobs, load average 5 to 12):
-    idle, 11 runs each, within 0.065% and 0.005% of each other (the closest two of any three within 0.006%);
+    more of them. One row, base-int8 and small-int4, on 2 cores shared with other jobs:
+    no loop of ours (other jobs, load 7 to 11), 11 runs each: within 0.065% and 0.005% of each other (the
+    closest two of any three within 0.006%);
     beside two busy loops, 12 runs each, within 0.013% and 0.005%; with one loop at load 8 to 12, 5 runs
-    each, within 0.081% and 0.011%, the closest two of three up to 0.038% (a full test run once saw 0.25%).
+    each, within 0.081% and 0.011%, the closest two of three up to 0.038% (a full test run once saw 0.25%);
+    with the child in / as now, 6 runs each at load 3: within 0.011% and 0.006%.
     So, with room for a busier machine: two runs of three within :data:`AGREE`, all three within
     :data:`ALL_AGREE`, far inside the 2% band compare judges counts in."""
     from measure.analysis.comparison import compare_records

@@ -60,7 +60,7 @@ def _framing_tier(t: dict[str, Any]) -> FramingTier:
         reason=t.get("reason", ""),
         blocks=tuple(_block(b) for b in t.get("blocks", ())),
         outputs=tuple(t.get("outputs", ())),
-        output_ids=None if ids is None else tuple(tuple(row) for row in ids),
+        output_ids=None if ids is None else tuple(map(tuple, ids)),
         quality=_quality(t.get("quality")),
         divergence=tuple(_divergence(d) for d in t.get("divergence", ())),
         timing=_leg_timing(t.get("timing")),
