@@ -28,6 +28,13 @@ torch, transformers and optimum-onnx are the benchmark's own (the ``bench-scale`
     python3 -m venv ~/.cache/measure-bench-scale/genai-venv
     ~/.cache/measure-bench-scale/genai-venv/bin/pip install -e '.[demo-genai]'
     .venv/bin/python benchmarks/bench_scale.py [--budget 15m] [--skip-unbudgeted]
+
+``--trained DIR`` runs the same two runs on a trained model instead: SmolLM2-135M-Instruct's ``smollm2-fp32``,
+``-int8`` and ``-int4`` tiers and ``smollm2-golden.jsonl`` as ``benchmarks/build_smollm2.py DIR`` writes them
+(the same shape as the random-weight model, so the figures compare; no drafter or genai tier, so no speculative
+pair and no loop comparisons). Only trained weights give fidelity figures that mean anything::
+
+    .venv/bin/python benchmarks/bench_scale.py --trained ~/smollm2 --budget 10m --skip-unbudgeted
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -345,6 +353,22 @@ def _tree_rss(root: int) -> int:
     return sum(_rss(pid) for pid in tree)
 
 
+def write_trained_config(cache: Path, trained: Path) -> Path:
+    """The suite config a team would start from: ``measure init`` of ``build_smollm2.py``'s three tiers and golden
+    rows, in a fresh folder (init finds each quantized tier's reference and proposes the budget itself)."""
+    tiers = [trained / f"smollm2-{t}" for t in ("fp32", "int8", "int4")]
+    golden = trained / "smollm2-golden.jsonl"
+    missing = [p.name for p in (*tiers, golden) if not p.exists()]
+    if missing:
+        raise SystemExit(f"{trained}: run benchmarks/build_smollm2.py {trained} first (missing: {', '.join(missing)})")
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "measure.cli", "init", *map(str, tiers), "--golden", str(golden), "--site", "mkdocs"]
+    subprocess.run(cmd, check=True, cwd=cache, env=os.environ | {"PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL)
+    (cache / "measure.toml").rename(cache / "suite.toml")  # where run_measure reads it
+    return cache / "suite.toml"
+
+
 def run_measure(cache: Path, label: str, extra: list[str]) -> dict:
     """One ``measure run`` in a child process, its tree's peak RSS sampled; its counts and record path."""
     counts = cache / f"counts-{label}.json"
@@ -438,6 +462,15 @@ def report_run(label: str, found: dict) -> None:
         print(
             f"  {t.tier:<12}{e.value:9.2f} ms/token [{e.lo:.2f}, {e.hi:.2f}]{level}  "
             f"{record.tiers[t.tier].nbits.label if record.tiers[t.tier].nbits else ''}"
+        )
+    from measure.analysis.fidelity import tier_fidelity
+
+    for f in tier_fidelity(record):  # what only trained weights make meaningful
+        g = f.greedy
+        print(
+            f"  {f.tier:<12} against {f.reference}: mean KLD {g.kld_mean.value:.4f} [{g.kld_mean.lo:.4f}, "
+            f"{g.kld_mean.hi:.4f}], same top-1 {g.same_top1.value:.1%}, PPL ratio {f.ppl_ratio.value:.3f} "
+            f"({g.rows} rows, {g.positions} positions)"
         )
 
 
@@ -547,9 +580,15 @@ def main() -> int:
     p.add_argument("--skip-unbudgeted", action="store_true")
     p.add_argument("--skip-budgeted", action="store_true")
     p.add_argument("--skip-loops", action="store_true")
+    p.add_argument("--trained", type=Path, metavar="DIR", help="build_smollm2.py's output: a trained model's tiers")
     args = p.parse_args()
-    genai = args.genai_python if Path(args.genai_python).is_file() else None
-    build(args.cache, args.lm_python, genai)
+    if args.trained:
+        args.cache = args.cache / "trained"
+        write_trained_config(args.cache, args.trained.resolve())
+        args.skip_loops = True
+    else:
+        genai = args.genai_python if Path(args.genai_python).is_file() else None
+        build(args.cache, args.lm_python, genai)
     found = {}
     if not args.skip_unbudgeted:
         found["without a budget"] = run_measure(args.cache, "unbudgeted", [])
