@@ -117,7 +117,7 @@ def golden(prompts: Path, fp32: Path, out: Path) -> None:
     rows = []
     for text in texts:
         decoded = tier.greedy(text)
-        rows.append({"input": text, "output": decoded.text})
+        rows.append({"input": text, "output": decoded.text} | ({} if decoded.stopped == "eos" else {"truncated": True}))
         print(f"  {text[:40]!r} -> {decoded.text[:60]!r} ({len(decoded.tokens)} tokens)", flush=True)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 

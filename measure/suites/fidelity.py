@@ -157,7 +157,7 @@ def judge_group(reference: Tier, group: Iterable[Judged], golden: GoldenRows, ou
     kept past the row."""
     ref: dict[str, Any] | None = None
     eos = reference.special.eos
-    paths: list[tuple[int, list[int], list[int], list[int]]] = []
+    paths: list[tuple[int, list[int], list[int], list[int], bool]] = []
     scored = False
     for j in group:
         if ref is None:  # the reference's part before its first tier's, as the record has always listed them
@@ -172,22 +172,23 @@ def judge_group(reference: Tier, group: Iterable[Judged], golden: GoldenRows, ou
             for row in golden.rows:
                 ids = reference.source_ids(row.input)
                 greedy = list(reference.greedy_ids(ids).tokens)
-                paths.append((row.line, ids, greedy, reference.target_ids(row.output)))
+                paths.append((row.line, ids, greedy, reference.target_ids(row.output), row.truncated))
         part = tier_fidelity_part(j.tier.name, reference.name, j.source)
         klds: list[np.ndarray] = []
-        for line, ids, greedy, target in paths:
+        for line, ids, greedy, target, truncated in paths:
             facts = compare_logits(
                 *_forced((reference, j.tier), ids, greedy, golden, line, "the reference's greedy path"),
                 [*greedy, eos],
             )
             add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
             klds.append(facts.kld)
-            on_golden = compare_logits(
-                *_forced((reference, j.tier), ids, target, golden, line, "the golden output"), [*target, eos]
-            )
+            scored_golden = target if truncated else [*target, eos]  # a cut output ends in no end-of-sequence
+            ref_logits, tier_logits = _forced((reference, j.tier), ids, target, golden, line, "the golden output")
+            n = len(scored_golden)
+            on_golden = compare_logits(ref_logits[:n], tier_logits[:n], scored_golden)
             add_golden_row(part, on_golden.kld, on_golden.same_top1, on_golden.nll_tier)
             if not scored:  # the reference's own figures once, from its first tier's pass
-                add_reference_row(ref, len(greedy) + 1, len(target) + 1, float(on_golden.nll_ref.sum()))
+                add_reference_row(ref, len(greedy) + 1, n, float(on_golden.nll_ref.sum()))
         close_divergence(part["greedy"], np.concatenate(klds))
         out["tiers"].append(part)  # whole or not at all: a row refused midway leaves no half-scored tier
         scored = True

@@ -21,6 +21,9 @@ class GoldenRow:
     line: int
     input: str
     output: str
+    truncated: bool = False
+    """The output was cut at a token limit (a reference's continuation that did not end): the fidelity pass
+    scores no end-of-sequence after it, which the reference itself would not have put there."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,12 @@ def load_golden(path: Path | str) -> GoldenRows:
                 )
         if not obj["input"].strip():
             raise MeasureError(f"{path}:{number}: field 'input': expected non-empty source text", docs=GOLDEN_DOCS)
-        rows.append(GoldenRow(line=number, input=obj["input"], output=obj["output"]))
+        truncated = obj.get("truncated", False)
+        if not isinstance(truncated, bool):
+            raise MeasureError(
+                f"{path}:{number}: field 'truncated': expected true or false, got {truncated!r}", docs=GOLDEN_DOCS
+            )
+        rows.append(GoldenRow(line=number, input=obj["input"], output=obj["output"], truncated=truncated))
     if not rows:
         raise MeasureError(f"{path}: no golden rows; expected one JSON object a line", docs=GOLDEN_DOCS)
     return GoldenRows(path=path, sha256=hashlib.sha256(data).hexdigest(), rows=tuple(rows))

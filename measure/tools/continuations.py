@@ -110,5 +110,8 @@ def continuations(reference: Tier, prompts: list[str], max_new_tokens: int) -> C
             raise MeasureError(
                 f"{reference.path}: decoded no token for the prompt {prompt[:40]!r}: end-of-sequence first"
             )
-        out.append(json.dumps({"input": prompt, "output": decoded.text}, ensure_ascii=False))
+        row: dict[str, object] = {"input": prompt, "output": decoded.text}
+        if decoded.stopped != "eos":  # cut at the limit: no end-of-sequence is scored after it
+            row["truncated"] = True
+        out.append(json.dumps(row, ensure_ascii=False))
     return Continued("".join(f"{line}\n" for line in out), len(out), max_new_tokens)

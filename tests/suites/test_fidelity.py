@@ -171,3 +171,30 @@ def test_the_verb_prints_one_object_per_tier(capsys):
     assert found[1]["kld_mean"]["value"] > 0.0
     assert main([*args[:-1], "0"]) == 2
     assert "--rows 0" in capsys.readouterr().err
+
+
+def test_a_truncated_golden_output_scores_no_end_of_sequence_after_it():
+    """A continuation cut at a token limit did not end: its golden stream is scored on its tokens alone, one
+    position fewer, and the reference's NLL is the whole stream's less exactly the end-of-sequence term."""
+    import dataclasses
+
+    reference, tier = load_tier(DEMO / "lm-base-fp32"), load_tier(DEMO / "lm-base-int8")
+    whole = _rows(3)
+    cut = GoldenRows(whole.path, whole.sha256, tuple(dataclasses.replace(r, truncated=True) for r in whole.rows))
+    ref_whole = judge(reference, [tier], whole)["references"][0]
+    ref_cut = judge(reference, [tier], cut)["references"][0]
+    assert ref_cut["golden_positions"] == [p - 1 for p in ref_whole["golden_positions"]]
+    assert ref_cut["greedy_positions"] == ref_whole["greedy_positions"]  # the greedy path is the reference's own
+    for row, nll_whole, nll_cut in zip(whole.rows, ref_whole["golden_nll"], ref_cut["golden_nll"], strict=True):
+        logits = reference.teacher_forced(reference.source_ids(row.input), reference.target_ids(row.output))
+        eos_term = -float(log_softmax(logits)[-1, reference.special.eos])
+        assert nll_cut == pytest.approx(nll_whole - eos_term, rel=1e-6, abs=1e-6)
+
+
+def test_golden_rows_state_truncated_as_a_boolean(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"input": "a", "output": "b", "truncated": true}\n{"input": "c", "output": "d"}\n')
+    assert [r.truncated for r in load_golden(path).rows] == [True, False]
+    path.write_text('{"input": "a", "output": "b", "truncated": "yes"}\n')
+    with pytest.raises(Exception, match=r"rows.jsonl:1: field 'truncated': expected true or false, got 'yes'"):
+        load_golden(path)

@@ -308,7 +308,9 @@ def test_init_with_prompts_writes_the_reference_tiers_own_continuations(tmp_path
     reference = load_tier(tmp_path / "lm-base-fp32")
     rows = load_golden(tmp_path / "golden.jsonl").rows
     assert [r.input for r in rows] == inputs
-    assert [r.output for r in rows] == [reference.greedy(i, max_new_tokens=6).text for i in inputs]
+    decoded = [reference.greedy(i, max_new_tokens=6) for i in inputs]
+    assert [r.output for r in rows] == [d.text for d in decoded]
+    assert [r.truncated for r in rows] == [d.stopped != "eos" for d in decoded]  # cut at 6: no eos scored after
     config = load_config(tmp_path / "measure.toml")
     assert config.wallclock.max_new_tokens == config.framing.max_new_tokens == 6
 
