@@ -26,6 +26,9 @@ ROWS = {
     "lite-smaller": ("index.md", "summary"),  # bytes on disk: the summary's size column (records without a profile too)
     "lite-lighter": ("wallclock.md", "profile"),
     "lite-faster-load": ("wallclock.md", "profile"),
+    "ship": ("index.md", "decision"),  # the Overview's answers (measure.analysis.judgments): its decision block
+    "speculative-viable": ("wallclock.md", "pair"),
+    "precision": ("wallclock.md", "tier"),
 }
 """Verdict topic -> (page under the results prefix, kind of row its key names)."""
 
@@ -40,6 +43,8 @@ def evidence(v: Verdict) -> str:
     page, kind = ROWS.get(v.topic, ("methods.md", "policy"))
     if v.topic in ("runtime-parity", "browser-parity") and v.outcome == "info":
         return f"{page}#runtimes"
+    if kind == "decision":
+        return "index.md#decision"
     if kind == "summary" or (v.topic == "fidelity" and v.value is None):  # a tier not judged: no figures to show
         return "index.md#summary" if v.topic == "fidelity" else f"{page}#summary"
     return f"{page}#{row_id(kind, v.key)}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
 from measure.analysis.headline import Headline, TierLine
+from measure.analysis.judgments import accepted_label
 from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
 from measure.site import chart_style, charts
@@ -49,22 +50,26 @@ def _faithful(s: Ship) -> str:
     t = s.tier
     assert t is not None
     if t.fidelity is None:
-        return "the full-precision reference itself" if t.tier == s.model else "fidelity not measured"
+        return "the full-precision reference itself" if t.precision in FULL else "fidelity not measured"
     g = t.fidelity.greedy
     figures = link(
         f"mean KLD {g.kld_mean.value:.2g}, same top-1 {g.same_top1.value:.1%}",
         f"framing.md#{row_id('fidelity', t.tier)}",
     )
+    against = f" against {md(t.fidelity.reference)}" if t.fidelity.reference != s.reference else ""
     word = {"success": "faithful", "inconclusive": "fidelity not shown either way"}
-    return f"{word.get(t.faithful.outcome, 'faithful') if t.faithful else 'faithful'} ({figures})"
+    return f"{word.get(t.faithful.outcome, 'faithful') if t.faithful else 'faithful'}{against} ({figures})"
 
 
 def _model(s: Ship, mixed: bool) -> str:
-    """ "the base-fp32 model (encoder-decoder)"; the kind only where the record holds two."""
-    kind = f" ({KIND[s.kind]})" if mixed else ""
+    """ "the base-fp32 model (encoder-decoder)"; the kind only where the record holds two; its exports where two
+    tools exported it."""
+    kind = f", {KIND[s.kind]}" if mixed else ""
     if s.model.startswith(KIND_MODEL):
         return f"the {KIND[s.kind]} tiers" if mixed else "the tiers"
-    return f"the {md(s.model)} model{kind}"
+    exports = f"{len(s.exports)} exports: {', '.join(md(e) for e in s.exports)}" if len(s.exports) > 1 else ""
+    said = "; ".join(x for x in (exports, kind.removeprefix(", ")) if x)
+    return f"the {md(s.model)} model" + (f" ({said})" if said else "")
 
 
 def _unjudged_hint(unjudged: tuple[tuple[str, str], ...]) -> str:
@@ -86,14 +91,31 @@ def _unjudged(d: Decision) -> Md | None:
     return trusted(f"{badge('inconclusive')} **Not judged, so not shipped**: {said}. Give each a reference: {hint}.")
 
 
+def _accepts(s: Ship) -> str:
+    """What the shipped tier carries that is not a plain yes, each judgment as it is answered, said as accepted."""
+    said = [f"{md(accepted_label(v))}: {md(v.answer)}" for v in s.accepted]
+    if s.cold_load is not None and s.reference:
+        said.append(f"cold load {_x(s.cold_load)} {md(s.reference)}'s")
+    if not said:
+        return ""
+    where = link("every verdict", "verdicts.md")
+    return f"; accepted, as no gate stops on it: {'; '.join(said)} ({where})"
+
+
 def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> Md:
     model = _model(s, mixed)
     if s.tier is None:
         fails = "; ".join(f"{md(t.tier)}: {md(why)}" for t, why in s.faster_unfaithful)
-        return trusted(f"{badge('failure')} **No tier of {model} to ship**: every timed tier fails fidelity ({fails}).")
+        head = f"{badge('failure')} **No tier of {model} to ship**"
+        return trusted(f"{head}: every timed tier fails fidelity or a gate ({fails}).")
     t = s.tier
     if s.model.startswith(KIND_MODEL):  # no fidelity pass: the fastest tier, and why that does not decide
         head = f"{badge('inconclusive')} **Fastest of {model}: {md(t.tier)}**, {_speed(t.tier, t.ms_per_token)}"
+    elif s.missing is not None:  # no timed reference of its own model: nothing to set its speed against
+        head = (
+            f"{badge('inconclusive')} **No ship decision for {model}**: {md(s.missing)}. "
+            f"Its fastest tier: {md(t.tier)}, {_speed(t.tier, t.ms_per_token)}"
+        )
     else:
         head = f"{badge('success')} **Ship {md(t.tier)}** for {model}: {_speed(t.tier, t.ms_per_token)}"
     parts = [head]
@@ -105,11 +127,13 @@ def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> M
         parts.append(f"; fidelity not measured, so no tier is judged fit to ship{_unjudged_hint(unjudged)}")
     else:
         parts.append(f"; {_faithful(s)}")
+    parts.append(_accepts(s))
     if s.tied_with:
         parts.append(f"; as fast within the interval: {', '.join(md(x) for x in s.tied_with)}")
     if s.faster_unfaithful:
         named = "; ".join(f"{md(t.tier)} ({md(why)})" for t, why in s.faster_unfaithful)
-        parts.append(f". Faster but not faithful: {named}")
+        why = "not faithful" if all(t.blocked is None for t, _ in s.faster_unfaithful) else "ruled out"
+        parts.append(f". Faster but {why}: {named}")
     return trusted("".join(parts) + ".")
 
 
