@@ -15,9 +15,9 @@ from measure.analysis.verdict import Verdict
 
 LABELS = {
     "framing-parity": "batched framing",
-    "runtime-framing-parity": "batched framing under another runtime",
-    "runtime-parity": "another runtime",
-    "browser-parity": "the browser",
+    "runtime-framing-parity": "batched framing",
+    "runtime-parity": "greedy decodes",
+    "browser-parity": "greedy decodes in the browser",
     "harness-overhead": "harness overhead",
     "decode-linear": "decoding O(T)",
     "lite-smaller": "size on disk",
@@ -25,18 +25,30 @@ LABELS = {
     "lite-faster-load": "cold load",
 }
 """A judgment's topic as a ship line names what it accepts."""
+PYTHON = "Python onnxruntime"
+
+
+def accepted(found: tuple[Verdict, ...]) -> tuple[str, ...]:
+    """What a shipped tier accepts, one item per topic and answer, the runtimes it holds under named together:
+    "batched framing (Python onnxruntime, onnxruntime-node): yes, 2,836/2,836 argmax hold, but presents move by up
+    to 0.21"; a bare yes / no / inconclusive carries its measured value."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for v in found:
+        runtime = v.subject.split(" under ", 1)[1] if " under " in v.subject else PYTHON
+        answer = v.answer if v.answer.strip() not in ("yes", "no", "inconclusive") else f"{v.answer} ({v.measured})"
+        groups.setdefault((LABELS.get(v.topic, v.topic), answer), []).append(runtime)
+    out = []
+    for (label, answer), runtimes in groups.items():
+        where = f" ({', '.join(runtimes)})" if runtimes != [PYTHON] else ""
+        out.append(f"{label}{where}: {answer}")
+    return tuple(out)
+
 
 SHIP_QUESTION = "Is a tier of this model fit to ship, against a timed full-precision tier of the same model?"
 VIABLE_QUESTION = "Is speculative decoding faster than the fastest greedy tier of its kind?"
 PRECISION_QUESTION = "What does this precision cost in time, against the same model at higher precision?"
-PAIRED = "paired: the median of per-repeat ratios"
+PAIRED = "paired: the geometric mean of per-repeat ratios"
 """What every time ratio of the decision is: said beside the figure, where the medians beside it could differ."""
-
-
-def accepted_label(v: Verdict) -> str:
-    """ "batched framing", "another runtime (genai-base-int4 under onnxruntime-genai)": what a ship line accepts."""
-    label = LABELS.get(v.topic, v.topic)
-    return f"{label} ({v.subject.split(' under ', 1)[1]})" if " under " in v.subject else label
 
 
 def _x(e: Estimate) -> str:
@@ -68,11 +80,11 @@ def _ship(s: Ship) -> Verdict:
     said = [f"{s.tier.ms_per_token.value:.3f} ms/token"]
     if vs is not None and s.reference:
         said.append(f"{_x(vs)} the time of {s.reference} ({level_of(vs)} interval, {PAIRED})")
-    accepted = [f"{accepted_label(v)}: {v.answer}" for v in s.accepted]
+    taken = list(accepted(s.accepted))
     if s.cold_load is not None and s.reference:
-        accepted.append(f"cold load {_x(s.cold_load)} {s.reference}'s")
-    if accepted:
-        said.append("accepted, as no gate stops on it: " + "; ".join(accepted))
+        taken.append(f"cold load {_x(s.cold_load)} {s.reference}'s")
+    if taken:
+        said.append("accepted, as no gate stops on it: " + "; ".join(taken))
     if s.faster_unfaithful:
         said.append("faster but ruled out: " + "; ".join(f"{t.tier} ({w})" for t, w in s.faster_unfaithful))
     return Verdict(

@@ -10,7 +10,7 @@ from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
 from measure.analysis.headline import Headline, TierLine
-from measure.analysis.judgments import accepted_label
+from measure.analysis.judgments import accepted
 from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
 from measure.site import chart_style, charts
@@ -93,7 +93,7 @@ def _unjudged(d: Decision) -> Md | None:
 
 def _accepts(s: Ship) -> str:
     """What the shipped tier carries that is not a plain yes, each judgment as it is answered, said as accepted."""
-    said = [f"{md(accepted_label(v))}: {md(v.answer)}" for v in s.accepted]
+    said = [md(x) for x in accepted(s.accepted)]
     if s.cold_load is not None and s.reference:
         said.append(f"cold load {_x(s.cold_load)} {md(s.reference)}'s")
     if not said:
