@@ -209,7 +209,7 @@ def speeds(a: Analysis) -> tuple[Speed, ...]:
         if a.fidelity and unjudged_why(r, t.tier):  # no model to ship it for: said apart (Decision.unjudged)
             continue
         level = entry.nbits.accuracy_level if entry.nbits else None
-        model = model_of(r, t.tier) if a.fidelity or entry.model else None
+        model = model_of(r, t.tier) if a.fidelity else None  # unjudged, no tier is fit to ship: one line per kind
         gate = gated.get(t.tier)
         out.append(
             Speed(
