@@ -26,7 +26,7 @@ from measure.analysis.profile import cold_load_ratio
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
 from measure.analysis.stats import Estimate, paired_ratio
-from measure.analysis.verdict import Verdict
+from measure.analysis.verdict import Verdict, clause
 from measure.record.model import FP32, Record
 
 FULL = ("fp32", "fp16")
@@ -222,7 +222,7 @@ def speeds(a: Analysis) -> tuple[Speed, ...]:
                 a.fidelity_of(t.tier),
                 verdicts.get(t.tier),
                 level,
-                f"{gate.question} {gate.answer}" if gate is not None else None,
+                clause(gate) if gate is not None else None,
             )
         )
     return tuple(out)
@@ -252,17 +252,17 @@ def _ship(a: Analysis, model: str, group: list[Speed], info: Model | None) -> Sh
         (s, _failing(s)) for s in group if s.fails and (ship is None or s.ms_per_token.value < ship.ms_per_token.value)
     )
     exports = info.sources if info is not None else ()
+    missing = info.missing if info is not None else None
     if ship is None:
-        return Ship(model, group[0].kind, None, None, None, r.plain, faster, (), exports=exports)
+        return Ship(model, group[0].kind, None, None, None, r.plain, faster, (), missing=missing, exports=exports)
     ties = tuple(
         s.tier for s in passing[1:] if (e := _paired(r, s.tier, ship.tier)) is not None and e.lo <= 1.0 <= e.hi
     )
-    missing = None
     if model.startswith(KIND_MODEL):
         ref = kind_reference(r, ship.kind)
     else:
         ref = info.reference if info is not None else None
-        missing = info.missing if info is not None else f"no timed full-precision tier of {model}"
+        missing = missing if info is not None else f"no timed full-precision tier of {model}"
     ref = ref if ref != ship.tier else None
     plain = r.plain if r.plain not in (None, ship.tier) and r.tiers[r.plain].kind == ship.kind else None
     cold = cold_load_ratio(r, ship.tier, ref) if ref else None

@@ -11,38 +11,7 @@ from __future__ import annotations
 from measure.analysis.decision import KIND_MODEL, Decision, Precision, Ship, Speculative, decide
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
-from measure.analysis.verdict import Verdict
-
-LABELS = {
-    "framing-parity": "batched framing",
-    "runtime-framing-parity": "batched framing",
-    "runtime-parity": "greedy decodes",
-    "browser-parity": "greedy decodes in the browser",
-    "harness-overhead": "harness overhead",
-    "decode-linear": "decoding O(T)",
-    "lite-smaller": "size on disk",
-    "lite-lighter": "memory",
-    "lite-faster-load": "cold load",
-}
-"""A judgment's topic as a ship line names what it accepts."""
-PYTHON = "Python onnxruntime"
-
-
-def accepted(found: tuple[Verdict, ...]) -> tuple[str, ...]:
-    """What a shipped tier accepts, one item per topic and answer, the runtimes it holds under named together:
-    "batched framing (Python onnxruntime, onnxruntime-node): yes, 2,836/2,836 argmax hold, but presents move by up
-    to 0.21"; a bare yes / no / inconclusive carries its measured value."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for v in found:
-        runtime = v.subject.split(" under ", 1)[1] if " under " in v.subject else PYTHON
-        answer = v.answer if v.answer.strip() not in ("yes", "no", "inconclusive") else f"{v.answer} ({v.measured})"
-        groups.setdefault((LABELS.get(v.topic, v.topic), answer), []).append(runtime)
-    out = []
-    for (label, answer), runtimes in groups.items():
-        where = f" ({', '.join(runtimes)})" if runtimes != [PYTHON] else ""
-        out.append(f"{label}{where}: {answer}")
-    return tuple(out)
-
+from measure.analysis.verdict import Verdict, accepted
 
 SHIP_QUESTION = "Is a tier of this model fit to ship, against a timed full-precision tier of the same model?"
 VIABLE_QUESTION = "Is speculative decoding faster than the fastest greedy tier of its kind?"
@@ -67,6 +36,9 @@ def _ship(s: Ship) -> Verdict:
     )
     if s.tier is None:
         why = "; ".join(f"{t.tier}: {w}" for t, w in s.faster_unfaithful)
+        if s.missing is not None:
+            answer = f"not measured: {s.missing}; every timed tier is ruled out anyway"
+            return Verdict("ship", SHIP_QUESTION, subject, subject, "inconclusive", answer, rule, why)
         answer = "no: every timed tier is ruled out"
         return Verdict("ship", SHIP_QUESTION, subject, subject, "failure", answer, rule, why)
     tier = s.tier.tier

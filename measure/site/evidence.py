@@ -16,6 +16,7 @@ ROWS = {
     "speculative-speedup-k": ("wallclock.md", "case"),
     "speculative-speedup": ("wallclock.md", "pair"),
     "framing-parity": ("framing.md", "framing"),
+    "prompt-framing-parity": ("framing.md", "prefill"),
     "runtime-framing-parity": ("framing.md", "runtime"),
     "runtime-parity": ("framing.md", "runtime"),
     "browser-parity": ("framing.md", "runtime"),

@@ -10,9 +10,9 @@ from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
 from measure.analysis.headline import Headline, TierLine
-from measure.analysis.judgments import accepted
 from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
+from measure.analysis.verdict import accepted
 from measure.site import chart_style, charts
 from measure.site.context import KIND, Md, badge, link, md, trusted
 from measure.site.evidence import row_id
@@ -106,6 +106,9 @@ def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> M
     model = _model(s, mixed)
     if s.tier is None:
         fails = "; ".join(f"{md(t.tier)}: {md(why)}" for t, why in s.faster_unfaithful)
+        if s.missing is not None:  # nothing to decide against, and nothing passes anyway
+            head = f"{badge('inconclusive')} **No ship decision for {model}**: {md(s.missing)}"
+            return trusted(f"{head}; every timed tier of it fails fidelity or a gate anyway ({fails}).")
         head = f"{badge('failure')} **No tier of {model} to ship**"
         return trusted(f"{head}: every timed tier fails fidelity or a gate ({fails}).")
     t = s.tier
