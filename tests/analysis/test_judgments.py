@@ -227,3 +227,18 @@ def test_a_model_without_a_timed_reference_says_what_is_missing():
     (_, small) = decide(analyse(from_document(doc, "x"))).ships
     assert small.missing == "its full-precision source small-fp32 was not timed: add it as a [[tiers]] entry"
     assert not small.decided and small.vs_reference is None and small.tier.tier == "small-int4"
+
+
+def test_the_framing_line_and_the_summary_csv_say_the_framing_verdicts(rendered):
+    (line,) = [_text(x) for x in rendered["overview"].splitlines() if "**Framing**" in x]
+    rows = {r["tier"]: r for r in rendered["csv"]}
+    framing = [v for v in rendered["judgments"] if v.topic in ("framing-parity", "prompt-framing-parity")]
+    assert framing
+    for v in framing:
+        said = v.answer.removeprefix("no: ")
+        assert (said in line) == (v.outcome == "failure"), (v, line)
+        if v.topic == "framing-parity":
+            changed = int(re.match(r"no: (\d+) of", v.answer)[1]) if v.outcome == "failure" else 0
+            assert int(rows[v.subject]["framing_changed"]) == changed
+    identical = len({v.subject for v in framing}) - len({v.subject for v in framing if v.outcome == "failure"})
+    assert f"the other {identical} tier(s) decode identically" in line or "changes no decode" in line

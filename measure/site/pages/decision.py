@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
-from measure.analysis.headline import Headline, TierLine
+from measure.analysis.headline import Headline
 from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import accepted
@@ -247,34 +247,36 @@ def _gates(d: Decision) -> Md:
     )
 
 
+FRAMING = {"framing-parity": "output", "prompt-framing-parity": "prompt"}
+"""The framing verdicts the Framing line phrases, each as the part of a decode it judges."""
+
+
 def _framing(h: Headline) -> Md | None:
-    measured = [t for t in h.tiers if t.framing_total]
+    """The framing verdicts of every tier in one line: the tiers whose decisions change, each with its verdicts'
+    counts (positions × framings, as Verdicts says them), and how many decode identically."""
+    measured = [t for t in h.tiers if any(v.topic == "framing-parity" for v in t.verdicts)]
     if not measured:
         return None
-    changed = [t for t in measured if t.framing_changed or t.prompt_changed]
-    total = sum(t.framing_total or 0 for t in measured)
     where = link("evidence", "framing.md#framing-parity")
+    changed = [(t, [v for v in t.verdicts if v.topic in FRAMING and v.outcome == "failure"]) for t in measured]
+    changed = [(t, vs) for t, vs in changed if vs]
     if not changed:
+        total = sum(t.framing_total or 0 for t in measured)
         return trusted(
             f"**Framing**: feeding a tier k tokens per call (as a speculative verifier does) instead of one changes "
             f"no decode: all {len(measured)} tiers keep every one of {total:,} next-token decisions ({where})."
         )
-    items = ", ".join(f"{md(t.tier)} ({_decisions(t)})" for t in changed)
+    items = ", ".join(
+        f"{md(t.tier)} ({'; '.join(f'{FRAMING[v.topic]}: {md(v.answer.removeprefix(NO))}' for v in vs)})"
+        for t, vs in changed
+    )
     return trusted(
         f"**Framing**: feeding k tokens per call instead of one changes next-token decisions of {items}; the "
         f"other {len(measured) - len(changed)} tier(s) decode identically, prompt and output ({where})."
     )
 
 
-def _decisions(t: TierLine) -> str:
-    """ "output: 1 of 2,840 decisions (710 positions × 4 framings); prompt: 35 of 2,836" where each changed."""
-    said = []
-    if t.framing_changed and t.framing_total:
-        per = f" ({t.framing_total // t.framings:,} positions × {t.framings} framings)" if t.framings > 1 else ""
-        said.append(f"output: {t.framing_changed} of {t.framing_total:,} decisions{per}")
-    if t.prompt_changed and t.prompt_total:
-        said.append(f"prompt: {t.prompt_changed} of {t.prompt_total:,}")
-    return "; ".join(said)
+NO = "no: "
 
 
 def _ran(a: Agreement) -> str:
