@@ -22,6 +22,7 @@ from measure.analysis.record_analysis import analyse
 from measure.cli import main
 from measure.record.io import load_record, validate, write_atomic
 from measure.record.model import from_document
+from measure.site.evidence import row_id
 
 PAIR = "small-int4->base-int8"
 SYMBOL = {"success": "✓", "failure": "✗", "warning": "!", "inconclusive": "?", "info": "i"}
@@ -242,3 +243,18 @@ def test_the_framing_line_and_the_summary_csv_say_the_framing_verdicts(rendered)
             assert int(rows[v.subject]["framing_changed"]) == changed
     identical = len({v.subject for v in framing}) - len({v.subject for v in framing if v.outcome == "failure"})
     assert f"the other {identical} tier(s) decode identically" in line or "changes no decode" in line
+
+
+def test_the_wall_clock_page_shows_each_k_judgment_and_no_ratio_across_kinds(rendered):
+    page = rendered["wallclock"]
+    for v in rendered["judgments"]:
+        if v.topic != "speculative-speedup-k":
+            continue
+        row = next(line for line in page.splitlines() if f'<span id="{row_id("case", v.key)}">' in line)
+        assert f"{v.value:.2f}×<br><small>[{v.lo:.2f}, {v.hi:.2f}]</small>" in row, (v, row)
+    r = rendered["analysis"].record
+    plain_kind = r.tiers[r.plain].kind
+    for name, tier in r.tiers.items():
+        row = next((line for line in page.splitlines() if f'<span id="tier-{name}"></span>' in line), None)
+        if row is not None and tier.kind != plain_kind:
+            assert row.split(" | ")[2].strip() == "-", row  # × plain: never another kind's plain tier
