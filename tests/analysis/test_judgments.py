@@ -158,6 +158,8 @@ def test_one_ship_line_per_model_with_the_answer_and_reference_of_its_judgment(r
         if s.vs_reference is not None:  # one figure and one reference, on the Overview as in the judgment
             said = f"{s.vs_reference.value:.2f}× [{s.vs_reference.lo:.2f}, {s.vs_reference.hi:.2f}] the time of"
             assert f"{said} {s.reference}" in line and f"{said} {s.reference}" in v.measured
+        if s.decided:  # summary.csv names the model its row belongs to, as the ship line does
+            assert next(r for r in rendered["csv"] if r["tier"] == s.tier.tier)["model"] == s.model
         for accepted in s.accepted:  # what the shipped tier carries that is not a plain yes, said on its line
             assert accepted.answer in line, (accepted, line)
 
