@@ -28,17 +28,20 @@ class Model:
     """Its timed full-precision tier (the config's reference role first): what its tiers' speed is against."""
     named: bool
     """Whether a config or tier.json named the model (else its source chain did)."""
+    timed: tuple[str, ...] = ()
+    """Its tiers the wall-clock suite timed."""
 
     @property
     def missing(self) -> str | None:
-        """What a ship line lacks without a timed reference: the untimed full-precision source, named."""
+        """What a ship line lacks without a timed reference: its untimed full-precision sources, named."""
         if self.reference is not None:
             return None
-        untimed = [s for s in self.sources if s not in self.tiers] or list(self.sources)
+        untimed = [s for s in self.sources if s not in self.timed]
         if not untimed:
             return "no full-precision tier of the model was timed: add one as a [[tiers]] entry"
-        names = " and ".join(untimed)
-        return f"its full-precision source {names} was not timed: add it as a [[tiers]] entry"
+        if len(untimed) == 1:
+            return f"its full-precision source {untimed[0]} was not timed: add it as a [[tiers]] entry"
+        return f"its full-precision sources {' and '.join(untimed)} were not timed: add one as a [[tiers]] entry"
 
 
 def _source(record: Record, tier: str) -> str | None:
@@ -92,5 +95,6 @@ def models(record: Record, timed: set[str] | frozenset[str]) -> tuple[Model, ...
         full = [t for t in tiers if t in timed and record.tiers[t].precision in FULL]
         reference = next((t for t in full if record.tiers[t].role == "reference"), full[0] if full else None)
         named = any(record.tiers[t].model for t in tiers)
-        out.append(Model(name, record.tiers[tiers[0]].kind, tuple(tiers), sources, reference, named))
+        timed_here = tuple(t for t in tiers if t in timed)
+        out.append(Model(name, record.tiers[tiers[0]].kind, tuple(tiers), sources, reference, named, timed_here))
     return tuple(out)
