@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from measure.analysis.fidelity import TierFidelityFigures, unjudged_why
 from measure.analysis.headline import kind_reference
-from measure.analysis.models import Model, model_of, models
+from measure.analysis.models import Model, model_of, models, source_root
 from measure.analysis.profile import cold_load_ratio
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
@@ -126,6 +126,9 @@ class Precision:
     limit: str | None = None
     """Which effect decides the tier's speed, where its bytes do not fit in the cache: the roofline's sentence
     (near its memory-bandwidth bound, or its kernels the limit); None without a bound."""
+    export: str | None = None
+    """Where the two tiers are different exports of the model (another tool's graphs): the tier's own source, so
+    the ratio is read as precision and export together; None within one export."""
 
 
 @dataclass(frozen=True)
@@ -357,7 +360,11 @@ def _precision(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Precision, 
             for s in group:
                 if s.precision.startswith("int4") and (ratio := _paired(r, s.tier, int8.tier)) is not None:
                     out.append(_against(model, s, int8, ratio))
-    return tuple(replace(p, limit=_limit(a, p.tier)) for p in out)
+    root = {p.tier: source_root(r, p.tier) for p in out} | {p.against: source_root(r, p.against) for p in out}
+    return tuple(
+        replace(p, limit=_limit(a, p.tier), export=root[p.tier] if root[p.tier] != root[p.against] else None)
+        for p in out
+    )
 
 
 def _sizes(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Size, ...]:

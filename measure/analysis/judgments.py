@@ -108,7 +108,8 @@ def _precision(p: Precision) -> Verdict:
         "info",
         f"{told}: {_x(e)} the time",
         "one model, repeats paired; below 1×: faster",
-        f"{_x(e)} the time of {p.against} ({level_of(e)} interval, {PAIRED})",
+        f"{_x(e)} the time of {p.against} ({level_of(e)} interval, {PAIRED})"
+        + (f"; another export ({p.export}'s): precision and export together" if p.export else ""),
         e.value,
         e.lo,
         e.hi,

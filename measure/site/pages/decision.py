@@ -215,8 +215,10 @@ def _precision(found: tuple[Precision, ...], sizes: tuple[Size, ...]) -> tuple[M
                     if p.ratio.hi < 1
                     else ": int4 and int8 not told apart"
                 )
+            export = f" (another export: {md(p.export)}'s, so precision and export together)" if p.export else ""
             said.append(
-                f"{md(p.tier)} ({md(p.precision)}{_level(p)}) {_x(p.ratio)} the time of {md(p.against)}{fid}{verdict}"
+                f"{md(p.tier)} ({md(p.precision)}{_level(p)}) {_x(p.ratio)} the time of {md(p.against)}{export}"
+                f"{fid}{verdict}"
             )
         out.append(trusted(f"**Precision**, the {md(model)} model alone: " + "; ".join(said) + "."))
         limits = list(dict.fromkeys(p.limit for p in precisions if p.limit))  # which effect decides each tier's speed
