@@ -93,7 +93,7 @@ def _unjudged(d: Decision) -> Md | None:
 
 def _accepts(s: Ship) -> str:
     """What the shipped tier carries that is not a plain yes, each judgment as it is answered, said as accepted."""
-    said = [md(x) for x in accepted(s.accepted)]
+    said: list[str] = [md(x) for x in accepted(s.accepted)]
     if s.cold_load is not None and s.reference:
         said.append(f"cold load {_x(s.cold_load)} {md(s.reference)}'s")
     if not said:
