@@ -414,7 +414,13 @@ def write_tiers(args, hf: dict[str, Path], info: dict[str, dict], golden: int) -
     for old in [p for p in DEMO.glob("lm-*") if p.is_dir()] + [p for p in DEMO.glob("genai-*") if p.is_dir()]:
         shutil.rmtree(old)
     for name, role in (("base", "reference: base decoder-only model"), ("small", "small decoder-only model")):
-        ship(work / f"{name}-optimum", hf[name], f"lm-{name}-fp32", ["model.onnx"], {"note": f"{role}, fp32, {opt}"})
+        ship(
+            work / f"{name}-optimum",
+            hf[name],
+            f"lm-{name}-fp32",
+            ["model.onnx"],
+            {"note": f"{role}, fp32, {opt}", "model": f"lm-{name}"},
+        )
     for name, to, label in (
         ("base", "int8", "dynamic int8"),
         ("base", "int4", "int4 MatMulNBits"),
@@ -424,21 +430,31 @@ def write_tiers(args, hf: dict[str, Path], info: dict[str, dict], golden: int) -
         tmp = work / f"{name}-{to}"
         params = quantize(src, tmp, to)
         ship(
-            tmp, hf[name], f"lm-{name}-{to}", ["model.onnx"], {"note": f"{label} of {src.name}", "quantization": params}
+            tmp,
+            hf[name],
+            f"lm-{name}-{to}",
+            ["model.onnx"],
+            {"note": f"{label} of {src.name}", "model": f"lm-{name}", "quantization": params},
         )
     ship(
         work / "small-split",
         hf["small"],
         "lm-small-fp32-split",
         list(LEGACY_SPLIT),
-        {"note": "small decoder-only model, fp32, optimum's older split causal layout (test fixture)"},
+        {
+            "note": "small decoder-only model, fp32, optimum's older split causal layout (test fixture)",
+            "model": "lm-small",
+        },
     )
     ship(
         work / "small-merged",
         hf["small"],
         "lm-small-fp32-merged",
         [LEGACY_MERGED],
-        {"note": "small decoder-only model, fp32, optimum's older merged causal layout (test fixture)"},
+        {
+            "note": "small decoder-only model, fp32, optimum's older merged causal layout (test fixture)",
+            "model": "lm-small",
+        },
     )
     if args.genai_python:
         cache = work / "genai-cache"
@@ -449,6 +465,7 @@ def write_tiers(args, hf: dict[str, Path], info: dict[str, dict], golden: int) -
             extra = [p.name for p in out.iterdir() if p.name in ("genai_config.json", *TIER_FILES)]
             meta: dict = {
                 "note": f"base decoder-only model, {precision}, onnxruntime-genai model builder (CPU)",
+                "model": "lm-base",  # the model lm-base-fp32 exports too: one model, two exporting tools
             }
             if precision == "int4":
                 meta["quantization"] = genai_quantization(out) | {"from": "base HF folder"}

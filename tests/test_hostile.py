@@ -1147,6 +1147,12 @@ CASES: dict[str, Case] = {
     ),
     "golden rows a folder": Case("run", _golden(None), "error", ("rows.jsonl",)),
     "config missing": Case("run", lambda tmp: ["--config", str(tmp / "none.toml")], "error", ("none.toml",)),
+    "config tier model not a name": Case(
+        "run",
+        run_config(replace('role = "plain"', 'role = "plain"\nmodel = ["base"]')),
+        "error",
+        ("suite.toml", "tiers[1].model", "expected the name of the model"),
+    ),
     "config tier name differs from tier.json's": Case(
         "run", _renamed_tier_run, "contained", check=record_consistent, codes=(0,)
     ),

@@ -1,10 +1,13 @@
 """What the Overview decides: which tier to ship for each model, whether speculative decoding pays, what each
 precision costs apart from the model's size. Pure functions of one analysis and its policy.
 
-A **model** is a full-precision source and the tiers quantized from it (each tier's fidelity reference, else the
-tier itself); tiers of two models are never judged against each other's fidelity. Per model the tier to **ship** is
-the fastest one whose fidelity does not fail the policy (the reference itself is faithful by definition); the
-faster tiers that fail are named with the figure that fails. A speculative pair is **viable** only when some k
+A **model** is what was exported (:mod:`measure.analysis.models`): the tiers a config or tier.json names as one
+model, else a full-precision source and the tiers quantized from it, every export of it by every tool. Per model the
+tier to **ship** is the fastest one, among all its exports, that no judgment rules out (fidelity failing the policy,
+or a gated check failing); the faster tiers ruled out are named with the figure that rules them out, and every other
+judgment of the shipped tier that is not a plain yes (framing, runtimes, overhead, cold load) is carried with it, so
+the ship line says what it accepts. A ship line needs a timed full-precision tier of its model: without one it names
+the fastest tier and what is missing, and decides nothing. A speculative pair is **viable** only when some k
 is faster than the **fastest greedy tier of its kind** with 95% confidence (Bonferroni over the k tried): being
 faster than its own verifier is not enough when a cheaper tier alone beats both. The **precision effect** sets the
 tiers of one model against its fp32 tier (and int4 against int8), the **size effect** one model against another
@@ -18,10 +21,12 @@ from dataclasses import dataclass, replace
 
 from measure.analysis.fidelity import TierFidelityFigures, unjudged_why
 from measure.analysis.headline import kind_reference
+from measure.analysis.models import Model, model_of, models, source_root
+from measure.analysis.profile import cold_load_ratio
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
 from measure.analysis.stats import Estimate, paired_ratio
-from measure.analysis.verdict import Verdict
+from measure.analysis.verdict import Verdict, clause
 from measure.record.model import FP32, Record
 
 FULL = ("fp32", "fp16")
@@ -46,9 +51,12 @@ class Speed:
     accuracy_level: int | None
     """An int4 tier's MatMulNBits accuracy level (0: unset; 4: int8 activations), None for other precisions."""
 
+    blocked: str | None = None
+    """Why a judgment rules the tier out of shipping (a gated check failing), None where none does."""
+
     @property
     def fails(self) -> bool:
-        return self.faithful is not None and self.faithful.outcome == "failure"
+        return self.blocked is not None or (self.faithful is not None and self.faithful.outcome == "failure")
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,23 @@ class Ship:
     tied_with: tuple[str, ...]
     """Tiers of the model whose speed the interval cannot tell from the shipped tier's."""
     reference: str | None = None
-    """The tier ``vs_reference`` is against: the model's source, or for a kind's tiers unjudged its reference."""
+    """The tier ``vs_reference`` is against: the model's timed full-precision tier, or for a kind's tiers unjudged
+    its reference."""
+    missing: str | None = None
+    """Why the model has no timed reference (then nothing is shipped: ``tier`` is its fastest tier, undecided)."""
+    accepted: tuple[Verdict, ...] = ()
+    """Every judgment of the shipped tier other than its fidelity whose answer is not a plain yes, accepted because
+    none of them gates (framing of a quantized tier, another runtime, harness overhead, profile)."""
+    cold_load: Estimate | None = None
+    """The shipped tier's cold load time over the reference's (one-tier worker processes), where both were profiled
+    and the interval lies above 1: a cost the ship line states."""
+    exports: tuple[str, ...] = ()
+    """The model's full-precision exports (:attr:`Model.sources`): two where two tools exported one model."""
+
+    @property
+    def decided(self) -> bool:
+        """A ship decision: a tier chosen against a timed reference of its own model, its fidelity judged."""
+        return self.tier is not None and self.missing is None and not self.model.startswith(KIND_MODEL)
 
 
 @dataclass(frozen=True)
@@ -102,6 +126,9 @@ class Precision:
     limit: str | None = None
     """Which effect decides the tier's speed, where its bytes do not fit in the cache: the roofline's sentence
     (near its memory-bandwidth bound, or its kernels the limit); None without a bound."""
+    export: str | None = None
+    """Where the two tiers are different exports of the model (another tool's graphs): the tier's own source, so
+    the ratio is read as precision and export together; None within one export."""
 
 
 @dataclass(frozen=True)
@@ -177,36 +204,49 @@ def speeds(a: Analysis) -> tuple[Speed, ...]:
     """Every timed greedy tier with its model, fidelity and verdict. Without a fidelity pass nothing says which
     tiers share a source, so the model of each tier is its kind (``KIND_MODEL``): one fastest tier per kind."""
     r = a.record
-    reference = {f.tier: f.reference for f in a.fidelity}
     verdicts = {v.key: v for v in a.verdicts if v.topic == "fidelity"}
+    gated = {v.key: v for v in a.verdicts if v.gate and v.key in r.tiers}
     out = []
     for t in a.tiers:
         entry = r.tiers[t.tier]
         if a.fidelity and unjudged_why(r, t.tier):  # no model to ship it for: said apart (Decision.unjudged)
             continue
         level = entry.nbits.accuracy_level if entry.nbits else None
+        model = model_of(r, t.tier) if a.fidelity else None  # unjudged, no tier is fit to ship: one line per kind
+        gate = gated.get(t.tier)
         out.append(
             Speed(
                 t.tier,
                 entry.kind,
                 entry.role,
                 entry.precision,
-                reference.get(t.tier, t.tier) if a.fidelity else KIND_MODEL + entry.kind,
+                model or KIND_MODEL + entry.kind,
                 t.ms_per_token,
                 a.fidelity_of(t.tier),
                 verdicts.get(t.tier),
                 level,
+                clause(gate) if gate is not None else None,
             )
         )
     return tuple(out)
 
 
 def _failing(s: Speed) -> str:
+    if s.blocked is not None:
+        return s.blocked
     answer = s.faithful.answer if s.faithful else ""
     return answer.removeprefix("no: ").strip() or "fidelity fails the policy"
 
 
-def _ship(a: Analysis, model: str, group: list[Speed]) -> Ship:
+ACCEPTED = ("failure", "warning", "inconclusive")
+"""The answers a shipped tier's other judgments may carry that its ship line must state (not a plain yes)."""
+
+
+def _accepted(a: Analysis, tier: str) -> tuple[Verdict, ...]:
+    return tuple(v for v in a.verdicts if v.key == tier and v.topic != "fidelity" and v.outcome in ACCEPTED)
+
+
+def _ship(a: Analysis, model: str, group: list[Speed], info: Model | None) -> Ship:
     r = a.record
     group = sorted(group, key=lambda s: s.ms_per_token.value)
     passing = [s for s in group if not s.fails]
@@ -214,16 +254,21 @@ def _ship(a: Analysis, model: str, group: list[Speed]) -> Ship:
     faster = tuple(
         (s, _failing(s)) for s in group if s.fails and (ship is None or s.ms_per_token.value < ship.ms_per_token.value)
     )
+    exports = info.sources if info is not None else ()
+    missing = info.missing if info is not None else None
     if ship is None:
-        return Ship(model, group[0].kind, None, None, None, r.plain, faster, ())
+        return Ship(model, group[0].kind, None, None, None, r.plain, faster, (), missing=missing, exports=exports)
     ties = tuple(
         s.tier for s in passing[1:] if (e := _paired(r, s.tier, ship.tier)) is not None and e.lo <= 1.0 <= e.hi
     )
-    ref = model if model != ship.tier and model in r.tiers else None
     if model.startswith(KIND_MODEL):
         ref = kind_reference(r, ship.kind)
-        ref = ref if ref != ship.tier else None
+    else:
+        ref = info.reference if info is not None else None
+        missing = missing if info is not None else f"no timed full-precision tier of {model}"
+    ref = ref if ref != ship.tier else None
     plain = r.plain if r.plain not in (None, ship.tier) and r.tiers[r.plain].kind == ship.kind else None
+    cold = cold_load_ratio(r, ship.tier, ref) if ref else None
     return Ship(
         model,
         ship.kind,
@@ -234,6 +279,10 @@ def _ship(a: Analysis, model: str, group: list[Speed]) -> Ship:
         faster,
         ties,
         ref,
+        missing,
+        _accepted(a, ship.tier),
+        cold if cold is not None and cold.lo > 1 else None,
+        exports,
     )
 
 
@@ -311,7 +360,11 @@ def _precision(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Precision, 
             for s in group:
                 if s.precision.startswith("int4") and (ratio := _paired(r, s.tier, int8.tier)) is not None:
                     out.append(_against(model, s, int8, ratio))
-    return tuple(replace(p, limit=_limit(a, p.tier)) for p in out)
+    root = {p.tier: source_root(r, p.tier) for p in out} | {p.against: source_root(r, p.against) for p in out}
+    return tuple(
+        replace(p, limit=_limit(a, p.tier), export=root[p.tier] if root[p.tier] != root[p.against] else None)
+        for p in out
+    )
 
 
 def _sizes(a: Analysis, models: dict[str, list[Speed]]) -> tuple[Size, ...]:
@@ -348,19 +401,20 @@ def _gates(a: Analysis) -> tuple[Gate, ...]:
 def decide(a: Analysis) -> Decision:
     """The Overview's decision block, from one record's analysis."""
     found = speeds(a)
-    models: dict[str, list[Speed]] = defaultdict(list)
+    grouped: dict[str, list[Speed]] = defaultdict(list)
     for s in found:
-        models[s.model].append(s)
+        grouped[s.model].append(s)
+    info = {m.name: m for m in models(a.record, {t.tier for t in a.tiers})}
     fastest: dict[str, Speed] = {}
     for s in found:
         if s.kind not in fastest or s.ms_per_token.value < fastest[s.kind].ms_per_token.value:
             fastest[s.kind] = s
     return Decision(
         found,
-        tuple(_ship(a, m, g) for m, g in models.items()),
+        tuple(_ship(a, m, g, info.get(m)) for m, g in grouped.items()),
         _speculative(a, fastest),
-        _precision(a, models),
-        _sizes(a, models),
+        _precision(a, grouped),
+        _sizes(a, grouped),
         _gates(a),
         {k: s.tier for k, s in fastest.items()},
         tuple((t.tier, why) for t in a.tiers if (why := unjudged_why(a.record, t.tier))),

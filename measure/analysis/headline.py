@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.fidelity import TierFidelityFigures
+from measure.analysis.models import model_of
 from measure.analysis.parity import rows_as_python
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.roofline import TierBound
@@ -59,6 +60,8 @@ class TierLine:
     """This tier's ms/token over :attr:`kind_reference`'s, paired (its own column, never the row's reference)."""
     bound: TierBound | None = None
     """Its bytes per decode step against the machine's memory-bandwidth bound (None: bytes not counted)."""
+    model: str | None = None
+    """The model it exports (:func:`~measure.analysis.models.model_of`): its ship line's; None where unknown."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         other,
         _vs(r, name, other) if other else None,
         a.roofline.of(name) if a.roofline is not None else None,
+        model_of(r, name) if a.fidelity else None,
     )
 
 

@@ -135,6 +135,12 @@ def _cold(record: Record, tier: str) -> np.ndarray | None:
     return p.tiers[tier].load_cold_s
 
 
+def cold_load_ratio(record: Record, tier: str, against: str) -> Estimate | None:
+    """``tier``'s cold load time over ``against``'s (ratio of medians, bootstrap interval); None unless both were
+    profiled. What a ship line states beside the speed it gains."""
+    return _ratio(_cold(record, tier), _cold(record, against), bootstrap_of(record))
+
+
 def _per_token(case: Case) -> tuple[np.ndarray, np.ndarray | None]:
     """Per row ms/token, and per step after the first token, over rows with at least one output token."""
     tokens = np.asarray(case.tokens, dtype=float)

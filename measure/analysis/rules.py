@@ -139,7 +139,8 @@ def _framing_stable(t: FramingTier, policy: Policy, topic: str, question: str, s
     agree, total, worst = t.argmax_agree, t.argmax_total, t.present_max_abs_diff
     changed = total - agree
     if changed:
-        outcome, answer = "failure", f"no: {changed} of {total:,} argmax decisions change"
+        per = f" ({total // len(t.blocks):,} positions × {len(t.blocks)} framings)" if len(t.blocks) > 1 else ""
+        outcome, answer = "failure", f"no: {changed} of {total:,} argmax decisions change{per}"
     elif worst > policy.framing_tolerance:
         outcome, answer = "warning", f"yes, {agree:,}/{total:,} argmax hold, but presents move by up to {worst:.2g}"
     else:
@@ -263,6 +264,30 @@ def profile_verdicts(record: Record, policy: Policy, ratios: Sequence[ProfileRat
     return out
 
 
+PROMPT_QUESTION = "Is every prompt position's next-token decision unchanged when the prompt is fed in blocks?"
+
+
+def _prompt_stable(t: FramingTier) -> Verdict:
+    """A decoder-only tier's prompt fed token by token against blocks of k and whole: the positions whose argmax
+    moves, counted as the Overview's Framing line counts them. A finding, never a gate (the output's framing is)."""
+    agree = sum(b.argmax_agree for b in t.prefill)
+    total = sum(b.argmax_total for b in t.prefill)
+    worst = max((b.present_max_abs_diff for b in t.prefill), default=0.0)
+    changed = total - agree
+    per = f" ({total // len(t.prefill):,} positions × {len(t.prefill)} framings)" if len(t.prefill) > 1 else ""
+    return Verdict(
+        "prompt-framing-parity",
+        PROMPT_QUESTION,
+        t.tier,
+        t.tier,
+        "failure" if changed else "success",
+        f"no: {changed} of {total:,} prompt decisions change{per}" if changed else f"yes: {agree:,}/{total:,} hold",
+        "every prompt position's argmax equal token by token, in blocks of k and whole",
+        f"{agree:,}/{total:,} argmax agree; presents differ by up to {worst:.2g}",
+        worst,
+    )
+
+
 def framing_verdicts(record: Record, policy: Policy) -> list[Verdict]:
     out = [
         _framing_stable(
@@ -270,6 +295,7 @@ def framing_verdicts(record: Record, policy: Policy) -> list[Verdict]:
         )
         for t in record.python_tiers
     ]
+    out.extend(_prompt_stable(t) for t in record.python_tiers if t.prefill)
     out.extend(runtime_verdicts(record, policy))
     for a in record.framing.acceptance if record.framing else ():
         out.extend(_acceptance_verdicts(record, a))

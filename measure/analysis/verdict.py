@@ -100,3 +100,44 @@ def against(e: Estimate, threshold: float, want_above: bool) -> tuple[str, str]:
 
 def ci(e: Estimate, digits: int = 2, unit: str = "") -> str:
     return f"{e.value:.{digits}f}{unit} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]"
+
+
+LABELS = {
+    "framing-parity": "batched framing",
+    "prompt-framing-parity": "the prompt in blocks",
+    "runtime-framing-parity": "batched framing",
+    "runtime-parity": "greedy decodes",
+    "browser-parity": "greedy decodes in the browser",
+    "harness-overhead": "harness overhead",
+    "decode-linear": "decoding O(T)",
+    "lite-smaller": "size on disk",
+    "lite-lighter": "memory",
+    "lite-faster-load": "cold load",
+}
+"""A judgment's topic as a ship line names what it accepts."""
+PYTHON = "Python onnxruntime"
+
+
+def _answer(v: Verdict) -> str:
+    """The answer, with its measured value where the answer is a bare yes / no / inconclusive."""
+    return v.answer if v.answer.strip() not in ("yes", "no", "inconclusive") else f"{v.answer} ({v.measured})"
+
+
+def clause(v: Verdict) -> str:
+    """One verdict as a clause of a sentence: "decoding O(T): no (exponent 1.28 [1.05, 1.51])"."""
+    return f"{LABELS.get(v.topic, v.topic)}: {_answer(v)}"
+
+
+def accepted(found: tuple[Verdict, ...]) -> tuple[str, ...]:
+    """What a shipped tier accepts, one item per topic and answer, the runtimes it holds under named together:
+    "batched framing (Python onnxruntime, onnxruntime-node): yes, 2,836/2,836 argmax hold, but presents move by up
+    to 0.21"; a bare yes / no / inconclusive carries its measured value."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for v in found:
+        runtime = v.subject.split(" under ", 1)[1] if " under " in v.subject else PYTHON
+        groups.setdefault((LABELS.get(v.topic, v.topic), _answer(v)), []).append(runtime)
+    out = []
+    for (label, answer), runtimes in groups.items():
+        where = f" ({', '.join(runtimes)})" if runtimes != [PYTHON] else ""
+        out.append(f"{label}{where}: {answer}")
+    return tuple(out)

@@ -253,6 +253,7 @@ def _print_fidelity(a: Analysis, w: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from measure.analysis.judgments import judgments
     from measure.analysis.profile import has_profile
     from measure.analysis.record_analysis import analyse
     from measure.record.io import load
@@ -280,6 +281,6 @@ def run(args: argparse.Namespace) -> int:
     if r.instructions:
         _print_instructions(r.instructions, w)
     _print("\nverdicts")
-    for v in a.verdicts:
+    for v in judgments(a):  # the Overview's answers (ship, speculative, precision) first, as every page reads them
         _print(f"  [{v.outcome:<12}] {v.question} {v.subject}: {v.answer}")
     return 0

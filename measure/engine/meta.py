@@ -48,3 +48,15 @@ def meta_source(folder: Path, key: str) -> Path:
         except (OSError, ValueError):
             continue
     return folder / "tier.json"
+
+
+def model_name(folder: Path) -> str | None:
+    """The model a tier folder's tier.json says it exports (``model``): tiers naming one model are one model, whichever
+    tool exported them. None where tier.json names none; anything but a non-empty string is a one-line error."""
+    path = Path(folder) / "tier.json"
+    if not path.is_file():
+        return None
+    model = read_json_object(path).get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise MeasureError(f"{path}: model: expected the name of the model this tier exports, got {model!r}")
+    return model

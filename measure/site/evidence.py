@@ -16,6 +16,7 @@ ROWS = {
     "speculative-speedup-k": ("wallclock.md", "case"),
     "speculative-speedup": ("wallclock.md", "pair"),
     "framing-parity": ("framing.md", "framing"),
+    "prompt-framing-parity": ("framing.md", "prefill"),
     "runtime-framing-parity": ("framing.md", "runtime"),
     "runtime-parity": ("framing.md", "runtime"),
     "browser-parity": ("framing.md", "runtime"),
@@ -26,6 +27,9 @@ ROWS = {
     "lite-smaller": ("index.md", "summary"),  # bytes on disk: the summary's size column (records without a profile too)
     "lite-lighter": ("wallclock.md", "profile"),
     "lite-faster-load": ("wallclock.md", "profile"),
+    "ship": ("index.md", "decision"),  # the Overview's answers (measure.analysis.judgments): its decision block
+    "speculative-viable": ("wallclock.md", "pair"),
+    "precision": ("wallclock.md", "tier"),
 }
 """Verdict topic -> (page under the results prefix, kind of row its key names)."""
 
@@ -40,6 +44,8 @@ def evidence(v: Verdict) -> str:
     page, kind = ROWS.get(v.topic, ("methods.md", "policy"))
     if v.topic in ("runtime-parity", "browser-parity") and v.outcome == "info":
         return f"{page}#runtimes"
+    if kind == "decision":
+        return "index.md#decision"
     if kind == "summary" or (v.topic == "fidelity" and v.value is None):  # a tier not judged: no figures to show
         return "index.md#summary" if v.topic == "fidelity" else f"{page}#summary"
     return f"{page}#{row_id(kind, v.key)}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from measure.analysis.cost_model import CostModel
 from measure.analysis.current import Current
+from measure.analysis.judgments import judgments
 from measure.analysis.profile import TierProfile
 from measure.analysis.record_analysis import Analysis
 
@@ -114,6 +115,10 @@ def _fidelity_metrics(a: Analysis) -> dict[str, Any]:
     }
 
 
+VERDICT_KEYS = ("topic", "question", "subject", "key", "outcome", "answer", "measured", "value", "lo", "hi")
+"""What metrics.json keeps of each judgment: its reference and interval level are in ``measured``, as pages say it."""
+
+
 def metrics(
     latest: dict[str, Analysis], states: dict[str, Current] | None = None, reference: str | None = None
 ) -> dict[str, Any]:
@@ -153,9 +158,6 @@ def metrics(
             **_decoder_only_metrics(a),
             "framing": _framing_metrics(a),
             "fidelity": _fidelity_metrics(a),
-            "verdicts": [
-                {k: v.to_dict()[k] for k in ("topic", "subject", "outcome", "answer", "value", "lo", "hi")}
-                for v in a.verdicts
-            ],
+            "verdicts": [{k: v.to_dict()[k] for k in VERDICT_KEYS} for v in judgments(a)],
         }
     return out

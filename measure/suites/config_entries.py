@@ -14,6 +14,7 @@ from measure.engine.kind import detect_kind
 from measure.errors import MeasureError
 
 ROLES = ("reference", "plain", "lite", "drafter", "verifier")
+TIER_KEYS = ("name", "path", "role", "prompt", "max_new_tokens", "reference", "model")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,9 @@ class TierSpec:
     reference: str | None = None
     """The full-precision tier the fidelity pass judges this one against: a tier name of the config, or a folder
     (relative to the config); None: its tier.json ``quantization.from``, else the tier its graphs tell."""
+    model: str | None = None
+    """The model this tier is an export of (tiers naming one model are judged as one, whichever tool exported them),
+    over its tier.json's ``model``; None: tier.json's, else its fidelity reference's model, else its own name."""
     kind: str = field(default="seq2seq", metadata={"derived": True})
     """``seq2seq`` or ``causal``, told by the folder's graphs once, when the config is read (not a config key)."""
 
@@ -40,6 +44,7 @@ class TierSpec:
             | ({"prompt": self.prompt} if self.prompt is not None else {})
             | ({"max_new_tokens": self.max_new_tokens} if self.max_new_tokens is not None else {})
             | ({"reference": self.reference} if self.reference is not None else {})
+            | ({"model": self.model} if self.model is not None else {})
         )
 
 
@@ -102,7 +107,7 @@ def _folder(base: Path, value: str, where: str, path: Path) -> Path:
 def tiers_of(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
     """``[[tiers]]``: named, unique, existing folders, a known role each, and exactly one plain tier."""
     tiers = []
-    for i, t in _entries(entries, "tiers", ("name", "path", "role", "prompt", "max_new_tokens", "reference"), path):
+    for i, t in _entries(entries, "tiers", TIER_KEYS, path):
         for key in ("name", "path", "role"):
             if not isinstance(t.get(key), str):
                 raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
@@ -120,6 +125,9 @@ def tiers_of(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]
         reference = t.get("reference")
         if reference is not None and (not isinstance(reference, str) or not reference):
             raise MeasureError(f"{path}: tiers[{i}].reference: expected a tier name or a folder, got {reference!r}")
+        model = t.get("model")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise MeasureError(f"{path}: tiers[{i}].model: expected the name of the model it exports, got {model!r}")
         folder = _folder(base, t["path"], f"tiers[{i}].path", path)
         kind = detect_kind(folder)
         if prompt is not None and kind != "causal":
@@ -127,7 +135,7 @@ def tiers_of(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]
                 f"{path}: tiers[{i}].prompt: {t['name']} is an encoder-decoder tier; a prompt template is for "
                 "decoder-only tiers"
             )
-        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, limit, reference, kind))
+        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, limit, reference, model, kind))
     names = [t.name for t in tiers]
     if not tiers:
         raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")

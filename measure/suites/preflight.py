@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from measure.engine.meta import model_name
 from measure.engine.tier import Tier
 from measure.errors import MeasureError
 from measure.record.model.write import decode_limit_part, tier_part
@@ -64,7 +65,10 @@ def check_tiers(
             check_decodes({spec.name: tier}, golden, config.path)
             limit = decode_limit_part(*tier.decode_limit())
             fingerprint, traffic = tier.fingerprint().to_dict(), tier.traffic().to_dict()
-            parts[spec.name] = tier_part(spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit, traffic)
+            model = spec.model or model_name(tier.path)
+            parts[spec.name] = tier_part(
+                spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit, traffic, model
+            )
             found = check_reference(sessions, spec, tier, golden, sources) if fidelity and refused is None else None
             if isinstance(found, Unjudged):
                 unjudged.append(found)

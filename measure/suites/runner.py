@@ -26,6 +26,7 @@ from typing import Any
 
 from measure import __version__
 from measure.engine.load import load_tier
+from measure.engine.meta import model_name
 from measure.engine.session import AfterRun, Slowdown
 from measure.engine.speculative import Pair, open_pair
 from measure.engine.tier import Tier
@@ -313,6 +314,7 @@ def new_document(
             tier.kind,
             getattr(tier, "prompt", None),
             tier.fingerprint().to_dict(),
+            model=config.tier(name).model or model_name(tier.path),
         )
         for name, tier in tiers.items()
     }

@@ -372,4 +372,5 @@ _TIER_KEYS = {
     "head_dim",
     "vocab_size",
     "note",
+    "model",
 }

@@ -236,10 +236,18 @@ def test_framing_parity_success_warning_failure_and_its_gate():
     assert fp32.outcome == "warning" and fp32.gate  # an fp32 warning is a gate too
     _python_tier(doc, "small-int4")["blocks"][0]["argmax_agree"] -= 1
     int4 = _by(framing_verdicts(_record(doc), POLICY), "framing-parity")["small-int4"]
-    assert (int4.outcome, int4.answer, int4.gate) == ("failure", "no: 1 of 384 argmax decisions change", False)
+    assert (int4.outcome, int4.answer, int4.gate) == (
+        "failure",
+        "no: 1 of 384 argmax decisions change (128 positions × 3 framings)",
+        False,
+    )
     _python_tier(doc, "base-fp32")["blocks"][0]["argmax_agree"] -= 2
     fp32 = _by(framing_verdicts(_record(doc), POLICY), "framing-parity")["base-fp32"]
-    assert (fp32.outcome, fp32.answer, fp32.gate) == ("failure", "no: 2 of 384 argmax decisions change", True)
+    assert (fp32.outcome, fp32.answer, fp32.gate) == (
+        "failure",
+        "no: 2 of 384 argmax decisions change (128 positions × 3 framings)",
+        True,
+    )
 
 
 def _acceptance(doc: dict, verifier: str, self_pair: bool) -> dict:
@@ -297,7 +305,11 @@ def test_another_runtime_is_informative_never_a_gate():
     found = framing_verdicts(_record(doc), POLICY)
     frame = _by(found, "runtime-framing-parity")
     fp32 = frame["base-fp32 under onnxruntime-node"]
-    assert (fp32.outcome, fp32.answer, fp32.gate) == ("failure", "no: 1 of 384 argmax decisions change", False)
+    assert (fp32.outcome, fp32.answer, fp32.gate) == (
+        "failure",
+        "no: 1 of 384 argmax decisions change (128 positions × 3 framings)",
+        False,
+    )
     assert fp32.question == "Are decodes unchanged by batched framing under another runtime?"
     assert frame["base-int8 under onnxruntime-node"].outcome == "warning"
     assert frame["small-int4 under onnxruntime-node"].answer == "yes: 384/384 argmax hold"

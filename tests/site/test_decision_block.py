@@ -159,6 +159,8 @@ def test_the_framing_line_counts_positions_times_framings_and_names_a_tier_whose
     tiers["lm-base-int8"]["prefill"][0]["argmax_agree"] -= 2
     _, block = _block(doc)
     line = _text(block.framing)
-    assert "base-int8 (output: 1 of 240 decisions (80 positions × 3 framings))" in line
-    assert re.search(r"lm-base-int8 \(prompt: \d+ of \d+\)", line), line
+    assert "base-int8 (output: 1 of 240 argmax decisions change (80 positions × 3 framings))" in line
+    assert re.search(
+        r"lm-base-int8 \(prompt: \d+ of [\d,]+ prompt decisions change \(\d+ positions × \d framings\)\)", line
+    )
     assert "the other 3 tier(s) decode identically, prompt and output" in line

@@ -111,3 +111,15 @@ def test_a_budget_in_the_config_reads_as_seconds_and_a_bad_one_names_the_key(min
     with pytest.raises(MeasureError, match=r"suite.toml: run.budget: expected a duration"):
         load_config(_write(mini_config, append='\n[run]\nbudget = "soon"\n'))
     assert "run" not in load_config(mini_config(name="none.toml")).to_dict()
+
+
+def test_a_tier_names_its_model_and_a_bad_name_is_one_line(mini_config):
+    path = mini_config(name="model.toml")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('role = "plain"', 'role = "plain"\nmodel = "base"', 1), encoding="utf-8")
+    config = load_config(path)
+    assert config.tier("base-int8").model == "base" and config.tier("base-fp32").model is None
+    assert config.to_dict()["tiers"][1]["model"] == "base" and "model" not in config.to_dict()["tiers"][0]
+    path.write_text(text.replace('role = "plain"', 'role = "plain"\nmodel = ""', 1), encoding="utf-8")
+    with pytest.raises(MeasureError, match=r"model.toml: tiers\[1\]\.model: expected the name of the model"):
+        load_config(path)

@@ -81,7 +81,11 @@ def test_a_record_whose_argmax_disagrees_fails_framing_parity_and_metrics_say_so
     assert fp32.argmax_agree == fp32.argmax_total - 3
     (v,) = [v for v in verdicts(r) if v.topic == "framing-parity" and v.subject == "base-fp32"]
     assert v.outcome == "failure" and v.gate
-    assert v.answer == f"no: 3 of {fp32.argmax_total} argmax decisions change"
+    n = len(fp32.blocks)
+    assert (
+        v.answer
+        == f"no: 3 of {fp32.argmax_total} argmax decisions change ({fp32.argmax_total // n} positions × {n} framings)"
+    )
     assert "framing-parity" in {g.topic for g in failed_gates(verdicts(r))}
     shown = metrics({r.machine_id: analyse(r)})["machines"][r.machine_id]["framing"]["base-fp32"]
     assert (shown["argmax_agree"], shown["argmax_total"]) == (fp32.argmax_agree, fp32.argmax_total)

@@ -202,6 +202,7 @@ def test_a_decoder_only_tier_quantizes_as_a_seq2seq_one(tmp_path, golden, to, pr
     assert tier.kind == "causal" and tier.fingerprint().precision == precision
     meta = json.loads((out / "tier.json").read_text())
     assert meta["quantization"]["from"] == "lm-base-fp32"
+    assert meta["model"] == "lm-base"  # the model its source exports: the Overview's one ship line for both
     assert meta["prompt"] == "{input}=" and meta["bos_token_id"] == 3
     assert {(out / f).is_file() for f in ("config.json", "generation_config.json", "tokenizer.json")} == {True}
     if to == "int4":

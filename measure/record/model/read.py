@@ -97,6 +97,7 @@ def _tier(name: str, t: dict[str, Any]) -> TierEntry:
         max_new_tokens=(t.get("decode_limit") or {}).get("max_new_tokens"),
         max_new_tokens_from=(t.get("decode_limit") or {}).get("from"),
         traffic=traffic_of(t.get("traffic")),
+        model=t.get("model"),
     )
 
 

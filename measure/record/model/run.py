@@ -93,6 +93,8 @@ class TierEntry:
     """Where that cap came from: ``config``, ``generation_config.json``, ``tier.json``, ``default``; None before."""
     traffic: Traffic | None = None
     """What one decode step reads, by part, counted from its graph; None in records before the count."""
+    model: str | None = None
+    """The model it exports, as the config or its tier.json names it; None: unnamed (its source chain decides)."""
 
     @property
     def decoder_only(self) -> bool:

@@ -56,13 +56,16 @@ def tier_part(
     fingerprint: Part,
     decode_limit: Part | None = None,
     traffic: Part | None = None,
+    model: str | None = None,
 ) -> Part:
     """One entry of ``tiers``: the config's role, the artifact's folder, its model kind (``seq2seq`` or
     ``causal``) with a decoder-only tier's prompt template, and its fingerprint; ``decode_limit``
     (:func:`decode_limit_part`) where the run states it; ``traffic``: what one decode step reads, by part
     (the engine's ``StepTraffic.to_dict()``: ``graph``, ``weights_bytes``, ``embedding_bytes``,
-    ``kv_bytes_per_position``, ``cross_bytes_per_source_token``, ``weights``)."""
+    ``kv_bytes_per_position``, ``cross_bytes_per_source_token``, ``weights``); ``model``: the model it exports, where
+    the config or its tier.json names one."""
     part = {"role": role, "path": path, "kind": kind, "prompt": prompt, "fingerprint": fingerprint}
+    part |= {"model": model} if model is not None else {}
     part |= {"decode_limit": decode_limit} if decode_limit is not None else {}
     return part | ({"traffic": traffic} if traffic is not None else {})
 

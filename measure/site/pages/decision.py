@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
-from measure.analysis.headline import Headline, TierLine
+from measure.analysis.headline import Headline
 from measure.analysis.parity import Agreement
 from measure.analysis.stats import Estimate
+from measure.analysis.verdict import accepted
 from measure.site import chart_style, charts
 from measure.site.context import KIND, Md, badge, link, md, trusted
 from measure.site.evidence import row_id
@@ -49,22 +50,26 @@ def _faithful(s: Ship) -> str:
     t = s.tier
     assert t is not None
     if t.fidelity is None:
-        return "the full-precision reference itself" if t.tier == s.model else "fidelity not measured"
+        return "the full-precision reference itself" if t.precision in FULL else "fidelity not measured"
     g = t.fidelity.greedy
     figures = link(
         f"mean KLD {g.kld_mean.value:.2g}, same top-1 {g.same_top1.value:.1%}",
         f"framing.md#{row_id('fidelity', t.tier)}",
     )
+    against = f" against {md(t.fidelity.reference)}" if t.fidelity.reference != s.reference else ""
     word = {"success": "faithful", "inconclusive": "fidelity not shown either way"}
-    return f"{word.get(t.faithful.outcome, 'faithful') if t.faithful else 'faithful'} ({figures})"
+    return f"{word.get(t.faithful.outcome, 'faithful') if t.faithful else 'faithful'}{against} ({figures})"
 
 
 def _model(s: Ship, mixed: bool) -> str:
-    """ "the base-fp32 model (encoder-decoder)"; the kind only where the record holds two."""
-    kind = f" ({KIND[s.kind]})" if mixed else ""
+    """ "the base-fp32 model (encoder-decoder)"; the kind only where the record holds two; its exports where two
+    tools exported it."""
+    kind = f", {KIND[s.kind]}" if mixed else ""
     if s.model.startswith(KIND_MODEL):
         return f"the {KIND[s.kind]} tiers" if mixed else "the tiers"
-    return f"the {md(s.model)} model{kind}"
+    exports = f"{len(s.exports)} exports: {', '.join(md(e) for e in s.exports)}" if len(s.exports) > 1 else ""
+    said = "; ".join(x for x in (exports, kind.removeprefix(", ")) if x)
+    return f"the {md(s.model)} model" + (f" ({said})" if said else "")
 
 
 def _unjudged_hint(unjudged: tuple[tuple[str, str], ...]) -> str:
@@ -86,14 +91,34 @@ def _unjudged(d: Decision) -> Md | None:
     return trusted(f"{badge('inconclusive')} **Not judged, so not shipped**: {said}. Give each a reference: {hint}.")
 
 
+def _accepts(s: Ship) -> str:
+    """What the shipped tier carries that is not a plain yes, each judgment as it is answered, said as accepted."""
+    said: list[str] = [md(x) for x in accepted(s.accepted)]
+    if s.cold_load is not None and s.reference:
+        said.append(f"cold load {_x(s.cold_load)} {md(s.reference)}'s")
+    if not said:
+        return ""
+    where = link("every verdict", "verdicts.md")
+    return f"; accepted, as no gate stops on it: {'; '.join(said)} ({where})"
+
+
 def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> Md:
     model = _model(s, mixed)
     if s.tier is None:
         fails = "; ".join(f"{md(t.tier)}: {md(why)}" for t, why in s.faster_unfaithful)
-        return trusted(f"{badge('failure')} **No tier of {model} to ship**: every timed tier fails fidelity ({fails}).")
+        if s.missing is not None:  # nothing to decide against, and nothing passes anyway
+            head = f"{badge('inconclusive')} **No ship decision for {model}**: {md(s.missing)}"
+            return trusted(f"{head}; every timed tier of it fails fidelity or a gate anyway ({fails}).")
+        head = f"{badge('failure')} **No tier of {model} to ship**"
+        return trusted(f"{head}: every timed tier fails fidelity or a gate ({fails}).")
     t = s.tier
     if s.model.startswith(KIND_MODEL):  # no fidelity pass: the fastest tier, and why that does not decide
         head = f"{badge('inconclusive')} **Fastest of {model}: {md(t.tier)}**, {_speed(t.tier, t.ms_per_token)}"
+    elif s.missing is not None:  # no timed reference of its own model: nothing to set its speed against
+        head = (
+            f"{badge('inconclusive')} **No ship decision for {model}**: {md(s.missing)}. "
+            f"Its fastest tier: {md(t.tier)}, {_speed(t.tier, t.ms_per_token)}"
+        )
     else:
         head = f"{badge('success')} **Ship {md(t.tier)}** for {model}: {_speed(t.tier, t.ms_per_token)}"
     parts = [head]
@@ -105,11 +130,13 @@ def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> M
         parts.append(f"; fidelity not measured, so no tier is judged fit to ship{_unjudged_hint(unjudged)}")
     else:
         parts.append(f"; {_faithful(s)}")
+    parts.append(_accepts(s))
     if s.tied_with:
         parts.append(f"; as fast within the interval: {', '.join(md(x) for x in s.tied_with)}")
     if s.faster_unfaithful:
         named = "; ".join(f"{md(t.tier)} ({md(why)})" for t, why in s.faster_unfaithful)
-        parts.append(f". Faster but not faithful: {named}")
+        why = "not faithful" if all(t.blocked is None for t, _ in s.faster_unfaithful) else "ruled out"
+        parts.append(f". Faster but {why}: {named}")
     return trusted("".join(parts) + ".")
 
 
@@ -188,8 +215,10 @@ def _precision(found: tuple[Precision, ...], sizes: tuple[Size, ...]) -> tuple[M
                     if p.ratio.hi < 1
                     else ": int4 and int8 not told apart"
                 )
+            export = f" (another export: {md(p.export)}'s, so precision and export together)" if p.export else ""
             said.append(
-                f"{md(p.tier)} ({md(p.precision)}{_level(p)}) {_x(p.ratio)} the time of {md(p.against)}{fid}{verdict}"
+                f"{md(p.tier)} ({md(p.precision)}{_level(p)}) {_x(p.ratio)} the time of {md(p.against)}{export}"
+                f"{fid}{verdict}"
             )
         out.append(trusted(f"**Precision**, the {md(model)} model alone: " + "; ".join(said) + "."))
         limits = list(dict.fromkeys(p.limit for p in precisions if p.limit))  # which effect decides each tier's speed
@@ -220,34 +249,36 @@ def _gates(d: Decision) -> Md:
     )
 
 
+FRAMING = {"framing-parity": "output", "prompt-framing-parity": "prompt"}
+"""The framing verdicts the Framing line phrases, each as the part of a decode it judges."""
+
+
 def _framing(h: Headline) -> Md | None:
-    measured = [t for t in h.tiers if t.framing_total]
+    """The framing verdicts of every tier in one line: the tiers whose decisions change, each with its verdicts'
+    counts (positions × framings, as Verdicts says them), and how many decode identically."""
+    measured = [t for t in h.tiers if any(v.topic == "framing-parity" for v in t.verdicts)]
     if not measured:
         return None
-    changed = [t for t in measured if t.framing_changed or t.prompt_changed]
-    total = sum(t.framing_total or 0 for t in measured)
     where = link("evidence", "framing.md#framing-parity")
+    changed = [(t, [v for v in t.verdicts if v.topic in FRAMING and v.outcome == "failure"]) for t in measured]
+    changed = [(t, vs) for t, vs in changed if vs]
     if not changed:
+        total = sum(t.framing_total or 0 for t in measured)
         return trusted(
             f"**Framing**: feeding a tier k tokens per call (as a speculative verifier does) instead of one changes "
             f"no decode: all {len(measured)} tiers keep every one of {total:,} next-token decisions ({where})."
         )
-    items = ", ".join(f"{md(t.tier)} ({_decisions(t)})" for t in changed)
+    items = ", ".join(
+        f"{md(t.tier)} ({'; '.join(f'{FRAMING[v.topic]}: {md(v.answer.removeprefix(NO))}' for v in vs)})"
+        for t, vs in changed
+    )
     return trusted(
         f"**Framing**: feeding k tokens per call instead of one changes next-token decisions of {items}; the "
         f"other {len(measured) - len(changed)} tier(s) decode identically, prompt and output ({where})."
     )
 
 
-def _decisions(t: TierLine) -> str:
-    """ "output: 1 of 2,840 decisions (710 positions × 4 framings); prompt: 35 of 2,836" where each changed."""
-    said = []
-    if t.framing_changed and t.framing_total:
-        per = f" ({t.framing_total // t.framings:,} positions × {t.framings} framings)" if t.framings > 1 else ""
-        said.append(f"output: {t.framing_changed} of {t.framing_total:,} decisions{per}")
-    if t.prompt_changed and t.prompt_total:
-        said.append(f"prompt: {t.prompt_changed} of {t.prompt_total:,}")
-    return "; ".join(said)
+NO = "no: "
 
 
 def _ran(a: Agreement) -> str:

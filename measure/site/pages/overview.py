@@ -362,7 +362,7 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
     legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
     w.writerow(
         [
-            *("tier", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
+            *("tier", "model", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
             *("speed_reference", "vs_reference", "vs_reference_lo", "vs_reference_hi"),
             *("kind_reference", "vs_kind_reference", "vs_kind_reference_lo", "vs_kind_reference_hi"),
             *("exact", "rows", "same_as_reference"),
@@ -378,7 +378,7 @@ def summary_csv(h: Headline, state: Current | None = None) -> str:
         judged = [v.outcome for v in t.verdicts if v.outcome != "info"]
         w.writerow(
             [
-                *(t.tier, t.role, t.precision, t.size_bytes),
+                *(t.tier, t.model or "", t.role, t.precision, t.size_bytes),
                 *((ms.value, ms.lo, ms.hi) if ms else ("", "", "")),
                 t.reference or "",
                 *((vs.value, vs.lo, vs.hi) if vs else ("", "", "")),

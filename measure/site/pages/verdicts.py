@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from measure.analysis.judgments import judgments
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
 from measure.analysis.verdict import Verdict
@@ -47,7 +48,7 @@ def questions(a: Analysis) -> tuple[Question, ...]:
     """One table a question, the question with the worst answer first (then as the record asks them), and in each
     table the worst rows first: a reader who stops after the first table has seen the worst there is."""
     groups: dict[str, list[Verdict]] = {}
-    for v in a.verdicts:
+    for v in judgments(a):  # the Overview's answers too, each under its own question
         groups.setdefault(v.topic, []).append(v)
     ordered = sorted(groups.items(), key=lambda kv: min(RANK[v.outcome] for v in kv[1]))
     return tuple(
