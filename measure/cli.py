@@ -21,7 +21,7 @@ VERBS = {
     "init": "start measuring a model repository: suite config, golden rows, site and workflow (never overwrites)",
     "decode": "decode texts with a tier (greedy, or speculative with --draft)",
     "info": "print a tier's fingerprint: files, sizes, sha256, precision, layers",
-    "quantize": "write a quantized tier (dynamic int8 or int4 MatMulNBits)",
+    "quantize": "write a quantized tier by a recipe (dynamic or static int8, MatMulNBits at 4 or 8 bits)",
     "run": "run the wall-clock and framing-parity suites; write a JSON run record",
     "ab": "measure two artifact sets in one job, repeats paired; write a record for each (BASE, NEW)",
     "show": "summarise a run record: timings, pairs, framing, verdicts",
