@@ -23,6 +23,7 @@ VERBS = {
     "info": "print a tier's fingerprint: files, sizes, sha256, precision, layers",
     "quantize": "write a quantized tier by a recipe (dynamic or static int8, MatMulNBits at 4 or 8 bits)",
     "run": "run the wall-clock and framing-parity suites; write a JSON run record",
+    "explore": "try a grid of quantization recipes: quantize, drop what fails fidelity, time the rest in a run",
     "ab": "measure two artifact sets in one job, repeats paired; write a record for each (BASE, NEW)",
     "show": "summarise a run record: timings, pairs, framing, verdicts",
     "fidelity": "judge tiers against a full-precision reference: KL divergence, same top token, perplexity ratio",

@@ -7,6 +7,7 @@ from typing import Any
 
 from measure.policy import Policy
 from measure.record.model.bandwidth import Traffic
+from measure.record.model.explore import Explore
 from measure.record.model.fidelity import Fidelity
 from measure.record.model.framing import Framing, FramingTier, Leg
 from measure.record.model.instructions import Instructions
@@ -188,6 +189,8 @@ class Record:
     """The framing suite's fidelity pass: each quantized tier against its full-precision reference (schema v4)."""
     plan: RunPlan | None = None
     """A budgeted run's plan: what it measured of what the config asks, what it cut, how it ended."""
+    explore: Explore | None = None
+    """``measure explore``'s search: the recipes tried, and the ones dropped before the suites with why."""
 
     @property
     def date(self) -> str:
