@@ -450,6 +450,15 @@ def _quantize_recipe_file(text: str) -> Build:
     return build
 
 
+def _explore_grid(text: str) -> Build:
+    def build(tmp: Path) -> list[str]:
+        (tmp / "grid.toml").write_text(text, encoding="utf-8")
+        out = ["--out", str(tmp / "ex"), "--results", str(tmp / "res")]
+        return [str(bundled.SMALL_FP32), "--grid", str(tmp / "grid.toml"), *out]
+
+    return build
+
+
 def _no_flag(err: str) -> None:
     assert "--budget" not in err, err  # the flag was never given
 
@@ -1296,6 +1305,35 @@ CASES: dict[str, Case] = {
         "error",
         ("small-int8", "int8-dynamic, not full precision"),
         check=absent("q"),
+    ),
+    # ---- explore
+    "explore a reference that is not full precision": Case(
+        "explore",
+        lambda tmp: [str(bundled.DEMO_DIR / "small-int8"), "--out", str(tmp / "ex"), "--results", str(tmp / "res")],
+        "error",
+        ("small-int8", "not full precision"),
+        check=absent("ex", "res"),
+    ),
+    "explore a grid with an unknown key": Case(
+        "explore",
+        _explore_grid('[[recipes]]\nname = "a"\nbase = "int8"\nper_chanel = true\n'),
+        "error",
+        ("grid.toml", "recipes[0]", "key per_chanel"),
+        check=absent("ex", "res"),
+    ),
+    "explore a grid with block size 512": Case(
+        "explore",
+        _explore_grid('[[recipes]]\nname = "a"\nmethod = "matmul-nbits"\nbits = 4\nblock_size = 512\n'),
+        "error",
+        ("grid.toml", "key block_size", "got 512"),
+        check=absent("ex", "res"),
+    ),
+    "explore --screen-rows 0": Case(
+        "explore",
+        lambda tmp: [str(bundled.SMALL_FP32), "--screen-rows", "0", "--out", str(tmp / "ex")],
+        "error",
+        ("--screen-rows", "got 0"),
+        check=absent("ex"),
     ),
     "quantize a broken graph leaves nothing": Case(
         "quantize", _broken_graph, "error", ("decoder-kv.onnx",), check=no_partial
