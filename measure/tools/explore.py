@@ -196,13 +196,7 @@ def screen_candidates(
         if not todo:
             continue
         reference = load_tier(folder, session, label=name, name=name)
-        for c in todo:
-            try:
-                part = _judge_one(reference, c, golden, session)
-            except MeasureError as exc:  # NaN logits, a tier its reference cannot judge
-                c.dropped, c.reason = "fidelity", str(exc)
-                say(f"explore: {c.tier}: dropped: {exc}")
-                continue
+        for c, part in _judged(reference, todo, golden, session, say):
             judged = fidelity(part)
             assert judged is not None, "judge_group writes a fidelity part"
             (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
@@ -225,18 +219,40 @@ def screen_candidates(
                 say(f"explore: {c.tier}: kept ({answer})")
 
 
-def _judge_one(reference: Tier, c: Candidate, golden: GoldenRows, session: SessionConfig) -> dict[str, Any]:
+def _judged(
+    reference: Tier, todo: list[Candidate], golden: GoldenRows, session: SessionConfig, say: Say
+) -> Iterator[tuple[Candidate, dict[str, Any]]]:
+    """Each candidate's fidelity block of one tier, the reference's greedy paths decoded once for all of them and
+    each tier loaded only while it is scored. A tier the pass refuses (NaN logits, a reference that cannot judge
+    it) is dropped with that line, and the pass goes on with the next."""
+    left = list(todo)
+    while left:
+        out = fidelity_part()
+        current: list[Candidate] = []
+        try:
+            judge_group(reference, _loaded(reference, left, current, golden, session), golden, out)
+        except MeasureError as exc:
+            c = current[0]
+            c.dropped, c.reason = "fidelity", str(exc)
+            say(f"explore: {c.tier}: dropped: {exc}")
+            left.remove(c)
+        for part in out["tiers"]:
+            c = next(c for c in todo if c.tier == part["tier"])
+            yield c, fidelity_part() | {"references": out["references"], "tiers": [part]}
+
+
+def _loaded(
+    reference: Tier, left: list[Candidate], current: list[Candidate], golden: GoldenRows, session: SessionConfig
+) -> Iterator[Judged]:
+    """The candidates still ``left``, each loaded as the pass reaches it (``current``) and taken off once scored."""
     prompt = getattr(reference, "prompt", None) if reference.kind == "causal" else None
-    tier = load_tier(c.folder, session, label=c.tier, name=c.tier, prompt=prompt)
-    j = Judged(tier, reference, "quantization.from", True)
-    check_streams([j], golden)
-    out = fidelity_part()
-
-    def one() -> Iterator[Judged]:
+    for c in list(left):
+        current[:] = [c]
+        tier = load_tier(c.folder, session, label=c.tier, name=c.tier, prompt=prompt)
+        j = Judged(tier, reference, "quantization.from", True)
+        check_streams([j], golden)
         yield j
-
-    judge_group(reference, one(), golden, out)
-    return out
+        left.remove(c)
 
 
 def _toml(value: Any) -> str:

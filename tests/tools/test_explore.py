@@ -96,27 +96,32 @@ def test_candidates_are_checked_before_anything_is_written(tmp_path):
     assert tier_name("smollm2-fp32", NAMED["int8-nbits"]) == "smollm2-int8-nbits"
 
 
-def _scrambled_head(folder: Path) -> None:
-    """The LM head's weights replaced by noise: a tier no policy can call faithful, whatever the CPU."""
+def _head(folder: Path, fill: float | None) -> None:
+    """The LM head's weights replaced by noise (a tier no policy can call faithful, whatever the CPU), or by
+    ``fill`` (NaN: logits the fidelity pass refuses)."""
     model = onnx.load(str(folder / "model.onnx"))
     head = next(n for n in model.graph.node if n.name == "/lm_head/MatMul")
     weights = next(i for i in model.graph.initializer if i.name == head.input[1])
-    noise = np.random.default_rng(0).normal(0, 3, numpy_helper.to_array(weights).shape).astype(np.float32)
-    weights.CopyFrom(numpy_helper.from_array(noise, weights.name))
+    shape = numpy_helper.to_array(weights).shape
+    values = np.random.default_rng(0).normal(0, 3, shape) if fill is None else np.full(shape, fill)
+    weights.CopyFrom(numpy_helper.from_array(values.astype(np.float32), weights.name))
     onnx.save(model, str(folder / "model.onnx"))
 
 
 def test_the_screening_drops_what_fails_and_keeps_what_it_cannot_fail(tmp_path):
     """A copy of the reference (KLD 0) is kept; one with a scrambled head is dropped at the fidelity stage, its
-    reason naming the rows and the figure past its bound, its figures kept."""
-    same, bad = tmp_path / "lm-small-same", tmp_path / "lm-small-bad"
-    shutil.copytree(LM, same)
-    shutil.copytree(LM, bad)
-    _scrambled_head(bad)
+    reason naming the rows and the figure past its bound, its figures kept; one whose logits are NaN is dropped
+    with the pass's own line, and the pass goes on to the tiers after it."""
+    same, nan, bad = tmp_path / "lm-small-same", tmp_path / "lm-small-nan", tmp_path / "lm-small-bad"
+    for folder in (same, nan, bad):
+        shutil.copytree(LM, folder)
+    _head(bad, None)
+    _head(nan, float("nan"))
     golden = load_golden(bundled.GOLDEN)
     rows = type(golden)(golden.path, golden.sha256, golden.rows[:6])
     candidates = [
         Candidate("lm-small-fp32", NAMED["int8"], "lm-small-same", same),
+        Candidate("lm-small-fp32", NAMED["int4-asym"], "lm-small-nan", nan),
         Candidate("lm-small-fp32", NAMED["int4"], "lm-small-bad", bad),
     ]
     from measure.engine.options import SessionConfig
@@ -124,7 +129,9 @@ def test_the_screening_drops_what_fails_and_keeps_what_it_cannot_fail(tmp_path):
     said: list[str] = []
     policy = explore_policy(Policy(), "plain")
     screen_candidates(candidates, {"lm-small-fp32": LM}, rows, SessionConfig(), policy, "plain", said.append)
-    kept, dropped = candidates
+    kept, refused, dropped = candidates
+    assert refused.dropped == "fidelity" and refused.screen is None
+    assert refused.reason is not None and "lm-small-nan" in refused.reason and "NaN" in refused.reason
     assert kept.dropped is None and kept.screen is not None and kept.screen["outcome"] == "success"
     assert kept.screen["kld_mean"]["value"] == 0.0
     assert dropped.dropped == "fidelity" and dropped.screen is not None and dropped.screen["outcome"] == "failure"
