@@ -214,7 +214,9 @@ class Record:
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """Which of :data:`PARTS` this record carries (the cost profile lives inside the wall-clock section)."""
+        """Which of :data:`PARTS` this record carries (the cost profile lives inside the wall-clock section), then
+        ``explore`` for a record ``measure explore`` made: no part of a machine's current state, but how the site
+        finds the searches without reading every record."""
         wc = self.wallclock
         has = {
             "wallclock": wc is not None,
@@ -222,7 +224,7 @@ class Record:
             "framing": self.framing is not None,
             "instructions": self.instructions is not None,
         }
-        return tuple(p for p in PARTS if has[p])
+        return tuple(p for p in PARTS if has[p]) + (("explore",) if self.explore is not None else ())
 
     @property
     def python_tiers(self) -> tuple[FramingTier, ...]:
