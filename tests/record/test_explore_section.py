@@ -27,9 +27,9 @@ def _with_explore() -> dict:
         "plain",
         1200.0,
         [
-            candidate_part("ref", {"name": "int8", "method": "dynamic-int8", "bits": 8}, tier, None, None, None),
+            candidate_part(tier, {"name": "int8", "method": "dynamic-int8", "bits": 8}, tier, None, None, None),
             candidate_part(
-                "ref", {"name": "int4", "method": "matmul-nbits", "bits": 4}, "x-int4", "fidelity", "why", screen
+                tier, {"name": "int4", "method": "matmul-nbits", "bits": 4}, "x-int4", "fidelity", "why", screen
             ),
         ],
     )
@@ -63,4 +63,20 @@ def test_the_schema_refuses_a_malformed_section(edit, field):
     doc = _with_explore()
     edit(doc["explore"])
     with pytest.raises(MeasureError, match=field):
+        validate(doc, "test")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda ex: ex["candidates"][0].update(tier="not-a-tier"), r"is measured \(dropped null\) but not in tiers"),
+        (lambda ex: ex["candidates"][0].update(dropped="fidelity", reason="x"), r"dropped \(fidelity\) but is a tier"),
+        (lambda ex: ex["candidates"][1].update(reason=None), "a dropped candidate says why"),
+        (lambda ex: ex["candidates"][1].update(reference="nope"), "tier 'nope' is not in tiers"),
+    ],
+)
+def test_the_candidates_must_agree_with_the_runs_tiers(edit, message):
+    doc = _with_explore()
+    edit(doc["explore"])
+    with pytest.raises(MeasureError, match=message):
         validate(doc, "test")
