@@ -190,3 +190,23 @@ def test_explore_on_a_decoder_only_and_a_seq2seq_model(tmp_path):
     (page,) = (md / "runs").glob(f"*{record.run_id}.md")
     for text in (page.read_text(), (md / "wallclock.md").read_text()):
         assert all(t in text for t in measured)
+
+
+def test_the_suite_config_the_search_writes_loads_with_one_plain_tier(tmp_path):
+    """With survivors the first is plain and each is judged against its reference; with none the first reference
+    anchors the ratios, so the references alone still make a valid run."""
+    from measure.engine.options import SessionConfig
+    from measure.suites.config import load_config
+    from measure.tools.explore import suite_config_text
+
+    refs = {"lm-small-fp32": LM, "small-fp32": SEQ}
+    policy = explore_policy(Policy(), "plain")
+    kept = [Candidate("small-fp32", NAMED["int8"], "small-int8", bundled.DEMO_DIR / "small-int8")]
+    for survivors, plain in ((kept, "small-int8"), ([], "lm-small-fp32")):
+        path = tmp_path / f"{plain}.toml"
+        path.write_text(suite_config_text(refs, survivors, bundled.GOLDEN, SessionConfig(), policy, plain))
+        config = load_config(path)
+        assert config.plain.name == plain
+        assert {t.name: t.reference for t in config.tiers if t.reference} == {c.tier: c.reference for c in survivors}
+        assert not config.framing.node_leg and not config.wallclock.profile
+        assert config.policy.bound("kld_mean_max", "verifier") == 0.01
