@@ -22,7 +22,7 @@ from measure.record.io import load_record, write_record
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 GENERATED = ("reference/cli.md", "reference/config.md", "reference/schema.md")
-SLOW = ("run", "ab", "instructions")
+SLOW = ("run", "ab", "instructions", "explore")
 """Verbs that measure for minutes: their lines are parsed by the real parser, not run (CI runs ``measure run`` in
 the README's main job)."""
 FENCE = re.compile(r"^( *)```(\w*)[^\n]*\n(.*?)^\1```", re.S | re.M)

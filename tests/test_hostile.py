@@ -442,6 +442,23 @@ def _quantize_block(size: int) -> Build:
     return lambda tmp: [str(bundled.SMALL_FP32), str(tmp / "q"), "--to", "int4", "--block-size", str(size)]
 
 
+def _quantize_recipe_file(text: str) -> Build:
+    def build(tmp: Path) -> list[str]:
+        (tmp / "recipe.toml").write_text(text, encoding="utf-8")
+        return [str(bundled.SMALL_FP32), str(tmp / "q"), "--recipe", str(tmp / "recipe.toml")]
+
+    return build
+
+
+def _explore_grid(text: str) -> Build:
+    def build(tmp: Path) -> list[str]:
+        (tmp / "grid.toml").write_text(text, encoding="utf-8")
+        out = ["--out", str(tmp / "ex"), "--results", str(tmp / "res")]
+        return [str(bundled.SMALL_FP32), "--grid", str(tmp / "grid.toml"), *out]
+
+    return build
+
+
 def _no_flag(err: str) -> None:
     assert "--budget" not in err, err  # the flag was never given
 
@@ -1250,6 +1267,80 @@ CASES: dict[str, Case] = {
         "quantize", _quantize_block(2**40), "error", ("--block-size", "16 to 256", "1099511627776"), check=absent("q")
     ),
     "quantize --block-size 512": Case("quantize", _quantize_block(512), "error", ("--block-size", "got 512")),
+    "quantize --recipe an unknown name": Case(
+        "quantize",
+        lambda tmp: [str(bundled.SMALL_FP32), str(tmp / "q"), "--recipe", "int2"],
+        "error",
+        ("--recipe", "no recipe named 'int2'"),
+        check=absent("q"),
+    ),
+    "quantize recipe file with an unknown key": Case(
+        "quantize",
+        _quantize_recipe_file('base = "int4"\nper_chanel = true\n'),
+        "error",
+        ("recipe.toml", "key per_chanel", "unknown"),
+        check=absent("q"),
+    ),
+    "quantize recipe file block size 512": Case(
+        "quantize",
+        _quantize_recipe_file('method = "matmul-nbits"\nbits = 4\nblock_size = 512\n'),
+        "error",
+        ("recipe.toml", "key block_size", "got 512"),
+        check=absent("q"),
+    ),
+    "quantize recipe file 3 bits": Case(
+        "quantize",
+        _quantize_recipe_file('method = "matmul-nbits"\nbits = 3\n'),
+        "error",
+        ("recipe.toml", "key bits", "got 3"),
+        check=absent("q"),
+    ),
+    "quantize recipe file not TOML": Case(
+        "quantize", _quantize_recipe_file("[keep\n"), "error", ("recipe.toml", "not valid TOML"), check=absent("q")
+    ),
+    "quantize recipe keeping a misspelt node": Case(
+        "quantize",
+        _quantize_recipe_file('base = "int8"\n[keep]\nnodes = ["/head/Matmul"]\n'),
+        "error",
+        ("keep.nodes", "/head/Matmul", "names no weight MatMul"),
+        check=absent("q"),
+    ),
+    "quantize a source that is not full precision": Case(
+        "quantize",
+        lambda tmp: [str(bundled.DEMO_DIR / "small-int8"), str(tmp / "q"), "--recipe", "int8-nbits"],
+        "error",
+        ("small-int8", "int8-dynamic, not full precision"),
+        check=absent("q"),
+    ),
+    # ---- explore
+    "explore a reference that is not full precision": Case(
+        "explore",
+        lambda tmp: [str(bundled.DEMO_DIR / "small-int8"), "--out", str(tmp / "ex"), "--results", str(tmp / "res")],
+        "error",
+        ("small-int8", "not full precision"),
+        check=absent("ex", "res"),
+    ),
+    "explore a grid with an unknown key": Case(
+        "explore",
+        _explore_grid('[[recipes]]\nname = "a"\nbase = "int8"\nper_chanel = true\n'),
+        "error",
+        ("grid.toml", "recipes[0]", "key per_chanel"),
+        check=absent("ex", "res"),
+    ),
+    "explore a grid with block size 512": Case(
+        "explore",
+        _explore_grid('[[recipes]]\nname = "a"\nmethod = "matmul-nbits"\nbits = 4\nblock_size = 512\n'),
+        "error",
+        ("grid.toml", "key block_size", "got 512"),
+        check=absent("ex", "res"),
+    ),
+    "explore --screen-rows 0": Case(
+        "explore",
+        lambda tmp: [str(bundled.SMALL_FP32), "--screen-rows", "0", "--out", str(tmp / "ex")],
+        "error",
+        ("--screen-rows", "got 0"),
+        check=absent("ex"),
+    ),
     "quantize a broken graph leaves nothing": Case(
         "quantize", _broken_graph, "error", ("decoder-kv.onnx",), check=no_partial
     ),

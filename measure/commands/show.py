@@ -228,6 +228,22 @@ def _print_plan(r: Record) -> None:
         _print(f"  cut: {cut}")
 
 
+def _print_explore(r: Record) -> None:
+    """``measure explore``'s search: every recipe tried, measured or dropped, with the stage and why."""
+    ex = r.explore
+    if ex is None:
+        return
+    grid = ex.grid or "the default grid"
+    _print(
+        f"\nexplore: {len(ex.candidates)} recipe tiers from {grid}, screened on {ex.screen_rows} rows (role {ex.role})"
+    )
+    for c in ex.candidates:
+        said = "measured" if c.dropped is None else f"dropped at {c.dropped}: {c.reason}"
+        s = c.screen
+        figures = f" (screen: mean KLD {s.kld_mean.value:.3g}, same top-1 {s.same_top1.value:.1%})" if s else ""
+        _print(f"  {c.tier} ({c.recipe_name} of {c.reference}): {said}{figures}")
+
+
 def _print_fidelity(a: Analysis, w: int) -> None:
     """Each judged tier against its reference, llama.cpp's figures in one line; each pair's drafter beside its
     acceptance (``measure fidelity`` prints one tier's figures in full)."""
@@ -262,6 +278,7 @@ def run(args: argparse.Namespace) -> int:
     r = a.record
     _print_header(r)
     _print_plan(r)
+    _print_explore(r)
     w = max([12, *(len(name) + 2 for name in r.tiers)])  # the tier column fits the longest name
     pw = max([14, *(len(t.precision) + 2 for t in r.tiers.values())])  # and the precision column its longest
     if a.tiers:

@@ -107,6 +107,25 @@ def check_tier_names(doc: Doc, source: str) -> None:
             raise fail(source, where, f"tier {name!r} is not in tiers; expected one of {known}")
 
 
+def check_explore(doc: Doc, source: str) -> None:
+    """A search's candidates and the run's tiers tell one story: a candidate measured is a tier judged against its
+    reference, a dropped one is no tier, and each reference is a tier of the run."""
+    ex = doc.get("explore")
+    if not ex:
+        return
+    tiers = doc["tiers"]
+    for i, c in enumerate(ex["candidates"]):
+        where = f"explore/candidates/{i}"
+        if c["reference"] not in tiers:
+            raise fail(source, f"{where}/reference", f"tier {c['reference']!r} is not in tiers")
+        if c["dropped"] is None and c["tier"] not in tiers:
+            raise fail(source, f"{where}/tier", f"{c['tier']!r} is measured (dropped null) but not in tiers")
+        if c["dropped"] is not None and c["tier"] in tiers:
+            raise fail(source, f"{where}/tier", f"{c['tier']!r} is dropped ({c['dropped']}) but is a tier of the run")
+        if c["dropped"] is not None and not c["reason"]:
+            raise fail(source, f"{where}/reason", "a dropped candidate says why; got none")
+
+
 def check_case_keys(doc: Doc, source: str) -> None:
     """A case is keyed by what it measures: its tier, or ``drafter->verifier@k<k>``."""
     for name, case in ((doc.get("wallclock") or {}).get("cases") or {}).items():
@@ -273,6 +292,7 @@ def check_cases(doc: Doc, source: str) -> None:
 
 CHECKS: tuple[Check, ...] = (
     check_tier_names,
+    check_explore,
     check_case_keys,
     check_fidelity_references,
     check_complete,

@@ -121,6 +121,11 @@ def _palette(current: Analysis | None) -> Palette:
     return palette
 
 
+EXPLORE_RUNS = 5
+"""The newest ``measure explore`` runs of the reference machine the Overview reads for what to try, when no
+quantized tier of a model is fit."""
+
+
 def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | None = None) -> Site:
     """``reference_machine``: the machine the Overview, Wall-clock, Framing parity and Methods answer for (the
     plugin's option); None picks the machine with the most complete records
@@ -152,6 +157,8 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     if current is not None and state is not None:
         files["summary.csv"] = summary_csv(headline(current), state)
     machines = States(states, analysed, reference)
+    searches = [s for s in machine_runs.get(reference.machine, []) if "explore" in s.parts] if reference else []
+    explored = tuple(analyse(record(s)) for s in searches[-EXPLORE_RUNS:])
     return Site(
         overview=overview_page(
             machines,
@@ -159,6 +166,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
             links,
             palette,
             recent(found, machine_runs[reference.machine]) if reference else (),
+            explored,
         ),
         wallclock=wallclock_page(current, links, palette, state),
         framing=framing_page(current, links, palette, state),

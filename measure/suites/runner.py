@@ -96,6 +96,7 @@ def run(
     *,
     budget_s: float | None = None,
     say: Say = no_say,
+    parts: Mapping[str, Any] | None = None,
 ) -> Path:
     """Measure and return the record's path.
 
@@ -104,7 +105,8 @@ def run(
     tier; its factor is written to the record as ``test_slowdown_factor``). ``budget_s`` (else the
     config's ``[run] budget``): plan the run to it after the warm-up (:mod:`measure.suites.plan`), ``say``
     the plan; a budget too small for one repeat of everything is refused before anything is measured.
-    Sessions are held one step at a time (:mod:`measure.suites.steps`).
+    Sessions are held one step at a time (:mod:`measure.suites.steps`). ``parts``: sections a caller adds to the
+    record from its first save (``measure explore``'s ``explore``), written as given.
     """
     started = perf_counter()
     hooks = dict(after_run or {})
@@ -118,9 +120,9 @@ def run(
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
     first = "wallclock" if "wallclock" in suites else "framing"
     fidelity = "framing" in suites and config.framing.fidelity
-    parts, planned, unjudged = check_tiers(Sessions(config, first, hooks), golden, fidelity)
+    tier_parts, planned, unjudged = check_tiers(Sessions(config, first, hooks), golden, fidelity)
     env = environment(argv=argv)
-    doc = _document(config, suites, golden, parts, env)
+    doc = _document(config, suites, golden, tier_parts, env) | dict(parts or {})
     note_slowdowns(doc, hooks)
     budgeted = None
     if budget_s is not None:

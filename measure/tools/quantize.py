@@ -19,6 +19,7 @@ import logging
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,11 @@ from measure.engine.meta import read_meta
 from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.errors import MeasureError
 from measure.suites.golden import GoldenRows, load_golden
+from measure.tools.matmul_groups import WeightMatMul, graph_matmuls
+from measure.tools.recipes import ACCURACY_LEVELS, BLOCK_SIZES, LEGACY, NAMED, Recipe
 from measure.writing import make_dirs, reason, write_text
 
-TARGETS = ("int8", "int8-static", "int4")
-BLOCK_SIZES = (16, 32, 64, 128, 256)
-"""The int4 block sizes MatMulNBits takes (onnxruntime's CPU kernels: powers of two from 16 to 256); a larger one
-passes the quantizer's own check and ends allocating terabytes."""
-ACCURACY_LEVELS = (0, 1, 2, 3, 4)
-"""MatMulNBits ``accuracy_level``: what its kernel multiplies in (0 unset, as 1; 1 fp32, 2 fp16, 3 bf16, 4 int8)."""
+TARGETS = LEGACY
 
 CALIBRATION_TOKENS = 16
 """A decoder-only calibration decode stops after this many new tokens: the prompt's prefill and the first steps
@@ -49,7 +47,12 @@ full-length decode of a 135M-parameter model would keep gigabytes of feeds)."""
 Feeds = list[dict[str, np.ndarray]]
 
 
-def _int8(src: Path, dst: Path) -> dict[str, Any]:
+def _weight_options(recipe: Recipe) -> dict[str, Any]:
+    """onnxruntime's int8 quantizers make QInt8 weights symmetric by default; only the other choice is passed."""
+    return {} if recipe.symmetric else {"extra_options": {"WeightSymmetric": False}}
+
+
+def _int8(src: Path, dst: Path, recipe: Recipe, kept: tuple[str, ...]) -> dict[str, Any]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -57,10 +60,17 @@ def _int8(src: Path, dst: Path) -> dict[str, Any]:
         str(dst),
         op_types_to_quantize=["MatMul"],
         weight_type=QuantType.QInt8,
-        per_channel=False,
+        per_channel=recipe.per_channel,
         reduce_range=False,
+        nodes_to_exclude=list(kept),
+        **_weight_options(recipe),
     )
-    return {"method": "onnxruntime.quantize_dynamic", "ops": ["MatMul"], "weight_type": "QInt8", "per_channel": False}
+    return {
+        "method": "onnxruntime.quantize_dynamic",
+        "ops": ["MatMul"],
+        "weight_type": "QInt8",
+        "per_channel": recipe.per_channel,
+    }
 
 
 def folder_graphs(folder: Path) -> tuple[str, tuple[str, ...]]:
@@ -107,7 +117,7 @@ def record_feeds(src: Path, calibration: GoldenRows, rows: int) -> dict[str, Fee
     return {session.path.name: session.recorded or [] for session in sessions}
 
 
-def _int8_static(src: Path, dst: Path, feeds: Feeds) -> dict[str, Any]:
+def _int8_static(src: Path, dst: Path, feeds: Feeds, recipe: Recipe, kept: tuple[str, ...]) -> dict[str, Any]:
     from onnxruntime.quantization import (
         CalibrationDataReader,
         CalibrationMethod,
@@ -133,9 +143,11 @@ def _int8_static(src: Path, dst: Path, feeds: Feeds) -> dict[str, Any]:
         op_types_to_quantize=["MatMul"],
         activation_type=QuantType.QUInt8,
         weight_type=QuantType.QInt8,
-        per_channel=False,
+        per_channel=recipe.per_channel,
         reduce_range=False,
-        calibrate_method=CalibrationMethod.MinMax,
+        calibrate_method=getattr(CalibrationMethod, recipe.calibrate_method),
+        nodes_to_exclude=list(kept),
+        **_weight_options(recipe),
     )
     return {
         "method": "onnxruntime.quantize_static",
@@ -143,31 +155,38 @@ def _int8_static(src: Path, dst: Path, feeds: Feeds) -> dict[str, Any]:
         "ops": ["MatMul"],
         "activation_type": "QUInt8",
         "weight_type": "QInt8",
-        "per_channel": False,
-        "calibrate_method": "MinMax",
+        "per_channel": recipe.per_channel,
+        "calibrate_method": recipe.calibrate_method,
     }
 
 
-def _int4(src: Path, dst: Path, block_size: int, accuracy_level: int | None) -> dict[str, Any]:
+def _nbits(src: Path, dst: Path, recipe: Recipe, kept: tuple[str, ...]) -> dict[str, Any]:
     try:
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
     except ImportError as exc:  # onnx-ir missing, or an onnxruntime without the quantizer
-        raise MeasureError(f"int4 quantization needs onnxruntime's MatMulNBits quantizer and onnx-ir ({exc})") from exc
+        raise MeasureError(
+            f"{recipe.bits}-bit quantization needs onnxruntime's MatMulNBits quantizer and onnx-ir ({exc})"
+        ) from exc
     quant = MatMulNBitsQuantizer(
-        onnx.load(str(src)), bits=4, block_size=block_size, is_symmetric=True, accuracy_level=accuracy_level
+        onnx.load(str(src)),
+        bits=recipe.bits,
+        block_size=recipe.block_size,
+        is_symmetric=recipe.symmetric,
+        accuracy_level=recipe.accuracy_level,
+        nodes_to_exclude=list(kept),
     )
     quant.process()
     quant.model.save_model_to_file(str(dst), False)
     return {
         "method": "onnxruntime.MatMulNBitsQuantizer",
-        "bits": 4,
-        "block_size": block_size,
-        "symmetric": True,
-        "accuracy_level": accuracy_level or 0,
+        "bits": recipe.bits,
+        "block_size": recipe.block_size,
+        "symmetric": recipe.symmetric,
+        "accuracy_level": recipe.accuracy_level or 0,
     }
 
 
-def _require_quantized(src: Path, out: Path, to: str) -> None:
+def _require_quantized(src: Path, out: Path, recipe: Recipe) -> None:
     """Refuse a graph the quantizer wrote back unchanged: a tier that says int8 and holds fp32 misleads every page.
 
     onnxruntime's int8 quantizers skip a MatMul inside an ``If`` branch whose weight lives in the outer graph,
@@ -177,7 +196,7 @@ def _require_quantized(src: Path, out: Path, to: str) -> None:
     if found.precision in ("fp32", "fp16") and any(found.ops.get(op) for op in ("MatMul", "Gemm")):
         merged = " (the MatMuls of a merged decoder's If branches read outer-graph weights, which it skips)"
         raise MeasureError(
-            f"{src}: onnxruntime's {_LABELS[to]} quantizer left every MatMul in {found.precision}"
+            f"{src}: onnxruntime's {_METHOD_LABELS[recipe.method]} quantizer left every MatMul in {found.precision}"
             f"{merged if src.name == 'decoder_model_merged.onnx' else ''}; quantize the split layout "
             "(decoder_model.onnx + decoder_with_past_model.onnx) instead, or use --to int4"
         )
@@ -189,15 +208,15 @@ def accuracy_effect(level: int) -> str:
 
 
 ACCURACY_EFFECT = {
-    0: "accuracy_level 0 (unset, computed as 1: fp32): the int4 weights are unpacked to fp32 and multiplied in fp32, "
+    0: "accuracy_level 0 (unset, computed as 1: fp32): the weights are unpacked to fp32 and multiplied in fp32, "
     "which on CPU can decode slower than dynamic int8 of the same model; --accuracy-level 4 multiplies with int8 "
-    "activations (what onnxruntime-genai's model builder writes for CPU), usually the fastest int4",
-    1: "accuracy_level 1 (fp32): the int4 weights are unpacked to fp32 and multiplied in fp32, which on CPU can "
+    "activations (what onnxruntime-genai's model builder writes for CPU), usually the fastest MatMulNBits",
+    1: "accuracy_level 1 (fp32): the weights are unpacked to fp32 and multiplied in fp32, which on CPU can "
     "decode slower than dynamic int8 of the same model",
     2: "accuracy_level 2 (fp16): multiplied in fp16 where the CPU has fp16 kernels, else as fp32",
     3: "accuracy_level 3 (bf16): multiplied in bf16 where the CPU has bf16 kernels, else as fp32",
     4: "accuracy_level 4 (int8): activations quantized to int8 per block and multiplied with int8 kernels: on CPU "
-    "usually the fastest int4, ahead of dynamic int8",
+    "usually the fastest MatMulNBits, ahead of dynamic int8",
 }
 
 
@@ -237,19 +256,38 @@ def quantize_tier(
     calibration: Path | str | None = None,
     calibration_rows: int | None = None,
 ) -> Path:
-    """Quantize every graph of ``src`` into ``dst``; other files (tokenizer, metadata) are copied.
+    """Quantize every graph of ``src`` into ``dst`` by a ``--to`` target (a named recipe, its block size and
+    accuracy level given apart); other files (tokenizer, metadata) are copied.
 
     ``int8-static`` needs ``calibration``: a golden-rows file whose first
     ``calibration_rows`` sources (all by default) are decoded to record feeds.
     Keep it apart from the golden rows the tier is judged on.
     """
-    src, dst = Path(src), Path(dst)
     _check_arguments(to, block_size, accuracy_level, calibration, calibration_rows)
+    recipe = replace(NAMED[to], calibration_rows=calibration_rows)
+    if to == "int4":
+        recipe = replace(recipe, block_size=block_size, accuracy_level=accuracy_level)
+    return quantize_recipe(src, dst, recipe, calibration=calibration)
+
+
+def quantize_recipe(src: Path | str, dst: Path | str, recipe: Recipe, *, calibration: Path | str | None = None) -> Path:
+    """Quantize every graph of the full-precision tier ``src`` into ``dst`` as ``recipe`` says, the MatMuls it
+    keeps left as they are; ``tier.json`` ``quantization.recipe`` records the recipe. A static-int8 recipe needs
+    ``calibration`` (a golden-rows file), any other refuses one. Nothing is written unless the whole tier is."""
+    src, dst = Path(src), Path(dst)
+    if (recipe.method == "static-int8") != (calibration is not None):
+        raise MeasureError(
+            f"quantize --calibration: recipe {recipe.name} ({recipe.method}) "
+            + ("needs a calibration rows file" if calibration is None else "takes no calibration rows file")
+            + " (only static-int8 is calibrated)"
+        )
     layout, graphs = folder_graphs(src)
+    require_full_precision(src, graphs)
+    kept = _kept(src, graphs, recipe)
     rows = cal = None
     if calibration is not None:
         cal = load_golden(calibration)
-        rows = len(cal) if calibration_rows is None else calibration_rows
+        rows = len(cal) if recipe.calibration_rows is None else recipe.calibration_rows
         if not 1 <= rows <= len(cal):
             raise MeasureError(
                 f"quantize --calibration-rows: expected 1 to {len(cal)} (the rows in {cal.path}), got {rows}"
@@ -269,7 +307,7 @@ def quantize_tier(
     except OSError as exc:
         raise MeasureError(f"{dst.parent}: cannot create a folder here ({reason(exc)})") from exc
     try:
-        _build(src, building, dst.name, to, (layout, graphs), block_size, accuracy_level, cal, rows, feeds)
+        _build(src, building, dst.name, recipe, (layout, graphs), kept, cal, rows, feeds)
         if dst.is_dir():
             dst.rmdir()  # empty, checked above
         building.rename(dst)
@@ -278,6 +316,32 @@ def quantize_tier(
     finally:
         shutil.rmtree(building, ignore_errors=True)  # gone already when renamed; a failure leaves nothing
     return dst
+
+
+def require_full_precision(src: Path, graphs: tuple[str, ...]) -> None:
+    """A recipe is applied to full precision: quantizing a quantized tier again stacks two errors, and the tier
+    it makes would name the wrong source as its reference."""
+    for graph in graphs:
+        found = graph_fingerprint(src / graph)
+        if found.precision not in ("fp32", "fp16"):
+            raise MeasureError(
+                f"{src / graph}: is {found.precision}, not full precision; quantize the fp32 (or fp16) tier "
+                "it was made from"
+            )
+
+
+def _kept(src: Path, graphs: tuple[str, ...], recipe: Recipe) -> dict[str, tuple[str, ...]]:
+    """The MatMuls each graph keeps in full precision; a keep entry that names nothing in any graph (a misspelt
+    node, a layer past the last) is refused, since a recipe that silently keeps nothing measures the wrong thing."""
+    if not recipe.keep:
+        return {}
+    found: dict[str, tuple[WeightMatMul, ...]] = {graph: graph_matmuls(src / graph) for graph in graphs}
+    unmatched = recipe.keep.unmatched(tuple(m for ms in found.values() for m in ms))
+    if unmatched:
+        raise MeasureError(
+            f"recipe {recipe.name}: {unmatched[0]} names no weight MatMul in {src} (its graphs: {', '.join(graphs)})"
+        )
+    return {graph: recipe.keep.kept(ms) for graph, ms in found.items()}
 
 
 def _private_copy(src: Path, graphs: tuple[str, ...], work: Path) -> Path:
@@ -300,10 +364,9 @@ def _build(
     src: Path,
     dst: Path,
     name: str,
-    to: str,
+    recipe: Recipe,
     layout_graphs: tuple[str, tuple[str, ...]],
-    block_size: int,
-    accuracy_level: int | None,
+    kept: dict[str, tuple[str, ...]],
     cal: GoldenRows | None,
     rows: int | None,
     feeds: dict[str, Feeds],
@@ -315,24 +378,31 @@ def _build(
     private = _private_copy(src, graphs, work / "src")
     (work / "out").mkdir()
     (work / "tmp").mkdir()
+    whole = {g for g in graphs if kept.get(g) and len(kept[g]) == len(graph_matmuls(private / g))}
+    if whole == set(graphs):
+        raise MeasureError(f"recipe {recipe.name}: keeps every weight MatMul of {src} in full precision")
     logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
     system_tmp, tempfile.tempdir = tempfile.tempdir, str(work / "tmp")  # their temporary models stay in here too
     try:
         for graph in graphs:
             out = work / "out" / graph
+            if graph in whole:  # nothing left to quantize: the graph is copied as it is
+                shutil.copyfile(private / graph, out)
+                out.rename(dst / graph)
+                continue
             try:
-                if to == "int8":
-                    params = _int8(private / graph, out)
-                elif to == "int8-static":
-                    params = _int8_static(private / graph, out, feeds.get(graph, []))
+                if recipe.method == "dynamic-int8":
+                    params = _int8(private / graph, out, recipe, kept.get(graph, ()))
+                elif recipe.method == "static-int8":
+                    params = _int8_static(private / graph, out, feeds.get(graph, []), recipe, kept.get(graph, ()))
                 else:
-                    params = _int4(private / graph, out, block_size, accuracy_level)
+                    params = _nbits(private / graph, out, recipe, kept.get(graph, ()))
             except (MeasureError, OSError):
                 raise
             except Exception as exc:  # onnx and onnxruntime's quantizers raise their own types
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise MeasureError(f"{src / graph}: cannot quantize this graph ({first})") from exc
-            _require_quantized(src / graph, out, to)
+            _require_quantized(src / graph, out, recipe)
             out.rename(dst / graph)
     finally:
         logging.disable(logging.NOTSET)
@@ -351,13 +421,19 @@ def _build(
     meta = read_meta(src) if (src / "tier.json").is_file() else {}
     meta = {k: v for k, v in meta.items() if k in _TIER_KEYS}
     meta["name"] = name
-    meta["note"] = f"{_LABELS[to]} of {src.name}"  # the source's note describes the source, not this tier
-    meta["quantization"] = params | {"from": src.name}
+    meta["note"] = f"{recipe.label} of {src.name}"  # the source's note describes the source, not this tier
+    meta["quantization"] = params | {"from": src.name, "recipe": recipe.to_dict()}
+    if kept:
+        meta["quantization"]["kept"] = {graph: list(names) for graph, names in kept.items()}
     write_text(dst / "tier.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n", root=dst)
     os.chmod(dst, 0o755)  # mkdtemp makes 0700; a tier folder is meant to be read
 
 
-_LABELS = {"int8": "dynamic int8", "int8-static": "static int8 (QDQ, calibrated)", "int4": "int4 MatMulNBits"}
+_METHOD_LABELS = {
+    "dynamic-int8": "dynamic int8",
+    "static-int8": "static int8 (QDQ, calibrated)",
+    "matmul-nbits": "MatMulNBits",
+}
 
 _TIER_KEYS = {
     "tokenizer",

@@ -320,7 +320,68 @@ def schema_page() -> str:
     return "\n".join(lines) + "\n"
 
 
-PAGES = {"cli.md": cli_page, "config.md": config_page, "schema.md": schema_page}
+# --- quantization recipes -----------------------------------------------------------------------------------------
+
+
+def recipes_page() -> str:
+    """The named recipes with their settings, and every key a recipe file takes, from the dataclasses."""
+    from measure.tools.recipes import NAMED, Keep, Recipe
+
+    lines = [
+        "# Quantization recipes",
+        "",
+        GENERATED,
+        "",
+        "`measure quantize SRC OUT --recipe NAME|FILE` makes a tier by a recipe; `tier.json` `quantization.recipe`",
+        "records it whole. `--to int8`, `--to int8-static` and `--to int4` are the recipes of the same names.",
+        "",
+        "## Named recipes",
+        "",
+        "| name | what it makes | settings |",
+        "|---|---|---|",
+    ]
+    for name, recipe in NAMED.items():
+        settings = ", ".join(
+            f"{k} = {_code(v).strip('`')}" for k, v in recipe.to_dict().items() if k != "name" and v is not None
+        )
+        lines.append(f"| `{name}` | {_cell(recipe.label)} | `{_cell(settings)}` |")
+    lines += [
+        "",
+        "## A recipe file",
+        "",
+        "TOML: the keys below at the top level (or `base = NAME` and the keys it changes), and a `[keep]` table.",
+        "An unknown key, a setting the method does not take, or a value the quantizer does not support is one",
+        "line naming the file and the key (exit 2); nothing is written.",
+        "",
+        "```toml",
+        'base = "int8-nbits"',
+        "accuracy_level = 0",
+        "[keep]",
+        'groups = ["lm_head"]',
+        "last = 1",
+        "```",
+        "",
+        "| key | default | meaning |",
+        "|---|---|---|",
+    ]
+    defaults = {f.name: f.default for f in fields(Recipe)}
+    for key, doc in field_docs(Recipe).items():
+        default = defaults[key]
+        shown = "" if default is MISSING or key == "keep" else "unset" if default is None else _code(default)
+        lines.append(f"| `{key}` | {shown} | {_cell(doc)} |")
+    lines += ["| `base` |  | a named recipe to start from; the other keys change it |", ""]
+    lines += ["## `[keep]`", "", "| key | meaning |", "|---|---|"]
+    lines += [f"| `{key}` | {_cell(doc)} |" for key, doc in field_docs(Keep).items()]
+    lines += [
+        "",
+        "Groups are read from node names (then weight names) as optimum and the demo export them: "
+        "`/model/layers.3/self_attn/q_proj/MatMul` is attention of layer 3, `/model/layers.3/mlp/down_proj/MatMul` "
+        "mlp, `/lm_head/MatMul` the LM head. A keep entry that names no MatMul of the tier is refused.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+PAGES = {"cli.md": cli_page, "config.md": config_page, "schema.md": schema_page, "recipes.md": recipes_page}
 
 
 def stale(folder: Path) -> list[str]:

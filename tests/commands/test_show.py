@@ -89,3 +89,29 @@ def test_the_bound_is_shown_with_the_machines_bandwidth_and_each_tiers_sentence(
     assert fp32[header.index("efficiency")].endswith("%")
     assert {r[0] for r in rows[1:]} == {"lm-base-fp32", "lm-base-int8"}
     assert "lm-base-int8 runs at" in shown and "of its memory-bandwidth bound" in shown
+
+
+def test_an_explore_record_shows_every_recipe_and_why_one_was_dropped(tmp_path, capsys):
+    """The explore section: each candidate measured or dropped with its stage and reason, the reason cleaned of
+    control characters like every record string."""
+    import copy
+
+    from tests_support import DATA_DIR
+
+    from measure.record.io import load_record
+
+    doc = copy.deepcopy(load_record(DATA_DIR / "record-v5-explore.json"))
+    last = copy.deepcopy(doc["explore"]["candidates"][-1])
+    recipe = {"name": "int4-asym", "method": "matmul-nbits", "bits": 4}
+    reason = "on the first 6 golden rows, mean KLD 0.4 > 0.01 \x1b[2J"
+    last.update(tier="small-int4-asym", recipe=recipe, dropped="fidelity", reason=reason)
+    doc["explore"]["candidates"].append(last)
+    path = tmp_path / doc["machine_id"] / f"{doc['run_id']}.json"
+    write_atomic(path, doc)
+    capsys.readouterr()
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "explore: 5 recipe tiers from ../grid.toml, screened on 6 rows (role plain)" in out
+    assert "lm-small-int8 (int8 of lm-small-fp32): measured (screen: mean KLD" in out
+    assert "small-int4-asym (int4-asym of small-fp32): dropped at fidelity: on the first 6 golden rows" in out
+    assert "\x1b" not in out

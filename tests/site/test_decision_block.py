@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import html
 import re
 
@@ -10,8 +11,10 @@ from tests_support import DATA_DIR, timed_cases
 
 from measure.analysis.decision import decide
 from measure.analysis.headline import headline
+from measure.analysis.recipe_advice import advise
 from measure.analysis.record_analysis import analyse
-from measure.record.io import load_record, validate
+from measure.cli import main
+from measure.record.io import load_record, validate, write_record
 from measure.record.model import from_document
 from measure.site import charts
 from measure.site.pages.decision import FLOOR, decision_block, speed_fidelity
@@ -164,3 +167,46 @@ def test_the_framing_line_counts_positions_times_framings_and_names_a_tier_whose
         r"lm-base-int8 \(prompt: \d+ of [\d,]+ prompt decisions change \(\d+ positions × \d framings\)\)", line
     )
     assert "the other 3 tier(s) decode identically, prompt and output" in line
+
+
+EXPLORE = DATA_DIR / "record-v5-explore.json"
+
+
+def _strict_run(explore: dict) -> dict:
+    """The explore run's tiers as a later ordinary run whose policy no quantized tier meets (KLD bound 1e-12)."""
+    doc = copy.deepcopy(explore)
+    doc.pop("explore")
+    doc["config"]["policy"]["kld_mean_max"] = 1e-12
+    doc["started_at"] = "2030-01-01T00:00:00Z"
+    doc["finished_at"] = "2030-01-01T00:01:00Z"
+    doc["run_id"] = "20300101T000000Z-000000"
+    return doc
+
+
+def test_the_overview_names_the_recipe_an_explore_run_found_when_no_tier_is_fit(tmp_path):
+    """Rendered from a results tree: the newest run fails every quantized tier, an older explore run of the same
+    models measured recipes that pass; the decision names the one that explore run would ship, per model."""
+    explore = load_record(EXPLORE)
+    strict = _strict_run(explore)
+    machine = explore["machine_id"]
+    write_record(tmp_path / "results" / machine / f"{explore['run_id']}.json", explore)
+    write_record(tmp_path / "results" / machine / f"{strict['run_id']}.json", strict)
+    assert main(["render", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "md")]) == 0
+    seen = _text((tmp_path / "md" / "index.md").read_text(encoding="utf-8"))
+    searched = analyse(from_document(explore, "explore"))
+    for model in ("lm-small-fp32", "small-fp32"):
+        ship = next(s for s in decide(searched).ships if s.model == model)
+        assert ship.tier is not None
+        recipe = next(c.recipe_name for c in searched.record.explore.candidates if c.tier == ship.tier.tier)
+        assert f"Try recipe {recipe} for the {model} model" in seen, seen[:3000]
+        assert f"its tier {ship.tier.tier} took" in seen
+    assert f"in explore run {explore['run_id']}" in seen
+
+
+def test_without_an_explore_run_the_overview_gives_the_command():
+    strict = _strict_run(load_record(EXPLORE))
+    a = analyse(from_document(strict, "strict"))
+    d = decide(a)
+    block = decision_block(d, headline(a), (), advise(d, a.record))
+    said = [_text(x) for x in block.ship if "What to try" in x]
+    assert len(said) == 2 and all("measure explore /" in s and "drops those that fail fidelity" in s for s in said)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,9 @@ from measure.engine.fingerprint import sha256_file
 from measure.engine.load import load_tier
 from measure.errors import MeasureError
 from measure.suites.golden import load_golden
-from measure.tools.quantize import quantize_tier
+from measure.tools.matmul_groups import graph_matmuls
+from measure.tools.quantize import quantize_recipe, quantize_tier
+from measure.tools.recipes import NAMED, Keep, Recipe, parse_recipe
 
 
 def _same_model(tier, golden) -> None:
@@ -261,3 +265,128 @@ def test_a_folder_of_neither_kind_is_one_line_that_names_what_it_found(tmp_path)
     assert "decoder-only tier model.onnx" in message
     with pytest.raises(MeasureError, match="onnxruntime-genai folder"):
         quantize_tier(LM / "genai-base-fp32", tmp_path / "x", "int4")
+
+
+# ---- recipes
+
+
+def _ops_by_group(folder: Path, source: Path) -> dict[tuple[str, str, int | None], list[str]]:
+    """The output graph's op type for every weight MatMul of the source, by (graph, group, layer): the quantizers
+    rename what they quantize (``_quant``, ``_Q4``, ``_Q8``) and leave a kept MatMul's name and type alone."""
+    import onnx
+
+    found: dict[tuple[str, str, int | None], list[str]] = {}
+    for graph in sorted(p.name for p in source.glob("*.onnx")):
+        groups = {m.node: (graph, m.group, m.layer) for m in graph_matmuls(source / graph)}
+        for node in onnx.load(str(folder / graph), load_external_data=False).graph.node:
+            name = re.sub(r"_(quant|Q4|Q8)$", "", node.name)
+            if name in groups and node.op_type in ("MatMul", "MatMulInteger", "MatMulNBits"):
+                found.setdefault(groups[name], []).append(node.op_type)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("source", "base", "keep", "kept"),
+    [
+        (LM / "lm-small-fp32", "int8-nbits", Keep(groups=("lm_head",)), {("model.onnx", "lm_head", None)}),
+        (
+            LM / "lm-small-fp32",
+            "int8",
+            Keep(layers=(1,)),
+            {("model.onnx", "attention", 1), ("model.onnx", "mlp", 1)},
+        ),
+        (
+            bundled.SMALL_FP32,
+            "int4",
+            Keep(groups=("attention",), first=0),
+            {(g, "attention", i) for g in ("encoder.onnx", "decoder-kv.onnx") for i in (0, 1)}
+            | {("decoder-kv.onnx", "attention", None)},
+        ),
+        (bundled.SMALL_FP32, "int8", Keep(groups=("mlp",), last=1), None),
+    ],
+)
+def test_a_group_kept_in_fp32_changes_exactly_that_groups_nodes(tmp_path, source, base, keep, kept):
+    """The same recipe with and without a keep: the kept group's MatMuls stay MatMul, every other group's op types
+    are those of the recipe without the keep, and tier.json lists what was kept."""
+    plain = quantize_recipe(source, tmp_path / "plain", NAMED[base])
+    recipe = replace(NAMED[base], name="kept", keep=keep)
+    out = quantize_recipe(source, tmp_path / "kept", recipe)
+    a, b = _ops_by_group(plain, source), _ops_by_group(out, source)
+    assert a.keys() == b.keys()
+    changed = {k for k in a if a[k] != b[k]}
+    if kept is None:  # the mlp group and everything in the last layer of each graph
+        kept = {k for k in a if k[1] == "mlp" or k[2] == 1}
+    assert changed == kept
+    assert all(set(b[k]) == {"MatMul"} for k in kept) and all("MatMul" not in a[k] for k in a)
+    q = json.loads((out / "tier.json").read_text())["quantization"]
+    assert q["recipe"] == recipe.to_dict() and q["recipe"]["keep"]
+    assert sum(len(v) for v in q["kept"].values()) == sum(len(b[k]) for k in kept)
+    assert load_tier(out).fingerprint().precision == load_tier(plain).fingerprint().precision
+
+
+@pytest.mark.parametrize("name", list(NAMED))
+@pytest.mark.parametrize("source", [LM / "lm-small-fp32", bundled.SMALL_FP32], ids=["decoder-only", "seq2seq"])
+def test_every_named_recipe_builds_a_loadable_tier(tmp_path, golden, name, source):
+    """Loaded, fingerprinted and decoding one row to an end (what it decodes is the CPU's business); tier.json
+    records the whole recipe, which reads back as the same recipe."""
+    recipe = NAMED[name]
+    calibration = bundled.CALIBRATION if recipe.method == "static-int8" else None
+    out = quantize_recipe(
+        source, tmp_path / name, replace(recipe, calibration_rows=2) if calibration else recipe, calibration=calibration
+    )
+    tier = load_tier(out)
+    precision = {"dynamic-int8": "int8-dynamic", "static-int8": "int8-static"}.get(recipe.method, f"int{recipe.bits}")
+    assert tier.fingerprint().precision == precision
+    assert tier.greedy(golden.rows[0].input).stopped in ("eos", "max_new_tokens")
+    q = json.loads((out / "tier.json").read_text())["quantization"]
+    assert parse_recipe(q["recipe"], "tier.json") == (replace(recipe, calibration_rows=2) if calibration else recipe)
+    assert q["from"] == source.name
+    if recipe.method == "matmul-nbits":
+        assert {
+            (g.nbits["bits"], g.nbits["block_size"], g.nbits["accuracy_level"]) for g in tier.fingerprint().graphs
+        } == {(recipe.bits, recipe.block_size, recipe.accuracy_level or 0)}
+
+
+def test_to_writes_the_settings_it_always_wrote_and_the_recipe(tmp_path):
+    """``--to int8`` and ``--to int4`` record what they recorded before (the bundled tiers were made so), and the
+    recipe beside it."""
+    for to, bundled_tier in (("int8", "small-int8"), ("int4", "small-int4")):
+        q = json.loads((quantize_tier(bundled.SMALL_FP32, tmp_path / to, to) / "tier.json").read_text())["quantization"]
+        before = json.loads((bundled.DEMO_DIR / bundled_tier / "tier.json").read_text())["quantization"]
+        assert {k: v for k, v in q.items() if k != "recipe"} == before
+        assert q["recipe"] == NAMED[to].to_dict()
+    q = json.loads(
+        (
+            quantize_tier(bundled.SMALL_FP32, tmp_path / "b16", "int4", block_size=16, accuracy_level=4) / "tier.json"
+        ).read_text()
+    )["quantization"]
+    assert q["recipe"] == replace(NAMED["int4"], block_size=16, accuracy_level=4).to_dict()
+
+
+def test_a_source_that_is_not_full_precision_is_refused(tmp_path):
+    with pytest.raises(MeasureError, match=r"small-int8/encoder\.onnx: is int8-dynamic, not full precision"):
+        quantize_recipe(bundled.DEMO_DIR / "small-int8", tmp_path / "q", NAMED["int4"])
+    assert not (tmp_path / "q").exists()
+
+
+def test_a_keep_that_names_nothing_or_everything_is_refused(tmp_path):
+    with pytest.raises(MeasureError, match=r"recipe x: keep\.nodes: '/model/layer\.0/MatMul' names no weight MatMul"):
+        quantize_recipe(
+            LM / "lm-small-fp32",
+            tmp_path / "q",
+            Recipe("x", "dynamic-int8", keep=Keep(nodes=("/model/layer.0/MatMul",))),
+        )
+    with pytest.raises(MeasureError, match=r"recipe x: keep\.layers: 2 names no weight MatMul"):
+        quantize_recipe(LM / "lm-small-fp32", tmp_path / "q", Recipe("x", "dynamic-int8", keep=Keep(layers=(2,))))
+    everything = Keep(groups=("attention", "mlp", "lm_head"))
+    with pytest.raises(MeasureError, match=r"recipe x: keeps every weight MatMul .* in full precision"):
+        quantize_recipe(LM / "lm-small-fp32", tmp_path / "q", Recipe("x", "matmul-nbits", bits=4, keep=everything))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_graph_the_recipe_keeps_whole_is_copied_as_it_is(tmp_path):
+    """Keeping the first two layers keeps every weight MatMul of the two-layer encoder: the encoder is copied, the
+    decoder (with its head) is quantized."""
+    out = quantize_recipe(bundled.SMALL_FP32, tmp_path / "q", Recipe("x", "dynamic-int8", keep=Keep(first=2)))
+    assert (out / "encoder.onnx").read_bytes() == (bundled.SMALL_FP32 / "encoder.onnx").read_bytes()
+    assert [g.precision for g in load_tier(out).fingerprint().graphs] == ["fp32", "int8-dynamic"]

@@ -11,6 +11,7 @@ from typing import Any
 from measure.policy import policy_from
 from measure.record.model.bandwidth import traffic_of
 from measure.record.model.convert import ints
+from measure.record.model.explore import explore_of
 from measure.record.model.instructions import Instructions, instruction_tier
 from measure.record.model.plan import nbits_of, plan_of
 from measure.record.model.read_fidelity import fidelity
@@ -145,4 +146,5 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         instructions=_instructions(doc.get("instructions")),
         fidelity=fidelity(doc.get("fidelity")),
         plan=plan_of(doc.get("plan")),
+        explore=explore_of(doc.get("explore")),
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 from measure.policy import Policy
 from measure.record.model.bandwidth import Traffic
+from measure.record.model.explore import Explore
 from measure.record.model.fidelity import Fidelity
 from measure.record.model.framing import Framing, FramingTier, Leg
 from measure.record.model.instructions import Instructions
@@ -190,6 +191,8 @@ class Record:
     """The framing suite's fidelity pass: each quantized tier against its full-precision reference (schema v4)."""
     plan: RunPlan | None = None
     """A budgeted run's plan: what it measured of what the config asks, what it cut, how it ended."""
+    explore: Explore | None = None
+    """``measure explore``'s search: the recipes tried, and the ones dropped before the suites with why."""
 
     @property
     def date(self) -> str:
@@ -213,7 +216,9 @@ class Record:
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """Which of :data:`PARTS` this record carries (the cost profile lives inside the wall-clock section)."""
+        """Which of :data:`PARTS` this record carries (the cost profile lives inside the wall-clock section), then
+        ``explore`` for a record ``measure explore`` made: no part of a machine's current state, but how the site
+        finds the searches without reading every record."""
         wc = self.wallclock
         has = {
             "wallclock": wc is not None,
@@ -221,7 +226,7 @@ class Record:
             "framing": self.framing is not None,
             "instructions": self.instructions is not None,
         }
-        return tuple(p for p in PARTS if has[p])
+        return tuple(p for p in PARTS if has[p]) + (("explore",) if self.explore is not None else ())
 
     @property
     def python_tiers(self) -> tuple[FramingTier, ...]:

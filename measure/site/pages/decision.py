@@ -11,6 +11,7 @@ from typing import Any
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
 from measure.analysis.headline import Headline
 from measure.analysis.parity import Agreement
+from measure.analysis.recipe_advice import Advice
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import accepted
 from measure.site import chart_style, charts
@@ -138,6 +139,39 @@ def _ship(s: Ship, mixed: bool, unjudged: tuple[tuple[str, str], ...] = ()) -> M
         why = "not faithful" if all(t.blocked is None for t, _ in s.faster_unfaithful) else "ruled out"
         parts.append(f". Faster but {why}: {named}")
     return trusted("".join(parts) + ".")
+
+
+def _advice(a: Advice) -> Md:
+    """What to try for a model none of whose quantized tiers is fit: the recipe an explore run found, or the
+    search to run."""
+    failing = ", ".join(md(t) for t in a.failing)
+    command = f"<code>{md(a.command)}</code>"  # escaped text is entities, which a Markdown code span would show
+    b = a.best
+    if b is None:
+        if a.searched is not None:
+            return trusted(
+                f"{badge('inconclusive')} **No recipe fit either** for the {md(a.model)} model: explore run "
+                f"{md(a.searched)} found none faithful; try a wider grid: "
+                f"<code>{md(a.command)} --grid GRID.toml</code>."
+            )
+        return trusted(
+            f"{badge('inconclusive')} **What to try** for the {md(a.model)} model ({failing} not faithful): "
+            f"{command} quantizes it by other recipes, drops those that fail fidelity and times the rest."
+        )
+    said = [f"{badge('info')} **Try recipe {md(b.recipe)}** for the {md(a.model)} model ({failing} not faithful)"]
+    said.append(f": in explore run {md(b.run_id)} ({md(b.date)}) its tier {md(b.tier)} took")
+    said.append(f" {b.ms_per_token.value:.3f} ms/token [{b.ms_per_token.lo:.3f}, {b.ms_per_token.hi:.3f}]")
+    if b.vs_plain is not None and b.plain:
+        said.append(f", {_x(b.vs_plain)} the time of that run's plain tier {md(b.plain)}")
+    if b.fidelity is not None:
+        g = b.fidelity.greedy
+        said.append(
+            f", mean KLD {g.kld_mean.value:.2g} [{g.kld_mean.lo:.2g}, {g.kld_mean.hi:.2g}], same top-1 "
+            f"{g.same_top1.value:.1%}"
+        )
+    make = f"<code>measure quantize SRC OUT --recipe {md(b.recipe)}</code>"
+    said.append(f" (best of {b.tried} recipes tried); make it with {make}.")
+    return trusted("".join(said))
 
 
 def _preserved(p: Speculative) -> str:
@@ -320,10 +354,16 @@ def _runtimes(found: tuple[Agreement, ...]) -> Md | None:
     return trusted(f"**Runtimes**: {'; '.join(parts)} ({where}).")
 
 
-def decision_block(d: Decision, h: Headline, agreement: tuple[Agreement, ...] = ()) -> DecisionBlock:
-    """``agreement``: each runtime leg after Python onnxruntime against it (:func:`runtime_agreement`)."""
+def decision_block(
+    d: Decision, h: Headline, agreement: tuple[Agreement, ...] = (), advice: tuple[Advice, ...] = ()
+) -> DecisionBlock:
+    """``agreement``: each runtime leg after Python onnxruntime against it (:func:`runtime_agreement`); ``advice``:
+    what to try for each model with no quantized tier fit (:func:`measure.analysis.recipe_advice.advise`), said
+    after the ship lines."""
     return DecisionBlock(
-        tuple(_ship(s, h.mixed, d.unjudged) for s in d.ships) + tuple(x for x in (_unjudged(d),) if x is not None),
+        tuple(_ship(s, h.mixed, d.unjudged) for s in d.ships)
+        + tuple(x for x in (_unjudged(d),) if x is not None)
+        + tuple(_advice(a) for a in advice),
         _speculative(d.speculative, d.fastest, h.mixed),
         _precision(d.precision, d.sizes),
         _framing(h),

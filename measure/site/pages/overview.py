@@ -19,6 +19,7 @@ from measure.analysis.decision import Decision, decide
 from measure.analysis.headline import Headline, TierLine, headline
 from measure.analysis.history_changes import ChangePoint
 from measure.analysis.parity import runtime_agreement
+from measure.analysis.recipe_advice import advise
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import Verdict
@@ -286,9 +287,15 @@ def _change_line(c: ChangePoint) -> Md:
 
 
 def overview_page(
-    states: States, records: int, links: RunLinks, palette: charts.Palette, changes: tuple[ChangePoint, ...] = ()
+    states: States,
+    records: int,
+    links: RunLinks,
+    palette: charts.Palette,
+    changes: tuple[ChangePoint, ...] = (),
+    explored: tuple[Analysis, ...] = (),
 ) -> Overview:
-    """``changes``: the change points in the reference machine's newest commits, newest first."""
+    """``changes``: the change points in the reference machine's newest commits, newest first; ``explored``: its
+    newest ``measure explore`` runs, where the decision finds a recipe to try for a model with no fit tier."""
     ref = states.reference
     if ref is None:
         return Overview(None, None, None, None, (), (), None, records, md(""), md(""), (), md(""), (), ())
@@ -313,7 +320,7 @@ def overview_page(
     return Overview(
         links.ref(state.newest),
         lead(current, sources),
-        decision_block(d, h, runtime_agreement(current.record)),
+        decision_block(d, h, runtime_agreement(current.record), advise(d, current.record, explored)),
         _chart(d, current, palette),
         tuple(rows),
         runtimes,

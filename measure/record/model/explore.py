@@ -1,0 +1,120 @@
+"""``measure explore``'s search (``explore``) as typed read-only views, and the builders the search writes it with.
+
+A run made by ``measure explore`` measures the recipes that survived a screening pass; the ones that did not stay
+in the record with the stage that dropped them (``quantize``: the quantizer refused the recipe for this model;
+``fidelity``: a few golden rows showed it cannot meet the policy) and why, so a reader sees what was tried, not
+only what won. Records of ``measure run`` have no such section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+Part = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ScreenFigure:
+    value: float
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class Screen:
+    """The screening pass's figures for one candidate, with the policy's outcome on them."""
+
+    rows: int
+    outcome: str
+    """``success``, ``failure`` (dropped) or ``inconclusive`` (too few rows to tell: kept)."""
+    kld_mean: ScreenFigure
+    same_top1: ScreenFigure
+    ppl_ratio: ScreenFigure
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One recipe applied to one reference."""
+
+    reference: str
+    recipe: dict[str, Any]
+    """The whole recipe, as ``tier.json`` ``quantization.recipe`` records it."""
+    tier: str
+    dropped: str | None
+    """None: measured (a tier of the run); ``quantize`` or ``fidelity``: the stage that dropped it."""
+    reason: str | None
+    screen: Screen | None
+
+    @property
+    def recipe_name(self) -> str:
+        return str(self.recipe.get("name", self.tier))
+
+
+@dataclass(frozen=True)
+class Explore:
+    grid: str | None
+    """The grid file; None: the default grid."""
+    screen_rows: int
+    role: str
+    """Whose fidelity bounds a candidate had to be able to meet (``plain``: the strictest)."""
+    budget_s: float | None
+    candidates: tuple[Candidate, ...]
+
+    @property
+    def measured(self) -> tuple[Candidate, ...]:
+        return tuple(c for c in self.candidates if c.dropped is None)
+
+    @property
+    def dropped(self) -> tuple[Candidate, ...]:
+        return tuple(c for c in self.candidates if c.dropped is not None)
+
+
+def _figure(d: Part) -> ScreenFigure:
+    return ScreenFigure(float(d["value"]), float(d["lo"]), float(d["hi"]))
+
+
+def explore_of(d: Part | None) -> Explore | None:
+    if not d:
+        return None
+    candidates = []
+    for c in d["candidates"]:
+        s = c.get("screen")
+        screen = (
+            None
+            if s is None
+            else Screen(
+                int(s["rows"]), s["outcome"], _figure(s["kld_mean"]), _figure(s["same_top1"]), _figure(s["ppl_ratio"])
+            )
+        )
+        candidates.append(Candidate(c["reference"], dict(c["recipe"]), c["tier"], c["dropped"], c["reason"], screen))
+    budget = d.get("budget_s")
+    return Explore(
+        d.get("grid"),
+        int(d["screen_rows"]),
+        d["role"],
+        None if budget is None else float(budget),
+        tuple(candidates),
+    )
+
+
+def explore_part(grid: str | None, screen_rows: int, role: str, budget_s: float | None, candidates: list[Part]) -> Part:
+    return {"grid": grid, "screen_rows": screen_rows, "role": role, "budget_s": budget_s, "candidates": candidates}
+
+
+def candidate_part(
+    reference: str, recipe: Part, tier: str, dropped: str | None, reason: str | None, screen: Part | None
+) -> Part:
+    return {
+        "reference": reference,
+        "recipe": recipe,
+        "tier": tier,
+        "dropped": dropped,
+        "reason": reason,
+        "screen": screen,
+    }
+
+
+def screen_part(rows: int, outcome: str, figures: dict[str, tuple[float, float, float]]) -> Part:
+    """``figures``: ``kld_mean``, ``same_top1``, ``ppl_ratio``, each (value, lo, hi)."""
+    return {"rows": rows, "outcome": outcome} | {k: {"value": v[0], "lo": v[1], "hi": v[2]} for k, v in figures.items()}

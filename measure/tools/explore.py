@@ -1,0 +1,390 @@
+"""``measure explore``: try a grid of quantization recipes on full-precision tiers, drop what fails, time the rest.
+
+The order is the cheap one: every recipe is quantized (seconds each); each tier is judged by the fidelity pass on
+the first few golden rows against its reference, and one whose 95% intervals already lie past the policy's bounds
+is dropped (a few rows cannot make a tier faithful, only show it is not); the survivors and their references are
+then measured by ``measure run``'s own runner (wall-clock and framing suites, the full fidelity pass) under what is
+left of the budget, into an ordinary run record whose tiers are the recipes. What was dropped, at which stage and
+why, stays in the record (``explore``), and the suite config the run used is written beside the tiers, so
+``measure run --config OUT/explore.toml`` measures the same tiers again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from measure.analysis.fidelity import judge_figures, tier_figures
+from measure.analysis.timings import Bootstrap
+from measure.engine.load import load_tier
+from measure.engine.meta import read_json_object
+from measure.engine.options import SessionConfig
+from measure.engine.tier import Tier
+from measure.errors import MeasureError
+from measure.policy import Policy
+from measure.record.model.explore import candidate_part, explore_part, screen_part
+from measure.record.model.read_fidelity import fidelity
+from measure.record.model.write_fidelity import fidelity_part
+from measure.suites import Progress, Say, no_progress, no_say
+from measure.suites.config import SUITES, WallclockConfig, load_config
+from measure.suites.fidelity import Judged, check_streams, judge_group
+from measure.suites.golden import GoldenRows, load_golden
+from measure.suites.runner import run as run_suites
+from measure.tools.quantize import folder_graphs, quantize_recipe, require_full_precision
+from measure.tools.recipes import NAMED, Recipe, parse_recipe, read_toml
+from measure.writing import make_dirs, write_text
+
+DEFAULT_GRID = ("int8", "int8-per-channel", "int4", "int4-level4", "int4-asym", "int8-nbits", "int8-nbits-level0")
+"""The recipes tried when no grid file is given (``int8-static`` too where calibration rows are given): today's
+dynamic int8 first, as the baseline the others are read against."""
+ROLES = ("plain", "lite", "default")
+FIDELITY_BOUNDS = ("kld_mean_max", "same_top1_min", "ppl_ratio_max")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The recipes to try, in order; ``path`` None for the default grid."""
+
+    recipes: tuple[Recipe, ...]
+    path: Path | None = None
+
+
+def default_grid(calibrated: bool = False) -> Grid:
+    names = DEFAULT_GRID + (("int8-static",) if calibrated else ())
+    return Grid(tuple(NAMED[n] for n in names))
+
+
+def load_grid(path: Path) -> Grid:
+    """A grid file: ``[[recipes]]`` entries, each a named recipe (``name = "int8"`` alone) or a recipe's keys as a
+    recipe file holds them (with ``name``). Strict as recipe files are: one line naming the file and the entry."""
+    data = read_toml(path)
+    unknown = sorted(set(data) - {"recipes"})
+    if unknown:
+        raise MeasureError(f"{path}: key {unknown[0]}: unknown; expected [[recipes]] entries")
+    entries = data.get("recipes")
+    if not isinstance(entries, list) or not entries:
+        raise MeasureError(f"{path}: key recipes: expected one or more [[recipes]] entries")
+    recipes = []
+    for i, entry in enumerate(entries):
+        where = f"{path}: recipes[{i}]"
+        if isinstance(entry, dict) and set(entry) == {"name"}:
+            name = entry["name"]
+            if name not in NAMED:
+                raise MeasureError(
+                    f"{where}: key name: no recipe named {name!r}; expected one of {', '.join(NAMED)}, "
+                    "or the recipe's method and settings"
+                )
+            recipes.append(NAMED[name])
+        else:
+            if isinstance(entry, dict) and "name" not in entry and "base" not in entry:
+                raise MeasureError(f"{where}: key name: missing; each recipe of a grid is named")
+            recipes.append(parse_recipe(entry, where))
+    names = [r.name for r in recipes]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise MeasureError(f"{path}: recipe {twice!r} is named twice; expected each name once")
+    return Grid(tuple(recipes), path)
+
+
+@dataclass
+class Candidate:
+    """One recipe on one reference, as the search goes: dropped (with the stage and why) or still in."""
+
+    reference: str
+    recipe: Recipe
+    tier: str
+    folder: Path
+    dropped: str | None = None
+    reason: str | None = None
+    screen: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return candidate_part(self.reference, self.recipe.to_dict(), self.tier, self.dropped, self.reason, self.screen)
+
+
+def tier_name(reference: str, recipe: Recipe) -> str:
+    """``smollm2-int8-nbits`` for recipe ``int8-nbits`` of ``smollm2-fp32``: the reference's name without its
+    precision, then the recipe's."""
+    return f"{re.sub(r'[-_.](fp32|fp16|f32|f16)$', '', reference)}-{recipe.name}"
+
+
+def _reusable(folder: Path, reference: str, recipe: Recipe) -> bool:
+    """A folder this search made before from the same reference by the same recipe is used again as it is."""
+    meta = folder / "tier.json"
+    if not meta.is_file():
+        return False
+    q = read_json_object(meta).get("quantization")
+    return isinstance(q, dict) and q.get("from") == reference and q.get("recipe") == recipe.to_dict()
+
+
+def plan_candidates(references: list[Path], grid: Grid, out: Path, calibration: Path | None) -> list[Candidate]:
+    """Every (reference, recipe) with its tier name and folder, all checked before anything is written: the
+    references full precision and apart in name, static recipes given calibration rows, and no folder in the way
+    that this search did not make."""
+    names = [r.name for r in references]
+    if len(set(names)) != len(names):
+        raise MeasureError(
+            f"explore: two references named alike ({', '.join(names)}); expected folders of distinct names"
+        )
+    for ref in references:
+        _, graphs = folder_graphs(ref)
+        require_full_precision(ref, graphs)
+    for recipe in grid.recipes:
+        if recipe.method == "static-int8" and calibration is None:
+            where = f"{grid.path}: recipe {recipe.name}" if grid.path else f"recipe {recipe.name}"
+            raise MeasureError(f"{where}: static-int8 needs calibration rows; give --calibration ROWS.jsonl")
+    out_candidates = []
+    for ref in references:
+        for recipe in grid.recipes:
+            name = tier_name(ref.name, recipe)
+            if name in names:
+                raise MeasureError(
+                    f"explore: recipe {recipe.name} of {ref.name} would be named {name}, a reference's name"
+                )
+            folder = out / name
+            if folder.exists() and any(folder.iterdir()) and not _reusable(folder, ref.name, recipe):
+                raise MeasureError(
+                    f"{folder}: exists and was not made by recipe {recipe.name} from {ref.name}; remove it or give "
+                    "another --out"
+                )
+            out_candidates.append(Candidate(ref.name, recipe, name, folder))
+    tiers = [c.tier for c in out_candidates]
+    twice = next((t for t in tiers if tiers.count(t) > 1), None)
+    if twice is not None:
+        raise MeasureError(f"explore: two candidates would both be tier {twice}; give the references distinct names")
+    return out_candidates
+
+
+def quantize_candidates(
+    candidates: list[Candidate], references: dict[str, Path], calibration: Path | None, say: Say
+) -> None:
+    """Each recipe's tier; a recipe the quantizer refuses for this model (a keep that names nothing here, a merged
+    decoder the int8 quantizer skips) is dropped with the quantizer's line, not the search."""
+    for c in candidates:
+        if _reusable(c.folder, c.reference, c.recipe):
+            say(f"explore: {c.tier}: made before by recipe {c.recipe.name}, used as it is")
+            continue
+        cal = calibration if c.recipe.method == "static-int8" else None
+        try:
+            quantize_recipe(references[c.reference], c.folder, c.recipe, calibration=cal)
+        except MeasureError as exc:
+            c.dropped, c.reason = "quantize", str(exc)
+            say(f"explore: {c.tier}: dropped: {exc}")
+            continue
+        say(f"explore: {c.tier}: quantized by recipe {c.recipe.name}")
+
+
+def screen_candidates(
+    candidates: list[Candidate],
+    references: dict[str, Path],
+    golden: GoldenRows,
+    session: SessionConfig,
+    policy: Policy,
+    role: str,
+    say: Say,
+) -> None:
+    """The fidelity pass on ``golden``'s rows, each reference's candidates in turn (one tier loaded at a time);
+    a candidate the policy's bounds for ``role`` already fail is dropped, its figures kept either way."""
+    wc = WallclockConfig()
+    for name, folder in references.items():
+        todo = [c for c in candidates if c.reference == name and c.dropped is None]
+        if not todo:
+            continue
+        reference = load_tier(folder, session, label=name, name=name)
+        for c, part in _judged(reference, todo, golden, session, say):
+            judged = fidelity(part)
+            assert judged is not None, "judge_group writes a fidelity part"
+            (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
+            outcome, answer, _ = judge_figures(figures, policy, role)
+            g = figures.greedy
+            c.screen = screen_part(
+                len(golden),
+                outcome,
+                {
+                    "kld_mean": (g.kld_mean.value, g.kld_mean.lo, g.kld_mean.hi),
+                    "same_top1": (g.same_top1.value, g.same_top1.lo, g.same_top1.hi),
+                    "ppl_ratio": (figures.ppl_ratio.value, figures.ppl_ratio.lo, figures.ppl_ratio.hi),
+                },
+            )
+            if outcome == "failure":
+                c.dropped = "fidelity"
+                c.reason = f"on the first {len(golden)} golden rows, {answer.removeprefix('no: ')} (role {role})"
+                say(f"explore: {c.tier}: dropped: {c.reason}")
+            else:
+                say(f"explore: {c.tier}: kept ({answer})")
+
+
+def _judged(
+    reference: Tier, todo: list[Candidate], golden: GoldenRows, session: SessionConfig, say: Say
+) -> Iterator[tuple[Candidate, dict[str, Any]]]:
+    """Each candidate's fidelity block of one tier, the reference's greedy paths decoded once for all of them and
+    each tier loaded only while it is scored. A tier the pass refuses (NaN logits, a reference that cannot judge
+    it) is dropped with that line, and the pass goes on with the next."""
+    left = list(todo)
+    while left:
+        out = fidelity_part()
+        current: list[Candidate] = []
+        try:
+            judge_group(reference, _loaded(reference, left, current, golden, session), golden, out)
+        except MeasureError as exc:
+            c = current[0]
+            c.dropped, c.reason = "fidelity", str(exc)
+            say(f"explore: {c.tier}: dropped: {exc}")
+            left.remove(c)
+        for part in out["tiers"]:
+            c = next(c for c in todo if c.tier == part["tier"])
+            yield c, fidelity_part() | {"references": out["references"], "tiers": [part]}
+
+
+def _loaded(
+    reference: Tier, left: list[Candidate], current: list[Candidate], golden: GoldenRows, session: SessionConfig
+) -> Iterator[Judged]:
+    """The candidates still ``left``, each loaded as the pass reaches it (``current``) and taken off once scored."""
+    prompt = getattr(reference, "prompt", None) if reference.kind == "causal" else None
+    for c in list(left):
+        current[:] = [c]
+        tier = load_tier(c.folder, session, label=c.tier, name=c.tier, prompt=prompt)
+        j = Judged(tier, reference, "quantization.from", True)
+        check_streams([j], golden)
+        yield j
+        left.remove(c)
+
+
+def _toml(value: Any) -> str:
+    """A TOML value of the few types a suite config holds (json's string escapes are TOML's)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def explore_policy(policy: Policy, role: str) -> Policy:
+    """The policy the search and its record judge by: the fidelity bounds of ``role`` for every tier, so the pages
+    judge each recipe by the bound it was screened against, whatever role it is given in the run."""
+    return Policy(**(asdict(policy) | {name: policy.bound(name, role) for name in FIDELITY_BOUNDS}))
+
+
+def suite_config_text(
+    references: dict[str, Path],
+    kept: list[Candidate],
+    golden: Path,
+    session: SessionConfig,
+    policy: Policy,
+    plain: str,
+) -> str:
+    """The suite config the run measures: the references (role reference), the recipes kept (the first of them
+    plain, which anchors the ratios; the rest verifier), each judged against its reference; the cost profile and
+    the other runtimes' legs off (the search compares recipes in one runtime); the search's policy."""
+    lines = [
+        "# Written by measure explore: the references and the recipes that survived its screening pass.",
+        f"golden = {_toml(str(golden.resolve()))}",
+        "",
+        "[session]",
+        *(f"{k} = {_toml(v)}" for k, v in session.to_dict().items()),
+        "",
+        "[wallclock]",
+        "profile = false",
+        "call_costs = false",
+        "",
+        "[framing]",
+        "node_leg = false",
+        "web_leg = false",
+        "genai_leg = false",
+        "leg_repeats = 0",
+        "",
+        "[policy]",
+        *(f"{k} = {_toml(v)}" for k, v in asdict(policy).items()),
+    ]
+    for name, folder in references.items():
+        role = "plain" if name == plain else "reference"
+        lines += [
+            "",
+            "[[tiers]]",
+            f"name = {_toml(name)}",
+            f"path = {_toml(str(folder.resolve()))}",
+            f'role = "{role}"',
+        ]
+    for c in kept:
+        role = "plain" if c.tier == plain else "verifier"
+        lines += [
+            "",
+            "[[tiers]]",
+            f"name = {_toml(c.tier)}",
+            f"path = {_toml(str(c.folder.resolve()))}",
+            f'role = "{role}"',
+            f"reference = {_toml(c.reference)}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def explore(
+    references: list[Path],
+    grid: Grid,
+    *,
+    out: Path,
+    results: Path,
+    golden: Path,
+    screen_rows: int,
+    budget_s: float,
+    calibration: Path | None = None,
+    session: SessionConfig | None = None,
+    policy: Policy | None = None,
+    role: str = "plain",
+    argv: list[str] | None = None,
+    progress: Progress = no_progress,
+    say: Say = no_say,
+) -> Path:
+    """Quantize, screen and measure; the run record's path. Everything checkable is checked before the first
+    tier is written: one line and nothing written for a bad reference, grid, option or folder."""
+    started = perf_counter()
+    if role not in ROLES:
+        raise MeasureError(f"explore --role: expected one of {', '.join(ROLES)}, got {role!r}")
+    rows = load_golden(golden)
+    if not 1 <= screen_rows <= len(rows):
+        raise MeasureError(
+            f"explore --screen-rows: expected 1 to {len(rows)} (the rows in {rows.path}), got {screen_rows}"
+        )
+    session = session or SessionConfig()
+    policy = explore_policy(policy or Policy(), role)
+    candidates = plan_candidates(references, grid, out, calibration)
+    folders = {ref.name: ref for ref in references}
+    make_dirs(out)
+    quantize_candidates(candidates, folders, calibration, say)
+    screen = GoldenRows(rows.path, rows.sha256, rows.rows[:screen_rows])
+    screen_candidates(candidates, folders, screen, session, policy, role, say)
+    kept = [c for c in candidates if c.dropped is None]
+    plain = kept[0].tier if kept else references[0].name  # nothing left: the first reference anchors the ratios
+    if not kept:
+        say("explore: every recipe was dropped; the references alone are measured, the record says why")
+    config_path = out / "explore.toml"
+    write_text(config_path, suite_config_text(folders, kept, rows.path, session, policy, plain))
+    config = load_config(config_path)
+    part = explore_part(
+        None if grid.path is None else str(grid.path),
+        screen_rows,
+        role,
+        budget_s,
+        [c.to_dict() for c in candidates],
+    )
+    left = budget_s - (perf_counter() - started)
+    if left <= 0:
+        raise MeasureError(
+            f"explore --budget: {budget_s:g} s were spent quantizing and screening; nothing was measured (give a "
+            f"larger budget; the tiers are in {out}, made again only where missing)"
+        )
+    say(f"explore: measuring {len(kept)} recipes and {len(references)} references in the {left:.0f} s left")
+    return run_suites(
+        config, list(SUITES), results, argv=argv, progress=progress, budget_s=left, say=say, parts={"explore": part}
+    )

@@ -1,0 +1,212 @@
+"""measure explore: grids read strictly, candidates screened by the fidelity pass, the survivors timed in a run.
+
+The screening's outcome is built into the tiers (a copy of the reference, one with its LM head scrambled), never
+hoped for from a quantizer on this CPU; the end-to-end run asserts the record's structure, not which recipe wins.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from time import perf_counter
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from measure import bundled
+from measure.cli import main
+from measure.errors import MeasureError
+from measure.policy import Policy
+from measure.record.io import load_record
+from measure.record.model.read import from_document
+from measure.suites.golden import load_golden
+from measure.tools.explore import (
+    DEFAULT_GRID,
+    Candidate,
+    default_grid,
+    explore_policy,
+    load_grid,
+    plan_candidates,
+    screen_candidates,
+    tier_name,
+)
+from measure.tools.recipes import NAMED, Keep, parse_recipe
+
+LM = bundled.CONFIG.parent / "lm-small-fp32"
+SEQ = bundled.SMALL_FP32
+
+
+def test_a_grid_names_recipes_or_states_them(tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text(
+        '[[recipes]]\nname = "int8"\n\n[[recipes]]\nname = "head-kept"\nbase = "int8-nbits"\n'
+        '[recipes.keep]\ngroups = ["lm_head"]\n'
+    )
+    grid = load_grid(path)
+    assert grid.path == path
+    assert grid.recipes[0] is NAMED["int8"]
+    assert grid.recipes[1].name == "head-kept" and grid.recipes[1].keep == Keep(groups=("lm_head",))
+    assert [r.name for r in default_grid().recipes] == list(DEFAULT_GRID)
+    assert default_grid(calibrated=True).recipes[-1].name == "int8-static"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("recipe = 1\n", ("key recipe", "unknown")),
+        ("", ("key recipes", "one or more")),
+        ('[[recipes]]\nname = "int9"\n', ("recipes[0]", "no recipe named 'int9'")),
+        ('[[recipes]]\nmethod = "dynamic-int8"\n', ("recipes[0]", "key name", "missing")),
+        (
+            '[[recipes]]\nname = "a"\nmethod = "matmul-nbits"\nbits = 4\nblock_size = 8\n',
+            ("recipes[0]", "key block_size"),
+        ),
+        ('[[recipes]]\nname = "int8"\n[[recipes]]\nname = "int8"\n', ("'int8' is named twice",)),
+        ('[[recipes]]\nname = "a"\nmethod = "dynamic-int8"\nper_chanel = true\n', ("recipes[0]", "key per_chanel")),
+    ],
+)
+def test_a_bad_grid_is_one_line_naming_the_file_and_entry(tmp_path, text, names):
+    path = tmp_path / "grid.toml"
+    path.write_text(text)
+    with pytest.raises(MeasureError) as err:
+        load_grid(path)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(str(path)), message
+    for name in names:
+        assert name in message, message
+
+
+def test_candidates_are_checked_before_anything_is_written(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(MeasureError, match=r"small-int8/encoder\.onnx: is int8-dynamic, not full precision"):
+        plan_candidates([bundled.DEMO_DIR / "small-int8"], default_grid(), out, None)
+    with pytest.raises(MeasureError, match=r"recipe int8-static: static-int8 needs calibration rows"):
+        plan_candidates([LM], default_grid(calibrated=True), out, None)
+    (out / "lm-small-int8").mkdir(parents=True)
+    (out / "lm-small-int8" / "mine.txt").write_text("x")
+    with pytest.raises(MeasureError, match=r"lm-small-int8: exists and was not made by recipe int8"):
+        plan_candidates([LM], default_grid(), out, None)
+    assert [p.name for p in out.iterdir()] == ["lm-small-int8"]
+    planned = plan_candidates([LM, SEQ], default_grid(), tmp_path / "fresh", None)
+    assert [c.tier for c in planned][:2] == ["lm-small-int8", "lm-small-int8-per-channel"]
+    assert len(planned) == 2 * len(DEFAULT_GRID) and not (tmp_path / "fresh").exists()
+    assert tier_name("smollm2-fp32", NAMED["int8-nbits"]) == "smollm2-int8-nbits"
+
+
+def _head(folder: Path, fill: float | None) -> None:
+    """The LM head's weights replaced by noise (a tier no policy can call faithful, whatever the CPU), or by
+    ``fill`` (NaN: logits the fidelity pass refuses)."""
+    model = onnx.load(str(folder / "model.onnx"))
+    head = next(n for n in model.graph.node if n.name == "/lm_head/MatMul")
+    weights = next(i for i in model.graph.initializer if i.name == head.input[1])
+    shape = numpy_helper.to_array(weights).shape
+    values = np.random.default_rng(0).normal(0, 3, shape) if fill is None else np.full(shape, fill)
+    weights.CopyFrom(numpy_helper.from_array(values.astype(np.float32), weights.name))
+    onnx.save(model, str(folder / "model.onnx"))
+
+
+def test_the_screening_drops_what_fails_and_keeps_what_it_cannot_fail(tmp_path):
+    """A copy of the reference (KLD 0) is kept; one with a scrambled head is dropped at the fidelity stage, its
+    reason naming the rows and the figure past its bound, its figures kept; one whose logits are NaN is dropped
+    with the pass's own line, and the pass goes on to the tiers after it."""
+    same, nan, bad = tmp_path / "lm-small-same", tmp_path / "lm-small-nan", tmp_path / "lm-small-bad"
+    for folder in (same, nan, bad):
+        shutil.copytree(LM, folder)
+    _head(bad, None)
+    _head(nan, float("nan"))
+    golden = load_golden(bundled.GOLDEN)
+    rows = type(golden)(golden.path, golden.sha256, golden.rows[:6])
+    candidates = [
+        Candidate("lm-small-fp32", NAMED["int8"], "lm-small-same", same),
+        Candidate("lm-small-fp32", NAMED["int4-asym"], "lm-small-nan", nan),
+        Candidate("lm-small-fp32", NAMED["int4"], "lm-small-bad", bad),
+    ]
+    from measure.engine.options import SessionConfig
+
+    said: list[str] = []
+    policy = explore_policy(Policy(), "plain")
+    screen_candidates(candidates, {"lm-small-fp32": LM}, rows, SessionConfig(), policy, "plain", said.append)
+    kept, refused, dropped = candidates
+    assert refused.dropped == "fidelity" and refused.screen is None
+    assert refused.reason is not None and "lm-small-nan" in refused.reason and "NaN" in refused.reason
+    assert kept.dropped is None and kept.screen is not None and kept.screen["outcome"] == "success"
+    assert kept.screen["kld_mean"]["value"] == 0.0
+    assert dropped.dropped == "fidelity" and dropped.screen is not None and dropped.screen["outcome"] == "failure"
+    assert dropped.reason is not None and dropped.reason.startswith("on the first 6 golden rows, ")
+    assert "mean KLD" in dropped.reason and "> 0.01" in dropped.reason and "(role plain)" in dropped.reason
+    assert any("lm-small-bad: dropped" in line for line in said)
+
+
+def test_the_search_policy_holds_every_tier_to_the_roles_bounds():
+    policy = explore_policy(Policy(), "plain")
+    assert {policy.bound("kld_mean_max", r) for r in ("plain", "lite", "verifier", "default")} == {0.01}
+    assert explore_policy(Policy(), "lite").bound("same_top1_min", "plain") == 0.93
+
+
+def test_explore_on_a_decoder_only_and_a_seq2seq_model(tmp_path):
+    """Two recipes on lm-small-fp32 and small-fp32 in one record, under three minutes: ``head-kept`` keeps
+    ``/lm_head/MatMul``, which the seq2seq graphs do not have, so it is dropped there at the quantize stage with
+    the quantizer's reason. The record validates; every candidate is in it, and the measured ones are its tiers,
+    judged against their references; the site renders it."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        '[[recipes]]\nname = "int8"\n\n[[recipes]]\nname = "head-kept"\nbase = "int8-nbits"\n'
+        '[recipes.keep]\nnodes = ["/lm_head/MatMul"]\n'
+    )
+    started = perf_counter()
+    args = [str(LM), str(SEQ), "--grid", str(grid), "--out", str(tmp_path / "ex"), "--results", str(tmp_path / "res")]
+    assert main(["explore", *args, "--budget", "100s", "--screen-rows", "6"]) == 0
+    elapsed = perf_counter() - started
+    assert elapsed < 180, elapsed
+    (path,) = (tmp_path / "res").glob("*/*.json")
+    doc = load_record(path)  # validated
+    record = from_document(doc, str(path))
+    ex = record.explore
+    assert ex is not None and ex.grid == str(grid) and ex.screen_rows == 6 and ex.role == "plain"
+    pairs = {(c.reference, c.recipe_name) for c in ex.candidates}
+    assert pairs == {(r, n) for r in ("lm-small-fp32", "small-fp32") for n in ("int8", "head-kept")}
+    (dropped,) = [c for c in ex.candidates if c.dropped == "quantize"]
+    assert (dropped.reference, dropped.recipe_name, dropped.tier) == ("small-fp32", "head-kept", "small-head-kept")
+    assert dropped.reason is not None and "keep.nodes: '/lm_head/MatMul' names no weight MatMul" in dropped.reason
+    for c in ex.candidates:
+        assert (c.dropped is None) == (c.tier in record.tiers)
+        assert c.dropped is None or c.reason
+        assert c.dropped == "quantize" or c.screen is not None
+        assert parse_recipe(c.recipe, "record") is not None
+    measured = {c.tier for c in ex.measured}
+    assert set(record.tiers) == measured | {"lm-small-fp32", "small-fp32"}
+    assert sum(t.role == "plain" for t in record.tiers.values()) == 1
+    assert record.fidelity is not None and {t.tier for t in record.fidelity.tiers} == measured
+    assert {t.tier: t.reference for t in record.fidelity.tiers} == {c.tier: c.reference for c in ex.measured}
+    assert record.wallclock is not None and doc["complete"]
+    kept = json.loads((tmp_path / "ex" / "lm-small-head-kept" / "tier.json").read_text())["quantization"]["kept"]
+    assert kept == {"model.onnx": ["/lm_head/MatMul"]}
+    assert (tmp_path / "ex" / "explore.toml").is_file()
+    md = tmp_path / "md"
+    assert main(["render", "--results", str(tmp_path / "res"), "--out", str(md)]) == 0
+    (page,) = (md / "runs").glob(f"*{record.run_id}.md")
+    for text in (page.read_text(), (md / "wallclock.md").read_text()):
+        assert all(t in text for t in measured)
+
+
+def test_the_suite_config_the_search_writes_loads_with_one_plain_tier(tmp_path):
+    """With survivors the first is plain and each is judged against its reference; with none the first reference
+    anchors the ratios, so the references alone still make a valid run."""
+    from measure.engine.options import SessionConfig
+    from measure.suites.config import load_config
+    from measure.tools.explore import suite_config_text
+
+    refs = {"lm-small-fp32": LM, "small-fp32": SEQ}
+    policy = explore_policy(Policy(), "plain")
+    kept = [Candidate("small-fp32", NAMED["int8"], "small-int8", bundled.DEMO_DIR / "small-int8")]
+    for survivors, plain in ((kept, "small-int8"), ([], "lm-small-fp32")):
+        path = tmp_path / f"{plain}.toml"
+        path.write_text(suite_config_text(refs, survivors, bundled.GOLDEN, SessionConfig(), policy, plain))
+        config = load_config(path)
+        assert config.plain.name == plain
+        assert {t.name: t.reference for t in config.tiers if t.reference} == {c.tier: c.reference for c in survivors}
+        assert not config.framing.node_leg and not config.wallclock.profile
+        assert config.policy.bound("kld_mean_max", "verifier") == 0.01
