@@ -25,6 +25,7 @@ VERBS = {
     "run": "run the wall-clock and framing-parity suites; write a JSON run record",
     "ab": "measure two artifact sets in one job, repeats paired; write a record for each (BASE, NEW)",
     "show": "summarise a run record: timings, pairs, framing, verdicts",
+    "locate": "rank a recipe's error by MatMul group and layer (each quantized alone); try keeping the worst",
     "fidelity": "judge tiers against a full-precision reference: KL divergence, same top token, perplexity ratio",
     "validate": "check run records against the JSON Schema",
     "env": "print the environment fingerprint a run would record",

@@ -282,7 +282,7 @@ def quantize_recipe(src: Path | str, dst: Path | str, recipe: Recipe, *, calibra
             + " (only static-int8 is calibrated)"
         )
     layout, graphs = folder_graphs(src)
-    _require_full_precision(src, graphs)
+    require_full_precision(src, graphs)
     kept = _kept(src, graphs, recipe)
     rows = cal = None
     if calibration is not None:
@@ -318,7 +318,7 @@ def quantize_recipe(src: Path | str, dst: Path | str, recipe: Recipe, *, calibra
     return dst
 
 
-def _require_full_precision(src: Path, graphs: tuple[str, ...]) -> None:
+def require_full_precision(src: Path, graphs: tuple[str, ...]) -> None:
     """A recipe is applied to full precision: quantizing a quantized tier again stacks two errors, and the tier
     it makes would name the wrong source as its reference."""
     for graph in graphs:
