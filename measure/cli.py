@@ -26,6 +26,7 @@ VERBS = {
     "explore": "try a grid of quantization recipes: quantize, drop what fails fidelity, time the rest in a run",
     "ab": "measure two artifact sets in one job, repeats paired; write a record for each (BASE, NEW)",
     "show": "summarise a run record: timings, pairs, framing, verdicts",
+    "locate": "rank a recipe's error by MatMul group and layer (each quantized alone); try keeping the worst",
     "fidelity": "judge tiers against a full-precision reference: KL divergence, same top token, perplexity ratio",
     "validate": "check run records against the JSON Schema",
     "env": "print the environment fingerprint a run would record",
