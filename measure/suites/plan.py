@@ -114,6 +114,8 @@ class Plan:
     """The golden rows the warm-up decoded, whose row times the estimates take for every row's; empty: all."""
     fidelity_rows: tuple[int, ...] = ()
     """Golden rows the fidelity pass scores (the same sample; every row unless the budget cut all else first)."""
+    legs: tuple[str, ...] = ()
+    """What the warm-up measured of the other runtimes on each precision, in words (the plan prints it)."""
 
     def to_dict(self) -> dict[str, object]:
         sampled = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
@@ -152,6 +154,7 @@ class Plan:
                 out.append(f"  {step:<11}{described.get(step, ''):<76} ~{clock(seconds)}")
         ends = self.estimate_s
         out.append(f"  estimated end {clock(ends)} of {clock(self.budget_s)} (ETA {clock(ends - self.elapsed_s)})")
+        out.extend(f"  measured: {leg}" for leg in self.legs)
         out.extend(f"  cut: {c}" for c in self.cut)
         return out
 
@@ -302,7 +305,18 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float, given: str | None = None)
         steps=steps,
         cut=_cuts(asks, chosen, asks.seed),
         warm_rows=warm.rows,
+        legs=_rates_said(asks),
     )
+
+
+def _rates_said(asks: Asks) -> tuple[str, ...]:
+    """Each replaying leg's measured rate once per precision: ``web on int4 (its smallest tier): 12.9x ...``."""
+    said: dict[tuple[str, str], str] = {}
+    for (leg, tier), r in asks.leg_rates.items():
+        if (leg, r.precision) not in said:
+            pace = "not run there" if r.skipped else f"{r.factor:.1f}x Python's decode, {clock(r.start_s)} to start"
+            said[leg, r.precision] = f"{leg} leg on {r.precision or 'its'} tiers ({tier}): {pace}"
+    return tuple(said.values())
 
 
 def _level(n: int, depth: int) -> float:
