@@ -189,8 +189,9 @@ def _legs_s(name: str, t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -
 
 
 def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
-    """Each reference's greedy path, then per judged tier both streams teacher-forced by it and by the reference
-    (a prefill and one call of the output's tokens each); each pair's verifier path scored the same way."""
+    """Each reference's greedy path and both streams teacher-forced by it, once; then per judged tier both streams
+    teacher-forced by the tier (a prefill and one call of the output's tokens each); each pair's verifier path
+    scored the same way."""
     cost = 0.0
     groups: dict[str, list[str]] = {}
     for tier, reference in asks.judged:
@@ -199,10 +200,10 @@ def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
         r = warm.tiers.get(reference) or warm.tiers.get(judged[0])
         if r is None:
             continue
-        cost += r.load_s + rows * r.row_mean
+        cost += r.load_s + rows * (r.row_mean + 2 * _forced(r))
         for name in judged:
             t = warm.tiers.get(name, r)
-            cost += t.load_s + rows * 2 * (_forced(r) + _forced(t))
+            cost += t.load_s + rows * 2 * _forced(t)
     for drafter, verifier in asks.pairs:
         d, v = warm.tiers.get(drafter), warm.tiers.get(verifier)
         if d is not None and v is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import replace
+from statistics import median
 
 import pytest
 
@@ -294,3 +295,14 @@ def test_a_leg_measured_slow_on_one_precision_is_priced_so_and_the_plan_cuts_to_
         if name != "int8"
     )
     assert even["framing"] == pytest.approx(none["framing"] + SAFETY * (work + stated_others))
+
+
+def test_a_reference_is_scored_once_whatever_the_number_of_tiers_it_judges():
+    """The fidelity pass scores a reference's streams once and lets go of it: a second tier judged against it adds
+    that tier's load and its own teacher-forced streams, not the reference's again."""
+    shape = make_plan(WARM, JUDGED, 6 * 3600).shape
+    one = estimate(WARM, replace(JUDGED, judged=(("int8", "fp32"),)), shape)["fidelity"]
+    two = estimate(WARM, JUDGED, shape)["fidelity"]
+    t = WARM.tiers["int4"]
+    forced = median(t.first_s) + t.call_s(median(t.tokens) + 1)
+    assert two - one == pytest.approx(SAFETY * (t.load_s + shape.fidelity_rows * 2 * forced))
