@@ -119,7 +119,7 @@ class Plan:
     """What the warm-up measured of each replaying leg on each tier it prices: (leg key, tier, rate)."""
 
     def to_dict(self) -> dict[str, object]:
-        sampled = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
+        sampled: dict[str, object] = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
         if self.leg_rates:
             sampled["leg_rates"] = [
                 {"leg": leg, "tier": tier, "precision": r.precision, "skipped": r.skipped}
