@@ -158,6 +158,8 @@ class Streams:
     ids: list[int]
     greedy: list[int]
     target: list[int]
+    scored: list[int]
+    """The golden stream's scored next tokens: the output's, then end-of-sequence."""
 
 
 @dataclass(frozen=True)
@@ -199,13 +201,15 @@ def score_reference(
         greedy = list(reference.greedy_ids(ids).tokens)
         np.save(folder / f"{i}.greedy.npy", _forced(reference, ids, greedy, golden, row.line, GREEDY))
         target: list[int] = []
+        scored: list[int] = []
         if not greedy_only:
             target = reference.target_ids(row.output)
-            logits = _forced(reference, ids, target, golden, row.line, GOLDEN)
+            scored = [*target, eos]
+            logits = _forced(reference, ids, target, golden, row.line, GOLDEN)[: len(scored)]
             np.save(folder / f"{i}.golden.npy", logits)
-            nll = float(target_nll(log_softmax(logits), [*target, eos]).sum())
-            add_reference_row(part, len(greedy) + 1, len(target) + 1, nll)
-        rows.append(Streams(row.line, ids, greedy, target))
+            nll = float(target_nll(log_softmax(logits), scored).sum())
+            add_reference_row(part, len(greedy) + 1, len(scored), nll)
+        rows.append(Streams(row.line, ids, greedy, target, scored))
     return Scored(reference.name, eos, tuple(rows), folder, part)
 
 
@@ -219,8 +223,8 @@ def score_tier(scored: Scored, tier: Tier, source: str, golden: GoldenRows) -> d
         facts = compare_logits(scored.logits(i, "greedy"), logits, [*r.greedy, scored.eos])
         add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
         klds.append(facts.kld)
-        logits = _forced(tier, r.ids, r.target, golden, r.line, GOLDEN)
-        on_golden = compare_logits(scored.logits(i, "golden"), logits, [*r.target, scored.eos])
+        logits = _forced(tier, r.ids, r.target, golden, r.line, GOLDEN)[: len(r.scored)]
+        on_golden = compare_logits(scored.logits(i, "golden"), logits, r.scored)
         add_golden_row(part, on_golden.kld, on_golden.same_top1, on_golden.nll_tier)
     close_divergence(part["greedy"], np.concatenate(klds))
     return part
