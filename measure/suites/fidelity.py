@@ -46,6 +46,7 @@ from measure.record.model.write_fidelity import (
 from measure.suites.divergence import compare_logits, log_softmax, target_nll
 from measure.suites.finite import require_finite
 from measure.suites.golden import GoldenRows
+from measure.suites.steps import release
 
 Loader = Callable[[Path, str, str | None], Tier]
 """Loads a reference folder as a tier named so, with a decoder-only tier's prompt template (the run's session
@@ -253,10 +254,18 @@ def _forced(tier: Tier, ids: list[int], tokens: list[int], golden: GoldenRows, l
     return logits
 
 
-def judge(reference: Tier, tiers: list[Tier], golden: GoldenRows, in_run: bool = False) -> dict[str, Any]:
+def judge(
+    reference: Tier,
+    tiers: list[Tier],
+    golden: GoldenRows,
+    in_run: bool = False,
+    reload: Callable[[Tier], Tier] | None = None,
+) -> dict[str, Any]:
     """``tiers`` against ``reference`` outside a run (``measure fidelity``): a fidelity block of one reference;
     each tier is checked against it as the run checks its references (kind, vocabulary, the rows' ids), then
-    judged as the run judges (:func:`score_reference`, then :func:`score_tier` for each)."""
+    judged as the run judges (:func:`score_reference`, then :func:`score_tier` for each). ``reload``: the tiers
+    come closed (their facts are what the checks read) and each is loaded again by it for its own scoring, after
+    the reference is let go of, then let go of itself: one tier's sessions at a time, as in a run."""
     judged = []
     for tier in tiers:
         _refuse(tier, reference)
@@ -268,6 +277,13 @@ def judge(reference: Tier, tiers: list[Tier], golden: GoldenRows, in_run: bool =
     with tempfile.TemporaryDirectory(prefix=LOGITS_PREFIX) as folder:
         scored = score_reference(reference, golden, Path(folder), in_run)
         out["references"].append(scored.part)
+        if reload is not None:
+            release(reference)
         for j in judged:
-            out["tiers"].append(score_tier(scored, j.tier, j.source, golden))
+            tier = j.tier if reload is None else reload(j.tier)
+            try:
+                out["tiers"].append(score_tier(scored, tier, j.source, golden))
+            finally:
+                if reload is not None:
+                    release(tier)
     return out
