@@ -200,3 +200,22 @@ def test_the_plan_prices_each_replaying_leg_at_what_the_warm_up_measured_on_each
     assert {(r.leg, r.tier): (r.factor, r.precision) for r in stored.leg_rates} == {
         k: (round(r.factor, 3), r.precision) for k, r in rates.items()
     }
+
+
+def test_letting_go_of_sessions_starts_no_process(monkeypatch):
+    """Each release hands freed memory back with glibc's malloc_trim, looked up once: a lookup per release ran
+    ``ldconfig`` in a child forked from a process holding a large model, counted twice by a tree's memory."""
+    import subprocess
+
+    steps.trim()  # the one lookup
+    started: list[object] = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    steps.trim()
+    steps.release()
+    assert started == []
