@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from measure.suites.config import WallclockConfig
     from measure.suites.fidelity import judge
     from measure.suites.golden import load_golden
+    from measure.suites.steps import release
     from measure.terminal import clean, strict_json
 
     if args.rows is not None and args.rows < 1:
@@ -45,17 +46,22 @@ def run(args: argparse.Namespace) -> int:
     if args.rows is not None:
         golden = type(golden)(golden.path, golden.sha256, golden.rows[: args.rows])
 
-    def load(folder: Path, label: str):
+    def load(folder: Path, label: str, name: str | None = None):
         prompt = args.prompt if args.prompt is not None and detect_kind(folder) == "causal" else None
-        return load_tier(folder, label=label, name=folder.name, prompt=prompt)
+        return load_tier(folder, label=label, name=name or folder.name, prompt=prompt)
 
+    tiers = []
+    for i, folder in enumerate(args.tiers):  # each let go of once read: its facts are what the checks need
+        tier = load(folder, f"tier{i}")
+        release(tier)
+        tiers.append(tier)
     reference = load(args.reference, "reference")
-    tiers = [load(folder, f"tier{i}") for i, folder in enumerate(args.tiers)]
     names = [t.name for t in tiers]
     for i, t in enumerate(tiers):  # two folders of one name (a/int8, b/int8) stay apart
         if names.count(t.name) > 1:
             t.name = f"{t.name}#{i + 1}"
-    part = judge(reference, tiers, golden)
+    # each tier loaded again for its own pass, after the reference is let go of: one model's sessions at a time
+    part = judge(reference, tiers, golden, reload=lambda t: load(t.path, t.label, t.name))
     wc = WallclockConfig()
     judged = fidelity(part)
     assert judged is not None, "judge writes a fidelity part"

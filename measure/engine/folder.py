@@ -63,7 +63,9 @@ class TierFolder:
     def close(self) -> None:
         """Let go of this tier's onnxruntime sessions and cache buffers now, not whenever the last reference to
         the tier goes: a run that holds one step's sessions at a time frees them before it loads the next. The
-        tier cannot decode after (its name and path stay, and its fingerprint where it was taken)."""
+        tier cannot decode after; its facts stay (name, path, tokenizer, shape, special ids, the bounds of a
+        teacher-forced pass, its fingerprint where it was taken), so a closed tier can still be checked against
+        another loaded after it."""
         for attr in self.holds:
             self.__dict__.pop(attr, None)
 

@@ -9,7 +9,7 @@ repeat of each case :func:`~measure.suites.plan.next_round` picks, a unit's sess
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from time import perf_counter
 from typing import Any
 
@@ -21,6 +21,7 @@ from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows, pick
 from measure.suites.legs.cost import LegCost
+from measure.suites.legs.probe import Rates, probe_legs
 from measure.suites.legs.registry import planned
 from measure.suites.plan import FINISH_S, WARM_ROWS, BudgetTooSmall, Plan, make_plan, next_round, sample_rows
 from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s
@@ -36,6 +37,8 @@ class Budgeted:
     plan: Plan
     warm: Warm
     passes: int
+    rates: Rates = field(default_factory=dict)
+    """What the warm-up measured of each replaying leg on each tier (:mod:`measure.suites.legs.probe`)."""
 
 
 def plan_run(
@@ -48,11 +51,14 @@ def plan_run(
     progress: Progress = no_progress,
     judged: tuple[tuple[str, str], ...] = (),
     given: str | None = None,
+    precisions: Mapping[str, str] | None = None,
 ) -> Budgeted:
     """Warm up (timing one pass of every wall-clock case over a seeded sample of :data:`WARM_ROWS` rows) and plan
     the rest into ``budget_s`` seconds from ``started``; :class:`~measure.suites.plan.BudgetTooSmall` before
     anything is measured when it cannot hold one repeat of everything; ``judged``: the fidelity pass's tiers and
-    references; ``given``: where the budget came from, as a refusal names it (None: ``--budget``)."""
+    references; ``given``: where the budget came from, as a refusal names it (None: ``--budget``); ``precisions``: each
+    tier's, from the checks: the replaying legs are timed on each precision (:mod:`measure.suites.legs.probe`) before
+    the plan prices them."""
     spent = perf_counter() - started
     if spent >= budget_s:
         raise BudgetTooSmall(budget_s, spent, spent, "loading and checking every tier took all of it", given)
@@ -60,10 +66,16 @@ def plan_run(
     sample = sample_rows(len(golden), WARM_ROWS, config.wallclock.seed)
     texts = [r.input for r in pick(golden, sample).rows]
     warm, passes = planning_warm_up(units, texts, config, started, progress)
+    legs = other_legs(config)
+    rates: Rates = {}
+    if "framing" in suites and any(leg.style == "replay" for leg in legs):
+        rates = probe_legs(config, pick(golden, sample[:1]), precisions or {}, progress)
+        warm = replace(warm, elapsed_s=perf_counter() - started)
     if len(sample) < len(golden):
         warm = replace(warm, rows=sample)
-    plan = make_plan(warm, asks_of(config, suites, len(golden), other_legs(config), judged), budget_s, given)
-    return Budgeted(plan, warm, passes)
+    asks = replace(asks_of(config, suites, len(golden), legs, judged), leg_rates=rates)
+    plan = make_plan(warm, asks, budget_s, given)
+    return Budgeted(plan, warm, passes, rates)
 
 
 def other_legs(config: SuiteConfig) -> tuple[LegCost, ...]:

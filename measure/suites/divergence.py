@@ -61,5 +61,9 @@ def compare_logits(ref: np.ndarray, tier: np.ndarray, targets: list[int]) -> Pos
     dp = np.exp(lq[rows, top_ref]) - p[rows, top_ref]
     a, b = _top(lp, TOP_K), _top(lq, TOP_K)
     top5 = np.array([len(np.intersect1d(x, y)) for x, y in zip(a, b, strict=True)], dtype=np.int64)
-    t = np.asarray(targets)
-    return Positions(kld, dp, top_ref == top_tier, top5, -lp[rows, t], -lq[rows, t])
+    return Positions(kld, dp, top_ref == top_tier, top5, target_nll(lp, targets), target_nll(lq, targets))
+
+
+def target_nll(logp: np.ndarray, targets: list[int]) -> np.ndarray:
+    """-log p of each position's own next token (row i deciding ``targets[i]``), from :func:`log_softmax`'s rows."""
+    return -logp[np.arange(len(targets)), np.asarray(targets)]

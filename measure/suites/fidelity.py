@@ -10,6 +10,11 @@ the reference's own greedy continuation, and the golden row's expected output,
 each followed by end-of-sequence. Each speculative pair's drafter is scored the
 same way against its verifier on the verifier's greedy path.
 
+A reference scores every row first, its logits written to a temporary folder, and
+is let go of before the first tier it judges loads (:func:`score_reference`, then
+:func:`score_tier`): a reference and a tier are never alive at once, so a pass
+holds the larger of the two, not their sum.
+
 References are resolved and checked (kind, vocabulary, how they tokenize the
 rows) before anything is measured, so a bad one is one line and no record.
 """
@@ -17,6 +22,7 @@ rows) before anything is measured, so a bad one is one line and no record.
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +43,10 @@ from measure.record.model.write_fidelity import (
     reference_part,
     tier_fidelity_part,
 )
-from measure.suites.divergence import compare_logits
+from measure.suites.divergence import compare_logits, log_softmax, target_nll
 from measure.suites.finite import require_finite
 from measure.suites.golden import GoldenRows
+from measure.suites.steps import release
 
 Loader = Callable[[Path, str, str | None], Tier]
 """Loads a reference folder as a tier named so, with a decoder-only tier's prompt template (the run's session
@@ -143,95 +150,140 @@ def _check_room(tier: Tier, source: int, tokens: int, golden: GoldenRows, line: 
         )
 
 
-def _by_reference(judged: list[Judged]) -> dict[str, tuple[Tier, list[Judged]]]:
-    groups: dict[str, tuple[Tier, list[Judged]]] = {}
-    for j in judged:
-        groups.setdefault(j.reference.name, (j.reference, []))[1].append(j)
-    return groups
+@dataclass(frozen=True)
+class Streams:
+    """One golden row as the reference reads it: its line, the source ids, the reference's greedy path and the
+    golden output's ids (empty where only the greedy path is scored: a speculative pair's verifier)."""
+
+    line: int
+    ids: list[int]
+    greedy: list[int]
+    target: list[int]
+    scored: list[int]
+    """The golden stream's scored next tokens: the output's, then end-of-sequence (none after a truncated one)."""
 
 
-def judge_group(reference: Tier, group: Iterable[Judged], golden: GoldenRows, out: dict[str, Any]) -> None:
-    """The reference's greedy path of every row first (token ids only), then each of its tiers in turn, the
-    reference's logits on both streams recomputed row by row beside the tier's: ``group`` may load each tier as it
-    is reached and let go of it after, so the reference and one tier are alive at once and no row's logits are
-    kept past the row."""
-    ref: dict[str, Any] | None = None
-    eos = reference.special.eos
-    paths: list[tuple[int, list[int], list[int], list[int], bool]] = []
-    scored = False
-    for j in group:
-        if ref is None:  # the reference's part before its first tier's, as the record has always listed them
-            ref = reference_part(
-                reference.name,
-                str(reference.path),
-                reference.fingerprint().precision,
-                j.in_run,
-                files_sha256(reference),
-            )
-            out["references"].append(ref)
-            for row in golden.rows:
-                ids = reference.source_ids(row.input)
-                greedy = list(reference.greedy_ids(ids).tokens)
-                paths.append((row.line, ids, greedy, reference.target_ids(row.output), row.truncated))
-        part = tier_fidelity_part(j.tier.name, reference.name, j.source)
-        klds: list[np.ndarray] = []
-        for line, ids, greedy, target, truncated in paths:
-            facts = compare_logits(
-                *_forced((reference, j.tier), ids, greedy, golden, line, "the reference's greedy path"),
-                [*greedy, eos],
-            )
-            add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
-            klds.append(facts.kld)
-            scored_golden = target if truncated else [*target, eos]  # a cut output ends in no end-of-sequence
-            ref_logits, tier_logits = _forced((reference, j.tier), ids, target, golden, line, "the golden output")
-            n = len(scored_golden)
-            on_golden = compare_logits(ref_logits[:n], tier_logits[:n], scored_golden)
-            add_golden_row(part, on_golden.kld, on_golden.same_top1, on_golden.nll_tier)
-            if not scored:  # the reference's own figures once, from its first tier's pass
-                add_reference_row(ref, len(greedy) + 1, n, float(on_golden.nll_ref.sum()))
-        close_divergence(part["greedy"], np.concatenate(klds))
-        out["tiers"].append(part)  # whole or not at all: a row refused midway leaves no half-scored tier
-        scored = True
+@dataclass(frozen=True)
+class Scored:
+    """What judging a tier needs of its reference once the reference's sessions are let go of: each row's streams,
+    its end-of-sequence id, and its teacher-forced logits, written to ``folder`` and read back a row at a time."""
+
+    name: str
+    eos: int
+    rows: tuple[Streams, ...]
+    folder: Path
+    part: dict[str, Any]
+    """The reference's entry in the record (``fidelity.references``): its own figures on the golden outputs."""
+
+    def logits(self, i: int, stream: str) -> np.ndarray:
+        return np.load(self.folder / f"{i}.{stream}.npy", allow_pickle=False)
 
 
-def _forced(
-    tiers: tuple[Tier, Tier], ids: list[int], tokens: list[int], golden: GoldenRows, line: int, stream: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """Both tiers' teacher-forced logits on one stream, each refused if NaN or infinite (a finding about the
-    tier, never a figure)."""
-    out = []
-    for tier in tiers:
-        logits = tier.teacher_forced(ids, tokens)
-        require_finite(logits, tier.name, golden.path, line, f"the fidelity pass on {stream}")
-        out.append(logits)
-    return out[0], out[1]
+GREEDY, GOLDEN = "the reference's greedy path", "the golden output"
+LOGITS_PREFIX = "measure-fidelity-"
+"""The temporary folder a reference's logits are written to while its tiers are judged (removed after)."""
 
 
-def judge_pair(drafter: Tier, verifier: Tier, golden: GoldenRows) -> dict[str, Any]:
-    part = pair_fidelity_part(drafter.name, verifier.name)
-    eos, klds = verifier.special.eos, []
-    for row in golden.rows:
-        ids = verifier.source_ids(row.input)
-        tokens = list(verifier.greedy_ids(ids).tokens)
-        facts = compare_logits(
-            *_forced((verifier, drafter), ids, tokens, golden, row.line, "the verifier's greedy path"),
-            [*tokens, eos],
-        )
+def score_reference(
+    reference: Tier, golden: GoldenRows, folder: Path, in_run: bool, greedy_only: bool = False
+) -> Scored:
+    """The reference's side of every row, before any tier it judges is loaded: its greedy path, then its
+    teacher-forced logits on that path and on the golden output, each written to ``folder`` (exactly what
+    :func:`~measure.suites.divergence.compare_logits` reads: KLD needs the whole distribution, so nothing shorter
+    than the logits would leave the figures unchanged) and its own figures on the golden outputs. The caller lets
+    go of the reference after, so a reference and a tier are never alive at once; a 135M model's 24 rows of 32
+    tokens leave about 300 MB in ``folder``, one row of it in memory at a time."""
+    part = reference_part(
+        reference.name, str(reference.path), reference.fingerprint().precision, in_run, files_sha256(reference)
+    )
+    eos, rows = reference.special.eos, []
+    for i, row in enumerate(golden.rows):
+        ids = reference.source_ids(row.input)
+        greedy = list(reference.greedy_ids(ids).tokens)
+        np.save(folder / f"{i}.greedy.npy", _forced(reference, ids, greedy, golden, row.line, GREEDY))
+        target: list[int] = []
+        scored: list[int] = []
+        if not greedy_only:
+            target = reference.target_ids(row.output)
+            scored = target if row.truncated else [*target, eos]  # a cut output ends in no end-of-sequence
+            logits = _forced(reference, ids, target, golden, row.line, GOLDEN)[: len(scored)]
+            np.save(folder / f"{i}.golden.npy", logits)
+            nll = float(target_nll(log_softmax(logits), scored).sum())
+            add_reference_row(part, len(greedy) + 1, len(scored), nll)
+        rows.append(Streams(row.line, ids, greedy, target, scored))
+    return Scored(reference.name, eos, tuple(rows), folder, part)
+
+
+def score_tier(scored: Scored, tier: Tier, source: str, golden: GoldenRows) -> dict[str, Any]:
+    """One tier against its scored reference, row by row (both streams): its entry in ``fidelity.tiers``, whole
+    or not at all (a row refused midway leaves no half-scored tier)."""
+    part = tier_fidelity_part(tier.name, scored.name, source)
+    klds: list[np.ndarray] = []
+    for i, r in enumerate(scored.rows):
+        logits = _forced(tier, r.ids, r.greedy, golden, r.line, GREEDY)
+        facts = compare_logits(scored.logits(i, "greedy"), logits, [*r.greedy, scored.eos])
         add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
-        part["positions"].append(len(tokens) + 1)
+        klds.append(facts.kld)
+        logits = _forced(tier, r.ids, r.target, golden, r.line, GOLDEN)[: len(r.scored)]
+        on_golden = compare_logits(scored.logits(i, "golden"), logits, r.scored)
+        add_golden_row(part, on_golden.kld, on_golden.same_top1, on_golden.nll_tier)
+    close_divergence(part["greedy"], np.concatenate(klds))
+    return part
+
+
+def score_drafter(scored: Scored, drafter: Tier, verifier: str, golden: GoldenRows) -> dict[str, Any]:
+    """A speculative pair's drafter against its verifier's scored greedy path (``greedy_only``): its entry in
+    ``fidelity.pairs``."""
+    part = pair_fidelity_part(drafter.name, verifier)
+    klds = []
+    for i, r in enumerate(scored.rows):
+        logits = _forced(drafter, r.ids, r.greedy, golden, r.line, "the verifier's greedy path")
+        facts = compare_logits(scored.logits(i, "greedy"), logits, [*r.greedy, scored.eos])
+        add_divergence_row(part["greedy"], facts.kld, facts.same_top1, facts.top5, facts.dp)
+        part["positions"].append(len(r.greedy) + 1)
         klds.append(facts.kld)
     close_divergence(part["greedy"], np.concatenate(klds))
     return part
 
 
-def judge(reference: Tier, tiers: list[Tier], golden: GoldenRows, in_run: bool = False) -> dict[str, Any]:
+def _forced(tier: Tier, ids: list[int], tokens: list[int], golden: GoldenRows, line: int, stream: str) -> np.ndarray:
+    """One tier's teacher-forced logits on one stream, refused if NaN or infinite (a finding about the tier, never
+    a figure)."""
+    logits = tier.teacher_forced(ids, tokens)
+    require_finite(logits, tier.name, golden.path, line, f"the fidelity pass on {stream}")
+    return logits
+
+
+def judge(
+    reference: Tier,
+    tiers: list[Tier],
+    golden: GoldenRows,
+    in_run: bool = False,
+    reload: Callable[[Tier], Tier] | None = None,
+) -> dict[str, Any]:
     """``tiers`` against ``reference`` outside a run (``measure fidelity``): a fidelity block of one reference;
-    each tier is checked against it as the run checks its references (kind, vocabulary, the rows' ids)."""
+    each tier is checked against it as the run checks its references (kind, vocabulary, the rows' ids), then
+    judged as the run judges (:func:`score_reference`, then :func:`score_tier` for each). ``reload``: the tiers
+    come closed (their facts are what the checks read) and each is loaded again by it for its own scoring, after
+    the reference is let go of, then let go of itself: one tier's sessions at a time, as in a run."""
     judged = []
     for tier in tiers:
         _refuse(tier, reference)
         judged.append(Judged(tier, reference, "config", in_run))
     check_streams(judged, golden)
     out = fidelity_part()
-    judge_group(reference, judged, golden, out)
+    if not judged:
+        return out
+    with tempfile.TemporaryDirectory(prefix=LOGITS_PREFIX) as folder:
+        scored = score_reference(reference, golden, Path(folder), in_run)
+        out["references"].append(scored.part)
+        if reload is not None:
+            release(reference)
+        for j in judged:
+            tier = j.tier if reload is None else reload(j.tier)
+            try:
+                out["tiers"].append(score_tier(scored, tier, j.source, golden))
+            finally:
+                if reload is not None:
+                    release(tier)
     return out

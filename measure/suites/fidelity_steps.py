@@ -2,14 +2,16 @@
 
 Before anything is measured each tier's reference is found, loaded beside the tier as the run checks it,
 checked (kind, vocabulary, how both read the rows) and let go of; what is kept is a :class:`Planned` per judged
-tier: names and a folder, no sessions. The pass then loads one reference and, one at a time, the tiers judged
-against it (its group), each let go of before the next loads; each speculative pair is loaded alone. A run's
-memory during the pass is its largest reference's and largest tier's, not the sum of a group.
+tier: names and a folder, no sessions. The pass then loads one reference, scores every row with it (its logits
+written to a temporary folder) and lets go of it; then, one at a time, the tiers judged against it (its group),
+each let go of before the next loads; a speculative pair's verifier, then its drafter, the same way. A run's
+memory during the pass is its largest reference's or largest tier's, never two sessions' sum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,15 @@ from measure.engine.tier import Tier
 from measure.record.model.write_fidelity import fidelity_part, unjudged_part
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import PairSpec, TierSpec
-from measure.suites.fidelity import Judged, check_streams, judge_group, judge_pair, reference_named, reference_of
+from measure.suites.fidelity import (
+    LOGITS_PREFIX,
+    check_streams,
+    reference_named,
+    reference_of,
+    score_drafter,
+    score_reference,
+    score_tier,
+)
 from measure.suites.golden import GoldenRows
 from measure.suites.steps import Sessions, release
 
@@ -79,8 +89,9 @@ class Sources:
 def check_reference(
     sessions: Sessions, spec: TierSpec, tier: Tier, golden: GoldenRows, sources: Sources | None = None
 ) -> Planned | Unjudged | None:
-    """``tier`` (loaded by the caller, who lets go of it) beside its reference, loaded, checked (kind, vocabulary,
-    how both read the rows) and let go of: a bad reference is one line before anything is measured. A tier with no
+    """``tier`` (its sessions let go of by the caller: its facts are what is checked) against its reference, loaded,
+    checked (kind, vocabulary, how both read the rows) and let go of: a bad reference is one line before anything
+    is measured, and the two are never loaded at once. A tier with no
     reference named (config, tier.json) is given the one its graphs tell (``sources``); a quantized tier without
     one is :class:`Unjudged`, a full-precision one is a reference itself (None)."""
     config = sessions.config
@@ -109,17 +120,6 @@ def check_reference(
         release(*(t for n, t in held.items() if n != spec.name), *outside)
 
 
-def _one_at_a_time(sessions: Sessions, reference: Tier, group: list[Planned]) -> Generator[Judged, None, None]:
-    """The group's tiers, each loaded when it is reached and let go of before the next one loads."""
-    for p in group:
-        tier = sessions.tier(p.tier, label=p.tier)
-        try:
-            yield Judged(tier, reference, p.source, p.in_run)
-        finally:
-            release(tier)
-        del tier
-
-
 def run_fidelity_steps(
     planned: list[Planned],
     pairs: Iterable[PairSpec],
@@ -144,25 +144,42 @@ def run_fidelity_steps(
     load = _loader(sessions)
     for group in groups.values():
         first = group[0]
-        if first.in_run:
-            reference = sessions.tier(first.reference, label=f"{first.reference}~reference")
-        else:
-            reference = load(first.folder, first.reference, first.prompt)
-        judged = _one_at_a_time(sessions, reference, group)
-        try:
-            judge_group(reference, judged, golden, out)
-        finally:
-            judged.close()  # lets go of the tier it holds when judging stopped early
-            release(reference)
+        with tempfile.TemporaryDirectory(prefix=LOGITS_PREFIX) as folder:
+            if first.in_run:
+                reference = sessions.tier(first.reference, label=f"{first.reference}~reference")
+            else:
+                reference = load(first.folder, first.reference, first.prompt)
+            try:
+                scored = score_reference(reference, golden, Path(folder), first.in_run)
+            finally:
+                release(reference)  # before any tier of its group loads
+            del reference
+            out["references"].append(scored.part)
+            for p in group:
+                tier = sessions.tier(p.tier, label=p.tier)
+                try:
+                    out["tiers"].append(score_tier(scored, tier, p.source, golden))
+                finally:
+                    release(tier)
+                del tier
         done += 1
         progress(f"fidelity against {first.reference}", done, total)
         save()
     for spec in pairs:
-        pair = sessions.pair(spec)
-        try:
-            out["pairs"].append(judge_pair(pair.drafter, pair.verifier, golden))
-        finally:
-            release(pair)
+        label = f"{spec.drafter}~drafter" if spec.drafter == spec.verifier else None
+        with tempfile.TemporaryDirectory(prefix=LOGITS_PREFIX) as folder:
+            verifier = sessions.tier(spec.verifier)
+            try:  # the verifier's greedy path scored and let go of, then the drafter alone (checked in preflight)
+                scored = score_reference(verifier, golden, Path(folder), True, greedy_only=True)
+            finally:
+                release(verifier)
+            del verifier
+            drafter = sessions.tier(spec.drafter, label=label)
+            try:
+                out["pairs"].append(score_drafter(scored, drafter, spec.verifier, golden))
+            finally:
+                release(drafter)
+            del drafter
         done += 1
         progress(f"fidelity {spec.name}", done, total)
         save()

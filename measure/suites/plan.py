@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from measure.errors import MeasureError
+from measure.suites.legs.cost import LegRate
 from measure.suites.plan_costs import Asks, Shape, Warm, estimate
 
 REPEATS_FOR_95 = 6
@@ -114,9 +115,17 @@ class Plan:
     """The golden rows the warm-up decoded, whose row times the estimates take for every row's; empty: all."""
     fidelity_rows: tuple[int, ...] = ()
     """Golden rows the fidelity pass scores (the same sample; every row unless the budget cut all else first)."""
+    leg_rates: tuple[tuple[str, str, LegRate], ...] = ()
+    """What the warm-up measured of each replaying leg on each tier it prices: (leg key, tier, rate)."""
 
     def to_dict(self) -> dict[str, object]:
-        sampled = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
+        sampled: dict[str, object] = {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
+        if self.leg_rates:
+            sampled["leg_rates"] = [
+                {"leg": leg, "tier": tier, "precision": r.precision, "skipped": r.skipped}
+                | ({} if r.skipped else {"factor": round(r.factor, 3), "start_s": round(r.start_s, 3)})
+                for leg, tier, r in self.leg_rates
+            ]
         return {
             "budget_s": round(self.budget_s, 3),
             "elapsed_s": round(self.elapsed_s, 3),
@@ -152,6 +161,7 @@ class Plan:
                 out.append(f"  {step:<11}{described.get(step, ''):<76} ~{clock(seconds)}")
         ends = self.estimate_s
         out.append(f"  estimated end {clock(ends)} of {clock(self.budget_s)} (ETA {clock(ends - self.elapsed_s)})")
+        out.extend(f"  measured: {leg}" for leg in _rates_said(self.leg_rates))
         out.extend(f"  cut: {c}" for c in self.cut)
         return out
 
@@ -302,7 +312,18 @@ def make_plan(warm: Warm, asks: Asks, budget_s: float, given: str | None = None)
         steps=steps,
         cut=_cuts(asks, chosen, asks.seed),
         warm_rows=warm.rows,
+        leg_rates=tuple((leg, tier, rate) for (leg, tier), rate in asks.leg_rates.items()),
     )
+
+
+def _rates_said(rates: tuple[tuple[str, str, LegRate], ...]) -> tuple[str, ...]:
+    """Each replaying leg's measured rate once per precision: ``web leg on int4 tiers (its tier): 12.9x ...``."""
+    said: dict[tuple[str, str], str] = {}
+    for leg, tier, r in rates:
+        if (leg, r.precision) not in said:
+            pace = "not run there" if r.skipped else f"{r.factor:.1f}x Python's decode, {clock(r.start_s)} to start"
+            said[leg, r.precision] = f"{leg} leg on {r.precision or 'its'} tiers ({tier}): {pace}"
+    return tuple(said.values())
 
 
 def _level(n: int, depth: int) -> float:

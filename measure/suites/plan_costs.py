@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import median
 
-from measure.suites.legs.cost import LegCost
+from measure.suites.legs.cost import LegCost, LegRate
 
 PROCESS_S = 0.5
 """A worker process's start and imports (Python, onnxruntime, numpy, tokenizers)."""
@@ -107,6 +107,9 @@ class Asks:
     layouts: int = 0
     judged: tuple[tuple[str, str], ...] = ()
     """The fidelity pass's tiers and the reference each is judged against (empty: no fidelity pass)."""
+    leg_rates: Mapping[tuple[str, str], LegRate] = field(default_factory=dict)
+    """What the warm-up measured of a replaying leg on a tier, by (leg key, tier name); a pair not here takes
+    the leg's stated :class:`~measure.suites.legs.cost.LegCost` (its ``factor`` and ``start_s``)."""
 
 
 @dataclass(frozen=True)
@@ -159,11 +162,12 @@ def _framing_row(t: TierTimes, asks: Asks, prefill: bool) -> float:
     return cost
 
 
-def _legs_s(t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -> float:
+def _legs_s(name: str, t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -> float:
     """The other runtimes on one tier, each as its :class:`~measure.suites.legs.contract.LegCost` states: a leg
     with a loop of its own (onnxruntime-genai) decodes each row beside measure's, its paired passes and warm rows;
     a replaying leg frames each row as the Python leg does (its greedy decode standing for the single-step replay)
-    and times its passes, ``factor`` times slower, started once per tier."""
+    and times its passes, ``factor`` times slower, started once per tier: the factor and the start the warm-up
+    measured on this tier's precision (``asks.leg_rates``) where it did, else the leg's stated ones."""
     cost = 0.0
     for leg in asks.legs:
         if t.kind not in leg.kinds:
@@ -171,16 +175,23 @@ def _legs_s(t: TierTimes, asks: Asks, rows: int, prefill_rows: int) -> float:
         if leg.style == "loop":
             repeats = max(asks.leg_repeats, leg.repeats_min)
             cost += (2 * repeats + 2) * t.row_mean * rows + 2 * min(GENAI_WARM_ROWS, rows) * t.row_mean + t.load_s
-        else:
-            framed = sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
-            work = framed + (asks.leg_repeats - 1) * t.row_mean * rows + t.load_s
-            cost += leg.factor * work + leg.start_s
+            continue
+        rate = asks.leg_rates.get((leg.key, name))
+        if rate is not None and rate.skipped:
+            continue
+        framed = sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
+        work = framed + (asks.leg_repeats - 1) * t.row_mean * rows
+        if rate is None:
+            cost += leg.factor * (work + t.load_s) + leg.start_s
+        else:  # its measured start includes the tier's load there
+            cost += rate.factor * work + rate.start_s
     return cost
 
 
 def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
-    """Each reference's greedy path, then per judged tier both streams teacher-forced by it and by the reference
-    (a prefill and one call of the output's tokens each); each pair's verifier path scored the same way."""
+    """Each reference's greedy path and both streams teacher-forced by it, once; then per judged tier both streams
+    teacher-forced by the tier (a prefill and one call of the output's tokens each); each pair's verifier path
+    scored the same way."""
     cost = 0.0
     groups: dict[str, list[str]] = {}
     for tier, reference in asks.judged:
@@ -189,10 +200,10 @@ def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
         r = warm.tiers.get(reference) or warm.tiers.get(judged[0])
         if r is None:
             continue
-        cost += r.load_s + rows * r.row_mean
+        cost += r.load_s + rows * (r.row_mean + 2 * _forced(r))
         for name in judged:
             t = warm.tiers.get(name, r)
-            cost += t.load_s + rows * 2 * (_forced(r) + _forced(t))
+            cost += t.load_s + rows * 2 * _forced(t)
     for drafter, verifier in asks.pairs:
         d, v = warm.tiers.get(drafter), warm.tiers.get(verifier)
         if d is not None and v is not None:
@@ -209,9 +220,9 @@ def _forced(t: TierTimes) -> float:
 def framing_s(warm: Warm, asks: Asks, rows: int, prefill_rows: int) -> float:
     """The Python leg and the other legs per tier, then acceptance for every pair and self-pair."""
     cost = 0.0
-    for t in warm.tiers.values():
+    for name, t in warm.tiers.items():
         cost += t.load_s + sum(_framing_row(t, asks, i < prefill_rows) for i in range(rows))
-        cost += _legs_s(t, asks, rows, prefill_rows)
+        cost += _legs_s(name, t, asks, rows, prefill_rows)
     used = dict.fromkeys(n for pair in asks.pairs for n in pair)
     pairs = [*asks.pairs, *((n, n) for n in used)]
     for drafter, verifier in pairs:

@@ -53,22 +53,26 @@ def check_tiers(
     sessions: Sessions, golden: GoldenRows, fidelity: bool = False
 ) -> tuple[dict[str, Any], list[Planned], list[Unjudged]]:
     """Every tier loaded once, one at a time: its rows and first steps checked, its fingerprint and decode limit
-    taken for the record, and (``fidelity``) its reference found (named, or told by the graphs) and checked beside
-    it, or why it has none; every pair opened once (its refusal names ``pairs[i]``). Nothing is timed."""
+    taken for the record, its sessions let go of, and (``fidelity``) its reference found (named, or told by the
+    graphs), loaded and checked against the closed tier's facts, or why it has none; every pair opened once (its
+    refusal names ``pairs[i]``). Nothing is timed."""
     config, parts, planned, unjudged = sessions.config, {}, [], []
     sources = Sources(config.tiers)
     refused: MeasureError | None = None  # a reference's refusal waits for the pairs': the tiers' own come first
     for spec in config.tiers:
         tier = sessions.tier(spec.name)
         try:
-            check_rows({spec.name: tier}, golden)
-            check_decodes({spec.name: tier}, golden, config.path)
-            limit = decode_limit_part(*tier.decode_limit())
-            fingerprint, traffic = tier.fingerprint().to_dict(), tier.traffic().to_dict()
-            model = spec.model or model_name(tier.path)
-            parts[spec.name] = tier_part(
-                spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit, traffic, model
-            )
+            try:
+                check_rows({spec.name: tier}, golden)
+                check_decodes({spec.name: tier}, golden, config.path)
+                limit = decode_limit_part(*tier.decode_limit())
+                fingerprint, traffic = tier.fingerprint().to_dict(), tier.traffic().to_dict()
+                model = spec.model or model_name(tier.path)
+                parts[spec.name] = tier_part(
+                    spec.role, str(tier.path), tier.kind, tier.prompt, fingerprint, limit, traffic, model
+                )
+            finally:
+                release(tier)  # its facts stay: its reference loads after its sessions are let go of, never beside
             found = check_reference(sessions, spec, tier, golden, sources) if fidelity and refused is None else None
             if isinstance(found, Unjudged):
                 unjudged.append(found)
@@ -78,8 +82,6 @@ def check_tiers(
             if spec.name not in parts:
                 raise
             refused = exc
-        finally:
-            release(tier)
         del tier
     for pair in config.pairs:
         release(sessions.pair(pair))

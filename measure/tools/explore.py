@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,9 +33,10 @@ from measure.record.model.read_fidelity import fidelity
 from measure.record.model.write_fidelity import fidelity_part
 from measure.suites import Progress, Say, no_progress, no_say
 from measure.suites.config import SUITES, WallclockConfig, load_config
-from measure.suites.fidelity import Judged, check_streams, judge_group
+from measure.suites.fidelity import LOGITS_PREFIX, Judged, check_streams, score_reference, score_tier
 from measure.suites.golden import GoldenRows, load_golden
 from measure.suites.runner import run as run_suites
+from measure.suites.steps import release
 from measure.tools.quantize import folder_graphs, quantize_recipe, require_full_precision
 from measure.tools.recipes import NAMED, Recipe, parse_recipe, read_toml
 from measure.writing import make_dirs, write_text
@@ -198,7 +200,7 @@ def screen_candidates(
         reference = load_tier(folder, session, label=name, name=name)
         for c, part in _judged(reference, todo, golden, session, say):
             judged = fidelity(part)
-            assert judged is not None, "judge_group writes a fidelity part"
+            assert judged is not None, "score_tier writes a fidelity part"
             (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
             outcome, answer, _ = judge_figures(figures, policy, role)
             g = figures.greedy
@@ -222,37 +224,25 @@ def screen_candidates(
 def _judged(
     reference: Tier, todo: list[Candidate], golden: GoldenRows, session: SessionConfig, say: Say
 ) -> Iterator[tuple[Candidate, dict[str, Any]]]:
-    """Each candidate's fidelity block of one tier, the reference's greedy paths decoded once for all of them and
-    each tier loaded only while it is scored. A tier the pass refuses (NaN logits, a reference that cannot judge
-    it) is dropped with that line, and the pass goes on with the next."""
-    left = list(todo)
-    while left:
-        out = fidelity_part()
-        current: list[Candidate] = []
-        try:
-            judge_group(reference, _loaded(reference, left, current, golden, session), golden, out)
-        except MeasureError as exc:
-            c = current[0]
-            c.dropped, c.reason = "fidelity", str(exc)
-            say(f"explore: {c.tier}: dropped: {exc}")
-            left.remove(c)
-        for part in out["tiers"]:
-            c = next(c for c in todo if c.tier == part["tier"])
-            yield c, fidelity_part() | {"references": out["references"], "tiers": [part]}
-
-
-def _loaded(
-    reference: Tier, left: list[Candidate], current: list[Candidate], golden: GoldenRows, session: SessionConfig
-) -> Iterator[Judged]:
-    """The candidates still ``left``, each loaded as the pass reaches it (``current``) and taken off once scored."""
+    """Each candidate's fidelity block of one tier: the reference scored once for all of them (its logits kept on
+    disk) and let go of, then each tier loaded only while it is scored, as a run's pass does. A tier the pass
+    refuses (NaN logits, a reference that cannot judge it) is dropped with that line, and the pass goes on."""
     prompt = getattr(reference, "prompt", None) if reference.kind == "causal" else None
-    for c in list(left):
-        current[:] = [c]
-        tier = load_tier(c.folder, session, label=c.tier, name=c.tier, prompt=prompt)
-        j = Judged(tier, reference, "quantization.from", True)
-        check_streams([j], golden)
-        yield j
-        left.remove(c)
+    with tempfile.TemporaryDirectory(prefix=LOGITS_PREFIX) as folder:
+        scored = score_reference(reference, golden, Path(folder), True)
+        release(reference)
+        for c in todo:
+            tier = load_tier(c.folder, session, label=c.tier, name=c.tier, prompt=prompt)
+            try:
+                check_streams([Judged(tier, reference, "quantization.from", True)], golden)
+                part = score_tier(scored, tier, "quantization.from", golden)
+            except MeasureError as exc:
+                c.dropped, c.reason = "fidelity", str(exc)
+                say(f"explore: {c.tier}: dropped: {exc}")
+                continue
+            finally:
+                release(tier)
+            yield c, fidelity_part() | {"references": [scored.part], "tiers": [part]}
 
 
 def _toml(value: Any) -> str:

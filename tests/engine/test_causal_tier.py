@@ -475,3 +475,17 @@ def test_seq2seq_keeps_its_default_and_takes_a_configured_one():
     assert tier.decode_limit() == (None, "4 x source + 8")
     assert tier.default_max_new_tokens(5) == min(28, tier.max_target_tokens - 1)
     assert load_tier(bundled.SMALL_FP32, max_new_tokens=6).default_max_new_tokens(5) == 6
+
+
+def test_a_closed_tier_keeps_the_facts_a_reference_is_checked_against(golden):
+    """The run lets go of a tier's sessions before it loads the tier's fidelity reference and checks the two
+    against each other: the closed tier still tokenizes and states its teacher-forced room, but cannot decode."""
+    tier = lm("lm-base-int8")
+    ids = tier.source_ids(golden.rows[0].input)
+    room, target = tier.target_room(len(ids)), tier.target_ids(golden.rows[0].output)
+    tier.close()
+    assert "graphs" not in tier.__dict__
+    assert tier.source_ids(golden.rows[0].input) == ids and tier.target_ids(golden.rows[0].output) == target
+    assert tier.target_room(len(ids)) == room and tier.shape.vocab_size > 0
+    with pytest.raises(AttributeError):
+        tier.teacher_forced(ids, target)

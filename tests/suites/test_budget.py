@@ -24,7 +24,7 @@ DEMO = bundled.CONFIG.parent
 ROWS = 6
 
 
-def _config(folder: Path, extra: str = "", repeats: int = 2) -> Path:
+def _config(folder: Path, extra: str = "", repeats: int = 2, node: bool = False) -> Path:
     """Two decoder-only tiers and their pair over the first ROWS golden rows, no other runtime, one profile worker."""
     golden = folder / "golden.jsonl"
     golden.write_text("".join((DEMO / "golden-v1.jsonl").read_text(encoding="utf-8").splitlines(True)[:ROWS]))
@@ -34,7 +34,8 @@ def _config(folder: Path, extra: str = "", repeats: int = 2) -> Path:
     lines += ["[[pairs]]", 'drafter = "lm-small-int4"', 'verifier = "lm-base-int8"']
     lines += ["[wallclock]", "warmup = 1", "warmup_s = 0.0", f"repeats = {repeats}", "k = [2]", "bootstrap = 200"]
     lines += ["profile_workers = 1", "profile_rows = 2", "warm_loads = 1", "call_cost_rows = 2"]
-    lines += ["[framing]", "k = [2]", "probe_k = 2", "node_leg = false", "web_leg = false", "genai_leg = false"]
+    lines += ["[framing]", "k = [2]", "probe_k = 2", f"node_leg = {str(node).lower()}", "web_leg = false"]
+    lines += ["genai_leg = false"]
     path = folder / "suite.toml"
     path.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
     return path
@@ -152,3 +153,69 @@ def test_a_verifier_decode_length_with_no_room_for_a_draft_is_refused(tmp_path):
 def test_a_bad_budget_in_the_config_names_the_key(tmp_path):
     with pytest.raises(MeasureError, match=r"suite.toml: run.budget: expected a duration"):
         load_config(_config(tmp_path, extra='[run]\nbudget = "later"\n'))
+
+
+def test_the_plan_prices_each_replaying_leg_at_what_the_warm_up_measured_on_each_precision(tmp_path, monkeypatch):
+    """The node leg timed in the warm-up on both tiers (int8 and int4; the size floor lowered to reach the demo's
+    small tiers): the plan's framing estimate is the one those rates give, not the leg's stated factor, and the
+    plan says what it measured. No wall time is asserted: what the planner decided from what it measured."""
+    from dataclasses import replace
+    from functools import partial
+    from time import perf_counter
+
+    import jsonschema
+
+    from measure.engine.load import load_tier
+    from measure.record.io import schema
+    from measure.record.model.plan import plan_of
+    from measure.suites import budget
+    from measure.suites.golden import load_golden
+    from measure.suites.legs.node import NodeLeg
+    from measure.suites.legs.probe import probe_legs
+    from measure.suites.plan_costs import estimate
+
+    config = load_config(_config(tmp_path, node=True))
+    if NodeLeg.ready(config.framing) is not None:
+        pytest.skip(NodeLeg.ready(config.framing))
+    monkeypatch.setattr(budget, "probe_legs", partial(probe_legs, min_bytes=0))
+    golden = load_golden(config.golden)
+    precisions = {t.name: load_tier(t.path, name=t.name).fingerprint().precision for t in config.tiers}
+    planned = budget.plan_run(config, ["framing"], golden, {}, 3600, perf_counter(), precisions=precisions)
+    rates = planned.rates
+    if not rates:  # onnxruntime-node is not installed here: the leg opened as skipped, and no rate was measured
+        pytest.skip("onnxruntime-node is not installed")
+    assert set(rates) == {("node", "lm-base-int8"), ("node", "lm-small-int4")}
+    assert {name: r.precision for (_, name), r in rates.items()} == precisions
+    assert all(r.factor > 0 and r.start_s >= 0 and not r.skipped for r in rates.values())
+    asks = budget.asks_of(config, ["framing"], len(golden), budget.other_legs(config))
+    shape = planned.plan.shape
+    assert planned.plan.steps["framing"] == estimate(planned.warm, replace(asks, leg_rates=rates), shape)["framing"]
+    assert planned.plan.steps["framing"] != estimate(planned.warm, asks, shape)["framing"]  # not the stated 1.5x
+    said = [line for line in planned.plan.lines(len(golden)) if line.startswith("  measured: node leg on ")]
+    assert len(said) == 2  # one line per precision
+    part = planned.plan.to_dict()  # the record keeps what the plan was priced on, as its schema states it
+    jsonschema.validate(part, {"$defs": schema()["$defs"], "$ref": "#/$defs/plan"})
+    stored = plan_of(part)
+    assert stored is not None
+    assert {(r.leg, r.tier): (r.factor, r.precision) for r in stored.leg_rates} == {
+        k: (round(r.factor, 3), r.precision) for k, r in rates.items()
+    }
+
+
+def test_letting_go_of_sessions_starts_no_process(monkeypatch):
+    """Each release hands freed memory back with glibc's malloc_trim, looked up once: a lookup per release ran
+    ``ldconfig`` in a child forked from a process holding a large model, counted twice by a tree's memory."""
+    import subprocess
+
+    steps.trim()  # the one lookup
+    started: list[object] = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    steps.trim()
+    steps.release()
+    assert started == []

@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import replace
+from statistics import median
 
 import pytest
 
 from measure.errors import MeasureError
+from measure.suites.legs.cost import LegRate
 from measure.suites.legs.registry import LEGS
 from measure.suites.plan import (
     FIDELITY_ROWS,
+    FINISH_S,
     REPEATS_FOR_95,
     WARM_ROWS,
     BudgetTooSmall,
@@ -23,6 +26,7 @@ from measure.suites.plan import (
     sample_rows,
 )
 from measure.suites.plan_costs import SAFETY, Asks, CaseTimes, TierTimes, Warm, estimate
+from measure.suites.plan_costs import _framing_row as framing_row
 
 ROWS = 16
 
@@ -248,3 +252,57 @@ def test_the_last_cut_is_the_prompt_framings():
     assert "no prompt framings" in str(err.value)
     kept = make_plan(WARM, asks, err.value.minimum_s + 1 + (plan.budget_s - plan.estimate_s) + 600)
     assert kept.shape.prefill_rows >= 1  # cut only where nothing else fits
+
+
+def test_a_leg_measured_slow_on_one_precision_is_priced_so_and_the_plan_cuts_to_hold_the_budget():
+    """The 135M model's case: onnxruntime-web decoded the int4 tier 13x slower than Python, where the leg states 3x.
+    Priced at the stated factor the plan overruns once the leg runs at its measured pace; priced at what the
+    warm-up measured (``leg_rates``), it cuts more and fits. A leg skipped on a tier (a large fp32 tier in the
+    browser) costs nothing there, and the plan says what it measured."""
+    asks = replace(ASKS, legs=(COST["genai"], COST["node"], COST["web"]))
+    slow = {("web", "int4"): LegRate(13.0, 8.0, precision="int4")}
+    budget = 45 * 60
+    stated = make_plan(WARM, asks, budget)
+    measured = make_plan(WARM, replace(asks, leg_rates=slow), budget)
+    at_its_pace = WARM.elapsed_s + FINISH_S + sum(estimate(WARM, replace(asks, leg_rates=slow), stated.shape).values())
+    assert at_its_pace > 1.1 * budget  # the stated factor's plan would overrun by more than a tenth
+    assert measured.estimate_s <= budget and measured.shape.framing_rows < stated.shape.framing_rows
+    assert any(
+        line == "  measured: web leg on int4 tiers (int4): 13.0x Python's decode, 8s to start"
+        for line in measured.lines(ROWS)
+    )
+    skipped = make_plan(WARM, replace(asks, leg_rates={("web", "fp32"): LegRate(skipped=True)}), budget)
+    same = skipped.shape
+    assert (
+        estimate(WARM, replace(asks, leg_rates={("web", "fp32"): LegRate(skipped=True)}), same)["framing"]
+        < (estimate(WARM, asks, same)["framing"])
+    )
+    # a measured rate of 1x with no start prices the leg as the Python leg's own work, nothing stated added
+    even = estimate(WARM, replace(asks, legs=(COST["web"],), leg_rates={("web", "int8"): LegRate(1.0, 0.0)}), same)
+    none = estimate(WARM, replace(asks, legs=(), leg_rates={}), same)
+    t = WARM.tiers["int8"]
+    rows, prefill = same.framing_rows, same.prefill_rows
+    work = sum(framing_row(t, asks, i < prefill) for i in range(rows)) + (asks.leg_repeats - 1) * t.row_mean * rows
+    stated_others = sum(
+        3.0
+        * (
+            sum(framing_row(x, asks, i < prefill) for i in range(rows))
+            + (asks.leg_repeats - 1) * x.row_mean * rows
+            + x.load_s
+        )
+        + COST["web"].start_s
+        for name, x in WARM.tiers.items()
+        if name != "int8"
+    )
+    assert even["framing"] == pytest.approx(none["framing"] + SAFETY * (work + stated_others))
+
+
+def test_a_reference_is_scored_once_whatever_the_number_of_tiers_it_judges():
+    """The fidelity pass scores a reference's streams once and lets go of it: a second tier judged against it adds
+    that tier's load and its own teacher-forced streams, not the reference's again."""
+    shape = make_plan(WARM, JUDGED, 6 * 3600).shape
+    one = estimate(WARM, replace(JUDGED, judged=(("int8", "fp32"),)), shape)["fidelity"]
+    two = estimate(WARM, JUDGED, shape)["fidelity"]
+    t = WARM.tiers["int4"]
+    forced = median(t.first_s) + t.call_s(median(t.tokens) + 1)
+    assert two - one == pytest.approx(SAFETY * (t.load_s + shape.fidelity_rows * 2 * forced))

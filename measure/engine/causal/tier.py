@@ -112,6 +112,8 @@ class CausalTier(TierFolder):
         self.prompt = _prompt(folder, self.meta, prompt)
         self.graphs = open_causal_graphs(folder, self.layout, self.config, self.label, self.meta, after_run)
         self.shape = self.graphs.shape
+        self._room = (self.graphs.context, self.graphs.genai)
+        """What bounds a teacher-forced pass (:meth:`target_room`), kept past :meth:`close`."""
         self._check_vocabulary()
         self.special = _special_ids(folder, self.meta, self.tokenizer.special_ids(), self.shape.vocab_size)
         self.context = _positive(folder, self.meta, "max_position_embeddings")
@@ -164,10 +166,9 @@ class CausalTier(TierFolder):
     def target_room(self, source_tokens: int) -> tuple[int, str] | None:
         """The positions the cache is made for (onnxruntime-genai's ``max_length``, else
         ``max_position_embeddings``) less the prompt's: prompt and output share them."""
-        positions = self.graphs.context
+        positions, genai = self._room  # not the graphs': a closed tier is still checked against its reference
         if positions is None:
             return None
-        genai = self.graphs.genai
         if genai is not None:
             where = f"{genai.path}: field {genai.max_length_field}"
         else:

@@ -52,6 +52,19 @@ class PlanOutcome:
 
 
 @dataclass(frozen=True)
+class PlannedLegRate:
+    """What the planning warm-up measured of one replaying leg on one tier (``plan.leg_rates``)."""
+
+    leg: str
+    tier: str
+    precision: str
+    skipped: bool
+    factor: float | None
+    """The leg's seconds per token over Python onnxruntime's; None where it skipped the tier."""
+    start_s: float | None
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """What a budgeted run planned to measure, what it cut and how it ended."""
 
@@ -71,6 +84,9 @@ class RunPlan:
     fidelity_rows: tuple[int, ...] = ()
     """The golden rows the fidelity pass scored (every row); empty in plans from before it was planned apart,
     when it scored the framing rows."""
+    leg_rates: tuple[PlannedLegRate, ...] = ()
+    """What the warm-up measured of the other runtimes per tier; empty where it timed none (small tiers, older
+    records)."""
 
     def cuts(self, step: str) -> tuple[str, ...]:
         """The cuts that touch one step (``wall-clock``, ``framing``, ``profile``, ``call-cost``, ``prompt``)."""
@@ -99,4 +115,17 @@ def plan_of(d: dict[str, Any] | None) -> RunPlan | None:
         outcome=outcome,
         warm_rows=tuple(int(i) for i in d.get("warm_rows", ())),
         fidelity_rows=tuple(int(i) for i in d.get("fidelity_rows", ())),
+        leg_rates=tuple(_leg_rate(r) for r in d.get("leg_rates", ())),
+    )
+
+
+def _leg_rate(r: dict[str, Any]) -> PlannedLegRate:
+    factor, start = r.get("factor"), r.get("start_s")
+    return PlannedLegRate(
+        str(r["leg"]),
+        str(r["tier"]),
+        str(r["precision"]),
+        bool(r["skipped"]),
+        None if factor is None else float(factor),
+        None if start is None else float(start),
     )

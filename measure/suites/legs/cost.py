@@ -23,3 +23,20 @@ class LegCost:
     start_s: float = 0.0
     repeats_min: int = 1
     pairs: bool = False
+
+
+@dataclass(frozen=True)
+class LegRate:
+    """What a replaying leg measured on one tier in the planning warm-up (:mod:`measure.suites.legs.probe`): its
+    greedy decode ``factor`` times Python onnxruntime's on the same row and tokens, and ``start_s`` to start and
+    load the tier there; ``skipped``: the leg does not decode this tier (the planner counts nothing for it).
+
+    A leg's factor depends on the tier's precision, not only on the leg: onnxruntime-web's wasm kernels decoded a
+    135M model's int4 tier 13x slower than Python's and its int8 one about 3x, so one stated factor per leg either
+    overruns a budget or wastes it."""
+
+    factor: float = 1.0
+    start_s: float = 0.0
+    skipped: bool = False
+    precision: str = ""
+    """The precision measured (tiers of one kind and precision share the figure of the smallest of them)."""

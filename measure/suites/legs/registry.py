@@ -20,13 +20,13 @@ def enabled(leg: type[Leg], config: FramingConfig) -> bool:
     return bool(getattr(config, f"{leg.key}_leg"))
 
 
-def open_legs(setup: LegSetup) -> list[Leg]:
+def open_legs(setup: LegSetup, style: str | None = None) -> list[Leg]:
     """The legs this run asks for that can take one of its tiers' kinds, opened (a leg that cannot run on this
-    machine opens as skipped, with the reason)."""
+    machine opens as skipped, with the reason); ``style``: only those of that :class:`LegCost` style."""
     return [
         leg(setup)  # type: ignore[call-arg]  # a Protocol has no __init__; every registered leg takes a setup
         for leg in LEGS
-        if enabled(leg, setup.config) and leg.cost.kinds & setup.kinds
+        if enabled(leg, setup.config) and leg.cost.kinds & setup.kinds and style in (None, leg.cost.style)
     ]
 
 
