@@ -1341,6 +1341,34 @@ CASES: dict[str, Case] = {
         ("--screen-rows", "got 0"),
         check=absent("ex"),
     ),
+    # ---- locate
+    "locate a reference that is not full precision": Case(
+        "locate",
+        lambda tmp: [str(bundled.DEMO_DIR / "small-int8"), "--recipe", "int8"],
+        "error",
+        ("small-int8", "not full precision"),
+    ),
+    "locate by an unknown recipe": Case(
+        "locate",
+        lambda tmp: [str(bundled.SMALL_FP32), "--recipe", "int9"],
+        "error",
+        ("int9",),
+    ),
+    "locate a recipe file with block size 512": Case(
+        "locate",
+        lambda tmp: (
+            (tmp / "r.toml").write_text('method = "matmul-nbits"\nbits = 4\nblock_size = 512\n'),
+            [str(bundled.SMALL_FP32), "--recipe", str(tmp / "r.toml")],
+        )[1],
+        "error",
+        ("r.toml", "block_size", "512"),
+    ),
+    "locate --rows 0": Case(
+        "locate",
+        lambda tmp: [str(bundled.SMALL_FP32), "--recipe", "int8", "--rows", "0"],
+        "error",
+        ("--rows 0", "expected 1 to 10000"),
+    ),
     "quantize a broken graph leaves nothing": Case(
         "quantize", _broken_graph, "error", ("decoder-kv.onnx",), check=no_partial
     ),
