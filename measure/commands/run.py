@@ -71,7 +71,7 @@ def _progress() -> tuple[Progress | None, Callable[[str, int, int], None]]:
 
 def run(args: argparse.Namespace) -> int:
     from measure.suites.heartbeat import Heartbeat
-    from measure.suites.options import options_from_args
+    from measure.suites.run_options import options_from_args
     from measure.suites.runner import execute
 
     options = options_from_args(args.config, args.suites, args.results, args.budget, args.instructions, sys.argv)

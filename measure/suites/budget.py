@@ -22,9 +22,9 @@ from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows, pick
 from measure.suites.legs.cost import LegCost
 from measure.suites.legs.registry import planned
-from measure.suites.options import RunOptions
 from measure.suites.plan import FINISH_S, WARM_ROWS, BudgetTooSmall, Plan, make_plan, next_round, sample_rows
 from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s
+from measure.suites.run_options import RunOptions
 from measure.suites.steps import RunContext, Sessions
 from measure.suites.units import Units
 from measure.suites.wallclock import timed_pass

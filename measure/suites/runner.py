@@ -44,9 +44,9 @@ from measure.suites.framing import run_framing
 from measure.suites.golden import GoldenRows, load_golden
 from measure.suites.heartbeat import Heartbeat
 from measure.suites.kernels import kernels_part
-from measure.suites.options import RunOptions, run_options
 from measure.suites.preflight import check_tiers
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
+from measure.suites.run_options import RunOptions, run_options
 from measure.suites.sizes import FramingSizes, WallclockSizes, sizes
 from measure.suites.steps import OneAtATime, RunContext, Sessions
 from measure.suites.units import Units
@@ -96,8 +96,8 @@ def run(
     budget_s: float | None = None,
     say: Say = no_say,
 ) -> Path:
-    """:func:`execute` of these options (:func:`~measure.suites.options.run_options`), for callers in-process (tests,
-    benchmarks): ``budget_s`` as ``--budget`` gives it, else the config's ``[run] budget``."""
+    """:func:`execute` of these options (:func:`~measure.suites.run_options.run_options`), for callers in-process
+    (tests, benchmarks): ``budget_s`` as ``--budget`` gives it, else the config's ``[run] budget``."""
     return execute(run_options(config, suites, results, budget_s=budget_s, argv=argv), progress, after_run, say=say)
 
 

@@ -11,9 +11,9 @@ from measure import bundled
 from measure.errors import MeasureError
 from measure.suites.config import RunConfig, load_config
 from measure.suites.golden import load_golden
-from measure.suites.options import Budget, options_from_args, run_options
 from measure.suites.plan import Plan
 from measure.suites.plan_costs import Shape
+from measure.suites.run_options import Budget, options_from_args, run_options
 from measure.suites.sizes import sizes
 
 
