@@ -92,7 +92,9 @@ class PairFidelityFigures:
 def _shares(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """sum(num) / sum(den) along the last axis. Where the plain sum overflows (rows of huge finite sums, such as a
     record's 1e308s), each row is divided by the total before the sum: a mean of finite values is finite."""
-    return _shares_of_sums(num.sum(axis=-1), den.sum(axis=-1), lambda: num)
+    with np.errstate(over="ignore", invalid="ignore"):
+        num_sums, den_sums = num.sum(axis=-1), den.sum(axis=-1)
+    return _shares_of_sums(num_sums, den_sums, lambda: num)
 
 
 def _shares_of_sums(num_sums: np.ndarray, den_sums: np.ndarray, num: Callable[[], np.ndarray]) -> np.ndarray:
@@ -125,9 +127,10 @@ class _Draws:
     def sums(self, v: np.ndarray) -> np.ndarray:
         """``v[idx].sum(axis=-1)``, the same bits: whole numbers (positions, counts) as one product with the draw
         counts, exact below 2**53; anything else gathered and summed."""
-        if v.size and np.isfinite(v).all() and np.abs(v).sum() < 2.0**53 and (v == np.rint(v)).all():
-            return resample_counts(self.seed, self.resamples, self.rows) @ v
-        return v[self.idx].sum(axis=-1)
+        with np.errstate(over="ignore", invalid="ignore"):  # a sum past a float's range is infinite, as before
+            if v.size and np.isfinite(v).all() and np.abs(v).sum() < 2.0**53 and (v == np.rint(v)).all():
+                return resample_counts(self.seed, self.resamples, self.rows) @ v
+            return v[self.idx].sum(axis=-1)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, draws: _Draws, den_sums: np.ndarray | None = None) -> Estimate:
@@ -164,9 +167,9 @@ def _path(p: PathFidelity, positions: np.ndarray, draws: _Draws) -> PathFigures:
 def _log_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """(sum NLL_tier - sum NLL_ref) / positions along the last axis; where a sum overflows, from each row's
     difference (finite for finite NLLs) instead."""
-    return _log_ratio_of_sums(
-        tier_nll.sum(axis=-1), ref_nll.sum(axis=-1), positions.sum(axis=-1), lambda: (tier_nll, ref_nll, positions)
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = tier_nll.sum(axis=-1), ref_nll.sum(axis=-1), positions.sum(axis=-1)
+    return _log_ratio_of_sums(*sums, lambda: (tier_nll, ref_nll, positions))
 
 
 def _log_ratio_of_sums(

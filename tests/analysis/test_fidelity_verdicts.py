@@ -102,3 +102,20 @@ def _boot(record):
     from measure.analysis.timings import bootstrap_of
 
     return bootstrap_of(record)
+
+
+def test_sums_past_a_floats_range_give_figures_without_a_numpy_warning(golden):
+    """A record's KLD sums and golden NLLs of 1e308 (which validate accepts) are judged in silence: a warning
+    would be a second line on a verb's stderr."""
+    import warnings
+
+    doc = copy.deepcopy(golden)
+    for t in doc["fidelity"]["tiers"]:
+        t["golden_nll"] = [1e308] * len(t["golden_nll"])
+        t["greedy"]["kld"] = [1e308] * len(t["greedy"]["kld"])
+    record = from_document(doc, "constructed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figures = tier_fidelity(record)
+        fidelity_verdicts(record, record.config.policy)
+    assert figures and all(f.greedy.kld_mean.value > 0 for f in figures)
