@@ -38,7 +38,7 @@ from pathlib import Path
 from measure.record.io import load_record, record_name, write_record
 from measure.record.months import archive_months
 from measure.record.tree import record_paths
-from measure.site.generators import HOSTS, zensical_toml
+from measure.site.hosts import HOSTS, zensical_toml
 
 ROOT = Path(__file__).resolve().parent.parent
 

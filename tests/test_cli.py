@@ -187,7 +187,7 @@ IMPORT_FLOW = [
     ),
     # the site source and its writer serve Zensical too: no mkdocs (nor plotly's Python package) needed
     (
-        "measure.site.source, measure.site.output, measure.site.generators, measure.commands.render",
+        "measure.site.source, measure.site.output, measure.site.hosts, measure.commands.render",
         ("onnxruntime", "onnx", "torch", "mkdocs", "plotly"),
     ),
 ]

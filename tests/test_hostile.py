@@ -36,7 +36,7 @@ from tests_support import ROOT, write_config
 from measure import bundled
 from measure.cli import main
 from measure.record.io import MACHINE_ID, load_record
-from measure.site.loader import LOADER
+from measure.site.asset_block import LOADER
 
 DATA = ROOT / "tests" / "data"
 V2 = json.loads((DATA / "record-v2.json").read_text(encoding="utf-8"))

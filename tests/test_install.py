@@ -24,8 +24,8 @@ import pytest
 from tests_support import ROOT
 
 from measure import bundled
-from measure.site.generators import HOSTS, yaml_config
-from measure.site.loader import PLOTLY, SCRIPT, STYLE
+from measure.site.asset_block import PLOTLY, SCRIPT, STYLE
+from measure.site.hosts import HOSTS, yaml_config
 from measure.site.nav import PAGES
 
 AUDIT = """\

@@ -15,6 +15,16 @@ from tests_support import ROOT
 PACKAGE = ROOT / "measure"
 CORE = ("errors", "writing", "terminal", "bundled", "policy")
 """The small shared core every stage may import; it imports no stage."""
+RECORD_READERS = (
+    "measure.record.io",
+    "measure.record.archive",
+    "measure.record.blobs",
+    "measure.record.tree.record_paths",
+    "measure.record.tree.read_calibration",
+    "measure.results.calibration_file",
+)
+"""What reads record files and calibration files: the site takes records only through the results stage
+(:class:`measure.results.reader.Loaded`)."""
 STAGES = ("engine", "suites", "record", "analysis", "results", "site", "tools", "commands")
 
 NEVER: dict[str, tuple[str, ...]] = {
@@ -62,7 +72,15 @@ NEVER: dict[str, tuple[str, ...]] = {
         "onnxruntime",
         "onnx",
     ),
-    "site": ("measure.engine", "measure.suites", "measure.tools", "measure.commands", "onnxruntime", "onnx"),
+    "site": (
+        "measure.engine",
+        "measure.suites",
+        "measure.tools",
+        "measure.commands",
+        "onnxruntime",
+        "onnx",
+        *RECORD_READERS,
+    ),
     **{core: tuple(f"measure.{s}" for s in STAGES) for core in CORE},
 }
 

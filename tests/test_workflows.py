@@ -172,7 +172,7 @@ def test_the_site_is_built_by_the_generator_the_input_or_the_site_config_names(t
 
     rc, out, _ = _site_outputs(tmp_path, site, config)
     assert rc == 0 and out["name"] == name
-    from measure.site.generators import HOSTS
+    from measure.site.hosts import HOSTS
 
     assert out["build"] == " && ".join(f".venv/bin/{part}" for part in HOSTS[name].build.split(" && "))
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]

@@ -12,12 +12,12 @@ is the drafter's same-top-1 on that path, up to framing and the rounds' bonus to
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.resample import resample_indices
+from measure.analysis.resample import resample_counts, resample_indices
 from measure.analysis.stats import Estimate, percentile_interval
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.analysis.verdict import Verdict, against, ci
@@ -92,33 +92,68 @@ class PairFidelityFigures:
 def _shares(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """sum(num) / sum(den) along the last axis. Where the plain sum overflows (rows of huge finite sums, such as a
     record's 1e308s), each row is divided by the total before the sum: a mean of finite values is finite."""
-    total = np.maximum(den.sum(axis=-1), 1e-300)
     with np.errstate(over="ignore", invalid="ignore"):
-        plain = np.atleast_1d(num.sum(axis=-1) / total)
+        num_sums, den_sums = num.sum(axis=-1), den.sum(axis=-1)
+    return _shares_of_sums(num_sums, den_sums, lambda: num)
+
+
+def _shares_of_sums(num_sums: np.ndarray, den_sums: np.ndarray, num: Callable[[], np.ndarray]) -> np.ndarray:
+    """:func:`_shares` from the sums along the last axis; ``num`` gives the values summed, needed only where a
+    plain sum overflowed."""
+    total = np.maximum(den_sums, 1e-300)
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = np.atleast_1d(num_sums / total)
     over = ~np.isfinite(plain)
     if over.any():
-        plain[over] = (num.reshape(plain.size, -1)[over] / total.reshape(-1)[over, None]).sum(axis=-1)
+        plain[over] = (num().reshape(plain.size, -1)[over] / total.reshape(-1)[over, None]).sum(axis=-1)
     return plain
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, idx: np.ndarray) -> Estimate:
-    """sum(num) / sum(den) with a percentile interval from resampling rows; NaN throughout over no position."""
+@dataclass(frozen=True)
+class _Draws:
+    """The bootstrap over ``rows`` golden rows (the record's seed and resamples)."""
+
+    seed: int
+    resamples: int
+    rows: int
+
+    @property
+    def idx(self) -> np.ndarray:
+        return resample_indices(self.seed, self.resamples, self.rows)
+
+    def gathered(self, v: np.ndarray) -> np.ndarray:
+        return v[self.idx]
+
+    def sums(self, v: np.ndarray) -> np.ndarray:
+        """``v[idx].sum(axis=-1)``, the same bits: whole numbers (positions, counts) as one product with the draw
+        counts, exact below 2**53; anything else gathered and summed."""
+        with np.errstate(over="ignore", invalid="ignore"):  # a sum past a float's range is infinite, as before
+            if v.size and np.isfinite(v).all() and np.abs(v).sum() < 2.0**53 and (v == np.rint(v)).all():
+                return resample_counts(self.seed, self.resamples, self.rows) @ v
+            return v[self.idx].sum(axis=-1)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, draws: _Draws, den_sums: np.ndarray | None = None) -> Estimate:
+    """sum(num) / sum(den) with a percentile interval from resampling rows; NaN throughout over no position.
+    ``den_sums``: ``den``'s resampled sums, when the caller has them."""
     if not den.sum():
         return Estimate(float("nan"), float("nan"), float("nan"))
     value = float(_shares(num, den)[0])
-    boot = _shares(num[idx], den[idx])
+    den_sums = draws.sums(den) if den_sums is None else den_sums
+    boot = _shares_of_sums(draws.sums(num), den_sums, lambda: draws.gathered(num))
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
 
 
-def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigures:
+def _path(p: PathFidelity, positions: np.ndarray, draws: _Draws) -> PathFigures:
     n = int(positions.sum())
     same = np.asarray(p.same_top1[: positions.size], dtype=float)
+    position_sums = draws.sums(positions) if n else None
     return PathFigures(
         positions=n,
-        kld_mean=_ratio(p.kld[: positions.size], positions, idx),
+        kld_mean=_ratio(np.asarray(p.kld[: positions.size]), positions, draws, position_sums),
         kld_quantiles=dict(zip(QUANTILES, p.quantiles, strict=False)),
-        same_top1=_ratio(same, positions, idx),
+        same_top1=_ratio(same, positions, draws, position_sums),
         top5=p.top5 / (5 * n) if n else float("nan"),
         rms_dp=float(np.sqrt(p.dp_sq / n)) if n else float("nan"),
         mean_dp=p.dp / n if n else float("nan"),
@@ -132,23 +167,45 @@ def _path(p: PathFidelity, positions: np.ndarray, idx: np.ndarray) -> PathFigure
 def _log_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """(sum NLL_tier - sum NLL_ref) / positions along the last axis; where a sum overflows, from each row's
     difference (finite for finite NLLs) instead."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = tier_nll.sum(axis=-1), ref_nll.sum(axis=-1), positions.sum(axis=-1)
+    return _log_ratio_of_sums(*sums, lambda: (tier_nll, ref_nll, positions))
+
+
+def _log_ratio_of_sums(
+    tier_sums: np.ndarray,
+    ref_sums: np.ndarray,
+    position_sums: np.ndarray,
+    rows: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """:func:`_log_ratio` from the sums; ``rows`` gives the values summed, needed only where a sum overflowed."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        plain = np.atleast_1d((tier_nll.sum(axis=-1) - ref_nll.sum(axis=-1)) / positions.sum(axis=-1))
+        plain = np.atleast_1d((tier_sums - ref_sums) / position_sums)
     over = ~np.isfinite(plain)
     if over.any():
+        tier_nll, ref_nll, positions = rows()
         shape = (plain.size, -1)
         plain[over] = _shares((tier_nll - ref_nll).reshape(shape)[over], positions.reshape(shape)[over])
     return plain
 
 
-def _ppl_ratio(tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, idx: np.ndarray) -> Estimate:
+def _ppl_ratio(
+    tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, draws: _Draws, ref_sums: np.ndarray
+) -> Estimate:
     """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows; past a float's range, infinite; NaN
-    throughout over no position."""
+    throughout over no position. ``ref_sums``: the reference's resampled NLL sums (shared by its tiers)."""
     if not positions.sum():
         return Estimate(float("nan"), float("nan"), float("nan"))
     with np.errstate(over="ignore"):
         value = float(np.exp(_log_ratio(tier_nll, ref_nll, positions)[0]))
-        boot = np.exp(_log_ratio(tier_nll[idx], ref_nll[idx], positions[idx]))
+        boot = np.exp(
+            _log_ratio_of_sums(
+                draws.sums(tier_nll),
+                ref_sums,
+                draws.sums(positions),
+                lambda: (draws.gathered(tier_nll), draws.gathered(ref_nll), draws.gathered(positions)),
+            )
+        )
     lo, hi = percentile_interval(boot)
     return Estimate(value, lo, hi)
 
@@ -175,13 +232,16 @@ def _rows(path: PathFidelity, *per_row: Sized) -> int:
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
     """Every judged tier's figures from a fidelity block (a record's, or ``measure fidelity``'s own)."""
     out = []
+    ref_sums: dict[tuple[str, int], np.ndarray] = {}  # a reference's resampled NLL sums, shared by its tiers
     for t in fid.tiers:
         ref: FidelityReference = fid.references[t.reference]
         rows = _rows(t.greedy, t.golden_nll, ref.greedy_positions, ref.golden_positions, ref.golden_nll)
         greedy_pos = np.asarray(ref.greedy_positions[:rows], dtype=float)
         golden_pos = np.asarray(ref.golden_positions[:rows], dtype=float)
-        ref_nll, tier_nll = ref.golden_nll[:rows], t.golden_nll[:rows]
-        idx = resample_indices(b.seed, b.resamples, rows)
+        ref_nll, tier_nll = np.asarray(ref.golden_nll[:rows]), np.asarray(t.golden_nll[:rows])
+        draws = _Draws(b.seed, b.resamples, rows)
+        if (t.reference, rows) not in ref_sums:
+            ref_sums[t.reference, rows] = draws.sums(ref_nll)
         n_golden = golden_pos.sum()
         out.append(
             TierFidelityFigures(
@@ -189,10 +249,10 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
                 reference=t.reference,
                 reference_in_run=ref.in_run,
                 source=t.source,
-                greedy=_path(t.greedy, greedy_pos, idx),
+                greedy=_path(t.greedy, greedy_pos, draws),
                 ppl_ref=_perplexity(ref_nll, golden_pos),
                 ppl_tier=_perplexity(tier_nll, golden_pos),
-                ppl_ratio=_ppl_ratio(tier_nll, ref_nll, golden_pos, idx),
+                ppl_ratio=_ppl_ratio(tier_nll, ref_nll, golden_pos, draws, ref_sums[t.reference, rows]),
                 golden_kld_mean=_per_position(t.golden_kld, n_golden),
                 golden_same_top1=_per_position(t.golden_same_top1, n_golden),
             )
@@ -221,7 +281,7 @@ def pair_fidelity(record: Record) -> tuple[PairFidelityFigures, ...]:
             PairFidelityFigures(
                 p.drafter,
                 p.verifier,
-                _path(p.greedy, positions, resample_indices(b.seed, b.resamples, positions.size)),
+                _path(p.greedy, positions, _Draws(b.seed, b.resamples, positions.size)),
                 measured.runtime.ratio if measured else None,
             )
         )
@@ -262,7 +322,8 @@ def fidelity_verdicts(
 ) -> list[Verdict]:
     """ "Is the tier faithful to its reference?" for every judged tier (never a gate: a quantization trade-off)."""
     out = []
-    for f in tier_fidelity(record) if figures is None else figures:
+    figures = tier_fidelity(record) if figures is None else figures  # computed once: the unjudged read them too
+    for f in figures:
         role = record.tiers[f.tier].role if f.tier in record.tiers else "default"
         outcome, answer, rule = judge_figures(f, policy, role)
         g = f.greedy
@@ -278,7 +339,7 @@ def fidelity_verdicts(
                 "fidelity", question, f.tier, f.tier, outcome, answer, rule, measured, value.value, value.lo, value.hi
             )
         )
-    return out + unjudged_verdicts(record, {f.tier for f in figures or tier_fidelity(record)})
+    return out + unjudged_verdicts(record, {f.tier for f in figures})
 
 
 FULL_PRECISION = ("fp32", "fp16")

@@ -54,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure.errors import MeasureError
-    from measure.site.generators import HOSTS, detect, host
+    from measure.site.hosts import HOSTS, detect, host
     from measure.tools.scaffold import CONFIG, Prompts, plan, write_new
 
     root = Path.cwd()

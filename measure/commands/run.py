@@ -70,18 +70,11 @@ def _progress() -> tuple[Progress | None, Callable[[str, int, int], None]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from measure.suites.config import SUITES, load_config
     from measure.suites.heartbeat import Heartbeat
-    from measure.suites.plan import parse_budget
-    from measure.suites.runner import run as run_suites
+    from measure.suites.run_options import options_from_args
+    from measure.suites.runner import execute
 
-    budget = None if args.budget is None else parse_budget(args.budget, "--budget")
-    config = load_config(args.config)
-    if args.instructions:
-        config = replace(config, instructions=replace(config.instructions, enabled=True))
-    suites = list(dict.fromkeys(args.suites or SUITES))
+    options = options_from_args(args.config, args.suites, args.results, args.budget, args.instructions, sys.argv)
     bar, update = _progress()
     beat = Heartbeat(update)
 
@@ -95,6 +88,6 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             stack.enter_context(bar)
         stack.enter_context(beat)
-        path = run_suites(config, suites, args.results, argv=sys.argv, progress=beat, budget_s=budget, say=say)
+        path = execute(options, progress=beat, say=say)
     print(path)
     return 0

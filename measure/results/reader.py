@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from measure.analysis.calibration import Calibration
 from measure.analysis.summary import Summary, summarize_record
 from measure.errors import MeasureError
 from measure.record import archive
@@ -21,6 +23,7 @@ from measure.record.io import load, load_record, read_bytes
 from measure.record.model import Record, from_document
 from measure.record.tree import record_paths
 from measure.results.cache import SummaryCache, file_sha256, summary_workers
+from measure.results.calibration_file import load_calibration
 
 PARALLEL_MIN = 16
 """Unhashed records from which a build reads them in worker processes (fewer are quicker in-process)."""
@@ -35,16 +38,45 @@ class Loaded:
     paths: dict[str, Path]
     """sha256 -> the record's file."""
 
-    def record(self, summary: Summary, suites: bool = True, data: bytes | None = None) -> Record:
+    def record(self, summary: Summary, suites: bool = True) -> Record:
         """The full record a summary came from; ``suites=False`` leaves out the wall-clock and framing parts
-        (a run page needs the environment, tiers and config only); ``data``: the file's bytes (gunzipped), when
-        the caller has read them. Bytes that still hash to the summary's sha256 were validated when it was made;
-        anything else is validated again."""
+        (a run page needs the environment, tiers and config only)."""
+        return self.reread(summary, suites)[0]
+
+    def reread(self, summary: Summary, suites: bool = True) -> tuple[Record, bool]:
+        """:meth:`record`, and whether the file still holds the bytes its summary was made of (what is derived
+        from it may then be cached under the summary's sha256). Such bytes were validated when the summary was
+        made; anything else is validated again."""
         path = self.paths[summary.sha256]
-        data = read_bytes(path) if data is None else data
+        data = read_bytes(path)
+        same = file_sha256(data) == summary.sha256
         without = () if suites else ("wallclock", "framing")
-        doc = load_record(path, data, validated=file_sha256(data) == summary.sha256, without=without, arrays=True)
-        return from_document(doc, str(path))
+        doc = load_record(path, data, validated=same, without=without, arrays=True)
+        return from_document(doc, str(path)), same
+
+    def stored(self, summary: Summary) -> Stored:
+        """The record a summary came from as it is published: the file the results tree stores (copied, never
+        read: gzipped as the results branch keeps it), or a month archive's member as the JSON it holds."""
+        path = self.paths[summary.sha256]
+        suffix = ".json.gz" if path.name.endswith(".json.gz") else ".json"
+        text = read_bytes(path).decode("utf-8") if archive.container(path) else None
+        return Stored(path, suffix, text)
+
+    def calibrations(self, machines: Iterable[str]) -> dict[str, Calibration | None]:
+        """Each machine's recorded calibration (``<results>/<machine-id>/calibration.json``), None where none was
+        written."""
+        return {m: load_calibration(self.root, m) for m in machines}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A record's file as a site publishes it."""
+
+    path: Path
+    suffix: str
+    """``.json.gz`` for a file stored gzipped, else ``.json`` (a month archive's member too)."""
+    text: str | None
+    """A month archive's member: the JSON it holds, written out (the archive itself is not published)."""
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,10 @@ from measure.analysis.history import machine_history, verdict_series
 from measure.analysis.history_changes import find_changes, recent
 from measure.analysis.record_analysis import Analysis, analyse
 from measure.analysis.summary import Summary
-from measure.record.archive import container
-from measure.record.io import read_bytes
 from measure.record.model import Record
 from measure.record.tree import by_machine, current_parts
 from measure.record.tree import reference_machine as pick_reference
-from measure.results.cache import SummaryCache, file_sha256
-from measure.results.calibration_file import load_calibration
+from measure.results.cache import SummaryCache
 from measure.results.reader import Loaded
 from measure.site.charts import Palette
 from measure.site.context import RunLinks, States, run_slug
@@ -90,27 +87,27 @@ def _facts(loaded: Loaded, cache: SummaryCache, s: Summary) -> RunFacts:
     no longer holds the bytes its summary was made of (then read, and cached under nobody's hash)."""
     found = facts_from_entry(cache.entry(FACTS, s.sha256), s.sha256)
     if found is None:
-        data = read_bytes(loaded.paths[s.sha256])
-        found = run_facts(loaded.record(s, False, data))
-        if file_sha256(data) == s.sha256:
+        record, same = loaded.reread(s, suites=False)
+        found = run_facts(record)
+        if same:
             cache.put_entry(FACTS, s.sha256, facts_entry(found, s.sha256))
     return found
 
 
-def download_name(path: Path) -> str:
-    """The suffix a paged run's record is published under: the file as the results tree stores it (a month
-    archive's member as the JSON it holds)."""
-    return ".json.gz" if path.name.endswith(".json.gz") else ".json"
-
-
 def _downloads(loaded: Loaded, pages: list[Summary]) -> tuple[dict[str, str], dict[str, Path], dict[str, str]]:
-    """Each paged run's record, published as the file it is stored in (copied, never read: gzipped as the results
-    branch keeps it), its page naming that file; a month archive's member is written out as the JSON it holds.
+    """Each paged run's record, published as the results stage stores it, its page naming that file.
     Returns (files to write, files to copy, each paged run's download suffix by sha256)."""
-    stored = {s.sha256: download_name(loaded.paths[s.sha256]) for s in pages}
-    downloads = {f"runs/{run_slug(s)}{stored[s.sha256]}": loaded.paths[s.sha256] for s in pages}
-    files = {name: read_bytes(path).decode("utf-8") for name, path in downloads.items() if container(path)}
-    return files, {name: path for name, path in downloads.items() if name not in files}, stored
+    stored = {s.sha256: loaded.stored(s) for s in pages}
+    files: dict[str, str] = {}
+    downloads: dict[str, Path] = {}
+    for s in pages:
+        kept = stored[s.sha256]
+        name = f"runs/{run_slug(s)}{kept.suffix}"
+        if kept.text is not None:
+            files[name] = kept.text
+        else:
+            downloads[name] = kept.path
+    return files, downloads, {sha: kept.suffix for sha, kept in stored.items()}
 
 
 def _palette(current: Analysis | None) -> Palette:
@@ -147,7 +144,7 @@ def build_site(loaded: Loaded, cache: SummaryCache, reference_machine: str | Non
     palette = _palette(current)
     links = RunLinks(frozenset(run_slug(s) for s in pages))
     machine_runs = by_machine(summaries)
-    calibrations = {m: load_calibration(loaded.root, m) for m in machine_runs}
+    calibrations = loaded.calibrations(machine_runs)
     histories = [machine_history(m, runs, calibrations[m], cache) for m, runs in machine_runs.items()]
     found = find_changes(summaries, calibrations)
     index, months = runs_pages(summaries, links)

@@ -4,7 +4,7 @@ One generator for every host. ``measure render`` writes this into a docs folder 
 Zensical, or any generator that copies docs/ and runs Python-Markdown with ``attr_list``,
 ``tables``, ``toc`` and ``admonition``); the mkdocs plugin hands the same files to mkdocs
 and ProperDocs as generated files. The pages carry their assets themselves
-(:mod:`measure.site.loader`), so no host configures a script or a stylesheet.
+(:mod:`measure.site.asset_block`), so no host configures a script or a stylesheet.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from measure.results.cache import SummaryCache
-from measure.site.loader import asset_sources, with_assets
+from measure.site.asset_block import asset_sources, with_assets
 from measure.site.nav import PAGES
 from measure.site.render import TEMPLATES, render_results
 

@@ -25,7 +25,8 @@ from measure.suites.legs.probe import Rates, probe_legs
 from measure.suites.legs.registry import planned
 from measure.suites.plan import FINISH_S, WARM_ROWS, BudgetTooSmall, Plan, make_plan, next_round, sample_rows
 from measure.suites.plan_costs import Asks, CaseTimes, TierTimes, Warm, case_round_s
-from measure.suites.steps import Sessions
+from measure.suites.run_options import RunOptions
+from measure.suites.steps import RunContext, Sessions
 from measure.suites.units import Units
 from measure.suites.wallclock import timed_pass
 
@@ -42,39 +43,40 @@ class Budgeted:
 
 
 def plan_run(
-    config: SuiteConfig,
-    suites: list[str],
+    options: RunOptions,
     golden: GoldenRows,
     hooks: Mapping[str, AfterRun],
-    budget_s: float,
     started: float,
     progress: Progress = no_progress,
     judged: tuple[tuple[str, str], ...] = (),
-    given: str | None = None,
     precisions: Mapping[str, str] | None = None,
 ) -> Budgeted:
     """Warm up (timing one pass of every wall-clock case over a seeded sample of :data:`WARM_ROWS` rows) and plan
-    the rest into ``budget_s`` seconds from ``started``; :class:`~measure.suites.plan.BudgetTooSmall` before
-    anything is measured when it cannot hold one repeat of everything; ``judged``: the fidelity pass's tiers and
-    references; ``given``: where the budget came from, as a refusal names it (None: ``--budget``); ``precisions``: each
-    tier's, from the checks: the replaying legs are timed on each precision (:mod:`measure.suites.legs.probe`) before
-    the plan prices them."""
+    the rest into the options' budget from ``started``; :class:`~measure.suites.plan.BudgetTooSmall` (naming
+    where the budget came from) before anything is measured when it cannot hold one repeat of everything;
+    ``judged``: the fidelity pass's tiers and references; ``precisions``: each tier's, from the checks: the
+    replaying legs are timed on each precision (:mod:`measure.suites.legs.probe`) before the plan prices them."""
+    config, budget = options.config, options.budget
+    if budget is None:
+        raise MeasureError("plan_run: a run without a budget is not planned")
     spent = perf_counter() - started
-    if spent >= budget_s:
-        raise BudgetTooSmall(budget_s, spent, spent, "loading and checking every tier took all of it", given)
+    if spent >= budget.seconds:
+        raise BudgetTooSmall(
+            budget.seconds, spent, spent, "loading and checking every tier took all of it", budget.given
+        )
     units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
     sample = sample_rows(len(golden), WARM_ROWS, config.wallclock.seed)
     texts = [r.input for r in pick(golden, sample).rows]
     warm, passes = planning_warm_up(units, texts, config, started, progress)
     legs = other_legs(config)
     rates: Rates = {}
-    if "framing" in suites and any(leg.style == "replay" for leg in legs):
+    if "framing" in options.suites and any(leg.style == "replay" for leg in legs):
         rates = probe_legs(config, pick(golden, sample[:1]), precisions or {}, progress)
         warm = replace(warm, elapsed_s=perf_counter() - started)
     if len(sample) < len(golden):
         warm = replace(warm, rows=sample)
-    asks = replace(asks_of(config, suites, len(golden), legs, judged), leg_rates=rates)
-    plan = make_plan(warm, asks, budget_s, given)
+    asks = replace(asks_of(config, list(options.suites), len(golden), legs, judged), leg_rates=rates)
+    plan = make_plan(warm, asks, budget.seconds, budget.given)
     return Budgeted(plan, warm, passes, rates)
 
 
@@ -83,31 +85,22 @@ def other_legs(config: SuiteConfig) -> tuple[LegCost, ...]:
     return planned(config.framing, frozenset(t.kind for t in config.tiers))
 
 
-def finish_top_up(
-    config: SuiteConfig,
-    doc: dict[str, Any],
-    golden: GoldenRows,
-    hooks: Mapping[str, AfterRun],
-    save: Save,
-    progress: Progress,
-    budgeted: Budgeted,
-    started: float,
-) -> None:
+def finish_top_up(context: RunContext, doc: dict[str, Any], budgeted: Budgeted, started: float) -> None:
     """What the budget has left buys repeats for the widest intervals; the plan's outcome is written either way."""
-    plan = budgeted.plan
+    plan, config = budgeted.plan, context.config
     stopped: str | None = None
     rounds = 0
     added: dict[str, int] = {}
     if doc.get("wallclock") and doc["wallclock"].get("cases"):
-        texts = [r.input for r in pick(golden, plan.wallclock_rows).rows]
-        units = Units(Sessions(config, "wallclock", hooks), config.wallclock.k, fresh=True)
+        texts = [r.input for r in pick(context.golden, plan.wallclock_rows).rows]
+        units = Units(context.sessions("wallclock"), config.wallclock.k, fresh=True)
         deadline = started + plan.budget_s
         tolerance = config.policy.compare_tolerance
         stopped, rounds, added = top_up(
-            units, texts, doc["wallclock"], save, plan, budgeted.warm, deadline, tolerance, progress
+            units, texts, doc["wallclock"], context.save, plan, budgeted.warm, deadline, tolerance, context.progress
         )
     plan_outcome(doc["plan"], stopped, rounds, added, round(perf_counter() - started, 3))
-    save()
+    context.save()
 
 
 def asks_of(

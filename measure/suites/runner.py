@@ -17,9 +17,7 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -33,23 +31,25 @@ from measure.engine.tier import Tier
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, new_run_id, now_iso
 from measure.record.model.write import document, golden_part, tier_part
-from measure.record.model.write_plan import framing_sample_part, plan_part
+from measure.record.model.write_plan import plan_part
 from measure.record.writer import RecordWriter
-from measure.suites import Loader, Progress, Save, Say, no_progress, no_say
+from measure.suites import Loader, Progress, Say, no_progress, no_say
 from measure.suites.bandwidth import threads_of
-from measure.suites.budget import Budgeted, finish_top_up, plan_run
+from measure.suites.budget import finish_top_up, plan_run
 from measure.suites.callgrind import check_instructions, run_instructions
 from measure.suites.calls import run_call_costs, run_layouts
-from measure.suites.config import SUITES, PairSpec, SuiteConfig
+from measure.suites.config import PairSpec, SuiteConfig
 from measure.suites.environment import environment
 from measure.suites.fidelity_steps import run_fidelity_steps
 from measure.suites.framing import run_framing
-from measure.suites.golden import GoldenRows, load_golden, pick
+from measure.suites.golden import GoldenRows, load_golden
 from measure.suites.heartbeat import Heartbeat
 from measure.suites.kernels import kernels_part
 from measure.suites.preflight import check_tiers
 from measure.suites.profile import run_memory_and_load, run_thread_sweep
-from measure.suites.steps import OneAtATime, Sessions
+from measure.suites.run_options import RunOptions, run_options
+from measure.suites.sizes import FramingSizes, WallclockSizes, sizes
+from measure.suites.steps import OneAtATime, RunContext, Sessions
 from measure.suites.units import Units
 from measure.suites.wallclock import run_wallclock
 
@@ -98,57 +98,69 @@ def run(
     say: Say = no_say,
     parts: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Measure and return the record's path.
+    """:func:`execute` of these options (:func:`~measure.suites.run_options.run_options`), for callers in-process
+    (tests, benchmarks): ``budget_s`` as ``--budget`` gives it, else the config's ``[run] budget``."""
+    options = run_options(config, suites, results, budget_s=budget_s, argv=argv)
+    return execute(options, progress, after_run, say=say, parts=parts)
+
+
+def execute(
+    options: RunOptions,
+    progress: Progress = no_progress,
+    after_run: Mapping[str, AfterRun] | None = None,
+    *,
+    say: Say = no_say,
+    parts: Mapping[str, Any] | None = None,
+) -> Path:
+    """Measure what ``options`` ask and return the record's path.
 
     ``after_run``: test-only session hooks by tier name, called inside the timing after
     every call of that tier (a :class:`~measure.engine.session.Slowdown` shows a suite a slower
-    tier; its factor is written to the record as ``test_slowdown_factor``). ``budget_s`` (else the
-    config's ``[run] budget``): plan the run to it after the warm-up (:mod:`measure.suites.plan`), ``say``
-    the plan; a budget too small for one repeat of everything is refused before anything is measured.
-    Sessions are held one step at a time (:mod:`measure.suites.steps`). ``parts``: sections a caller adds to the
-    record from its first save (``measure explore``'s ``explore``), written as given.
+    tier; its factor is written to the record as ``test_slowdown_factor``). With a budget the run is planned to it
+    after the warm-up (:mod:`measure.suites.plan`) and ``say`` prints the plan; a budget too small for one repeat
+    of everything is refused before anything is measured. Sessions are held one step at a time
+    (:mod:`measure.suites.steps`). ``parts``: sections a caller adds to the record from its first save
+    (``measure explore``'s ``explore``), written as given.
     """
     started = perf_counter()
     hooks = dict(after_run or {})
-    for suite in suites:
-        if suite not in SUITES:
-            raise MeasureError(f"--suite {suite!r}: expected one of {', '.join(SUITES)}")
-    given = None  # the --budget flag, which wins over the config's
-    if budget_s is None and config.run.budget is not None:
-        budget_s, given = config.run.budget_s, f"{config.path}: [run] budget = {json.dumps(config.run.budget)}"
+    config = options.config
     golden = load_golden(config.golden)
     valgrind = check_instructions(config) if config.instructions.enabled else None  # before anything is timed
-    first = "wallclock" if "wallclock" in suites else "framing"
-    fidelity = "framing" in suites and config.framing.fidelity
-    tier_parts, planned, unjudged = check_tiers(Sessions(config, first, hooks), golden, fidelity)
-    env = environment(argv=argv)
-    doc = _document(config, suites, golden, tier_parts, env) | dict(parts or {})
+    tier_parts, planned, unjudged = check_tiers(Sessions(config, options.first, hooks), golden, options.fidelity)
+    env = environment(argv=None if options.argv is None else list(options.argv))
+    doc = _document(config, list(options.suites), golden, tier_parts, env) | dict(parts or {})
     note_slowdowns(doc, hooks)
     budgeted = None
-    if budget_s is not None:
-        judged = tuple((p.tier, p.reference) for p in planned) if fidelity else ()
-        precisions = {name: part["fingerprint"]["precision"] for name, part in parts.items()}
-        budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged, given, precisions)
+    sized = sizes(config, golden)
+    if options.budget is not None:
+        judged = tuple((p.tier, p.reference) for p in planned) if options.fidelity else ()
+        precisions = {name: part["fingerprint"]["precision"] for name, part in tier_parts.items()}
+        budgeted = plan_run(options, golden, hooks, started, progress, judged, precisions)
         doc["plan"] = plan_part(budgeted.plan.to_dict())
         for line in budgeted.plan.lines(len(golden)):
             say(line)
         if isinstance(progress, Heartbeat):  # its repeated lines add the run's ETA from here on
             progress.run_end = started + budgeted.plan.estimate_s
-    writer = RecordWriter(results, doc)
+        sized = sizes(config, golden, budgeted.plan, budgeted.passes)
+    writer = RecordWriter(options.results, doc)
+    context = RunContext(config, golden, hooks, writer.save, progress)
     with failing(writer):
-        if "wallclock" in suites:
-            _wallclock_part(config, doc, golden, Sessions(config, "wallclock", hooks), writer.save, progress, budgeted)
-        if "framing" in suites:
-            _framing_part(config, doc, golden, hooks, writer.save, progress, env, budgeted)
-            if fidelity:
+        if "wallclock" in options.suites:
+            doc["wallclock"] = {}
+            _wallclock_part(context, sized.wallclock, doc["wallclock"], doc["tiers"])
+        if "framing" in options.suites:
+            doc["framing"] = {}
+            _framing_part(context, sized.framing, doc["framing"], doc["tiers"], env)
+            if options.fidelity:
                 doc["fidelity"] = {}
-                cut = budgeted is not None and 0 < len(budgeted.plan.fidelity_rows) < len(golden)
-                rows = pick(golden, budgeted.plan.fidelity_rows) if cut else golden  # type: ignore[union-attr]
-                sessions = Sessions(config, "framing", hooks)
-                out = doc["fidelity"]
-                run_fidelity_steps(planned, config.pairs, sessions, rows, out, writer.save, progress, unjudged)
+                sessions = context.sessions("framing")
+                rows = sized.fidelity_rows
+                run_fidelity_steps(
+                    planned, config.pairs, sessions, rows, doc["fidelity"], writer.save, progress, unjudged
+                )
         if budgeted is not None:
-            finish_top_up(config, doc, golden, hooks, writer.save, progress, budgeted, started)
+            finish_top_up(context, doc, budgeted, started)
         if valgrind is not None:  # last: 30x slower than the suites, and they are saved whatever happens here
             doc["instructions"] = {}
             run_instructions(config, golden, valgrind, doc["instructions"], writer.save, progress)
@@ -163,42 +175,22 @@ def note_slowdowns(doc: dict[str, Any], hooks: Mapping[str, AfterRun]) -> None:
 
 
 def _wallclock_part(
-    config: SuiteConfig,
-    doc: dict[str, Any],
-    golden: GoldenRows,
-    sessions: Sessions,
-    save: Save,
-    progress: Progress,
-    budgeted: Budgeted | None,
+    context: RunContext, sized: WallclockSizes, wallclock: dict[str, Any], tiers: dict[str, Any]
 ) -> None:
-    """The wall-clock section: the timed cases, then the call costs, the layouts and the cost profile asked for
-    (sized by the plan where there is one)."""
-    wallclock = doc["wallclock"] = {}
-    wc = config.wallclock
-    rows, repeats, warmed = golden.rows, None, None
-    if budgeted is not None:
-        shape = budgeted.plan.shape
-        rows = pick(golden, budgeted.plan.wallclock_rows).rows
-        repeats, warmed = shape.repeats, budgeted.passes
-        wc = replace(
-            wc,
-            call_cost_rows=shape.call_cost_rows,
-            profile_workers=shape.profile_workers,
-            profile_rows=shape.profile_rows,
-            warm_loads=shape.warm_loads,
-        )
-        config = replace(config, wallclock=wc)
-    texts = [r.input for r in rows]
+    """The wall-clock section (``wallclock``, filled as it is measured): the timed cases, then the call costs,
+    the layouts and the cost profile asked for, as ``sized``; ``tiers``: the record's tier parts."""
+    config, wc, save, progress = sized.config, sized.wallclock, context.save, context.progress
+    sessions = context.sessions("wallclock")
+    texts = [r.input for r in sized.rows.rows]
     units = Units(sessions, wc.k, wc.fresh_sessions)
     try:
-        run_wallclock(units, texts, wc, wallclock, save, progress, repeats=repeats, warmed=warmed)
+        run_wallclock(units, texts, wc, wallclock, save, progress, repeats=sized.repeats, warmed=sized.warmed)
     finally:
         units.close()
-    all_texts = [r.input for r in golden.rows]
+    all_texts = [r.input for r in context.golden.rows]
     if wc.call_costs and config.pairs:
         costs = wallclock["call_costs"] = {}
-        calls = wc if budgeted is None else replace(wc, repeats=budgeted.plan.shape.call_cost_repeats)
-        run_call_costs(pair_loader(sessions), all_texts, calls, costs, save, progress)
+        run_call_costs(pair_loader(sessions), all_texts, sized.call_costs, costs, save, progress)
     if config.layouts:
         found = wallclock["layouts"] = {}
         run_layouts(config.layouts, config.session, texts, wc, found, save, progress)
@@ -206,7 +198,7 @@ def _wallclock_part(
         profile = wallclock["profile"] = {}
         if wc.profile:
             run_memory_and_load(config, all_texts, profile, save, progress)
-            kernels = kernels_part(doc["tiers"], profile["bandwidth"], threads_of(config.session.intra_op_threads))
+            kernels = kernels_part(tiers, profile["bandwidth"], threads_of(config.session.intra_op_threads))
             if kernels is not None:  # the matrix kernels of the tiers beyond the cache, timed alone
                 profile["kernels"] = kernels
                 save()
@@ -229,34 +221,25 @@ def pair_loader(sessions: Sessions) -> Loader:
 
 
 def _framing_part(
-    config: SuiteConfig,
-    doc: dict[str, Any],
-    golden: GoldenRows,
-    hooks: Mapping[str, AfterRun],
-    save: Save,
-    progress: Progress,
-    env: dict[str, Any],
-    budgeted: Budgeted | None,
+    context: RunContext, sized: FramingSizes, framing: dict[str, Any], tiers: dict[str, Any], env: dict[str, Any]
 ) -> None:
-    """The framing section, its tiers and pairs loaded one at a time; on the plan's rows where there is one."""
-    doc["framing"] = {}
-    sessions = Sessions(config, "framing", hooks)
-    rows, prefill = golden, None
-    if budgeted is not None and len(budgeted.plan.framing_rows) < len(golden):
-        rows = pick(golden, budgeted.plan.framing_rows)
-    if budgeted is not None and budgeted.plan.shape.prefill_rows < len(rows):
-        prefill = budgeted.plan.shape.prefill_rows
-    kinds = {name: part["kind"] for name, part in doc["tiers"].items()}
+    """The framing section (``framing``, filled as it is measured), its tiers and pairs loaded one at a time, on
+    the rows ``sized`` gives; ``tiers``: the record's tier parts (their kinds)."""
+    config = context.config
+    sessions = context.sessions("framing")
+    kinds = {name: part["kind"] for name, part in tiers.items()}
     threads = config.session.intra_op_threads
     folders = {t.name: t.path for t in config.tiers}
-    tiers = OneAtATime([t.name for t in config.tiers], sessions.tier, kinds, threads, folders)
+    each = OneAtATime([t.name for t in config.tiers], sessions.tier, kinds, threads, folders)
     pairs = OneAtATime([p.name for p in config.pairs], lambda n: sessions.pair(_pair(config, n)), kinds, threads)
     used = list(dict.fromkeys(n for spec in config.pairs for n in (spec.drafter, spec.verifier)))
     selves = OneAtATime([f"{n}->{n}" for n in used], lambda n: sessions.self_pair(n.split("->")[0]), kinds, threads)
-    run_framing(tiers, pairs, selves, rows, config.framing, doc["framing"], save, progress, env["onnxruntime"], prefill)
-    if budgeted is not None and (rows is not golden or prefill is not None):  # only a plan cuts rows
-        framed = len(rows) if prefill is None else prefill
-        doc["framing"]["sample"] = framing_sample_part(list(budgeted.plan.framing_rows), framed)
+    save, progress = context.save, context.progress
+    run_framing(
+        each, pairs, selves, sized.rows, config.framing, framing, save, progress, env["onnxruntime"], sized.prefill
+    )
+    if sized.sample is not None:  # only a plan cuts rows
+        framing["sample"] = sized.sample
         save()
 
 

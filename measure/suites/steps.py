@@ -15,6 +15,7 @@ import ctypes.util
 import gc
 import sys
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from measure.engine.session import AfterRun
 from measure.engine.speculative import Pair, open_pair
 from measure.engine.tier import Tier
 from measure.errors import MeasureError, SettingError
+from measure.suites import Progress, Save
 from measure.suites.config import PairSpec, SuiteConfig
+from measure.suites.golden import GoldenRows
 
 
 class Sessions:
@@ -80,6 +83,21 @@ class Sessions:
         if spec is None:
             return {name: self.tier(name)}, {}
         return {}, {name: self.pair(spec)}
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every step of one run shares: its config, golden rows and test hooks, and where it reports."""
+
+    config: SuiteConfig
+    golden: GoldenRows
+    hooks: Mapping[str, AfterRun]
+    save: Save
+    progress: Progress
+
+    def sessions(self, suite: str) -> Sessions:
+        """The config's tiers and pairs, loaded on demand with ``suite``'s decode length."""
+        return Sessions(self.config, suite, self.hooks)
 
 
 def release(*held: Any) -> None:

@@ -1,5 +1,5 @@
 """What ``measure init`` writes into a model repository: a starter suite config read from its tier folders,
-a golden-rows template, the RESULTS site's config (for the site generator it has: :mod:`measure.site.generators`)
+a golden-rows template, the RESULTS site's config (for the site generator it has: :mod:`measure.site.hosts`)
 and the workflow that calls measure's reusable one.
 
 Nothing here overwrites a file: one that exists is kept and reported, so a second
@@ -22,7 +22,7 @@ from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.engine.session import SessionConfig
 from measure.errors import MeasureError
 from measure.policy import Policy
-from measure.site.generators import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, site_config
+from measure.site.hosts import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, site_config
 from measure.suites.config import FramingConfig, WallclockConfig
 from measure.tools.continuations import chat_prompt, continuations, read_prompts
 from measure.tools.roles import Proposal, propose, read_tier

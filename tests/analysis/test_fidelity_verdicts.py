@@ -59,3 +59,63 @@ def test_a_row_flips_when_any_of_its_top1_decisions_departs_from_the_reference(g
     validate(doc, "constructed", [])
     (f,) = [f for f in tier_fidelity(from_document(doc, "flips")) if f.tier == tier["tier"]]
     assert f.greedy.flipped_rows == 2 and f.greedy.flip_rate == 2 / MIN_ROWS
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [3, 7, 1, 64, 12, 9],  # positions and same-top-1 counts: whole numbers, summed as one product
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.013, 2.5e-7, 0.41, 1.0 / 3, 7.25, 0.002],  # KLD and NLL sums: gathered, as before
+        [1e308, 1e308, 3.0, 1e308, 5.0, 2.0],  # sums that overflow
+        [2.0**60, 1.0, 2.0, 3.0, 4.0, 5.0],  # whole, but past what a product adds exactly
+        [float("nan"), 1.0, 2.0, 3.0, 4.0, 5.0],
+    ],
+)
+def test_a_resampled_sum_is_the_gathered_sum_to_the_last_bit(values):
+    """The figures a page and metrics.json print do not move: each resample's sum is ``v[idx].sum(axis=1)``."""
+    import numpy as np
+
+    from measure.analysis.fidelity import _Draws
+
+    v = np.asarray(values, dtype=float)
+    draws = _Draws(20261202, 2000, v.size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gathered = v[draws.idx].sum(axis=1)
+        summed = draws.sums(v)
+    assert summed.tobytes() == gathered.tobytes()
+
+
+def test_a_records_fidelity_figures_are_computed_once_for_its_verdicts(golden, monkeypatch):
+    """The verdicts and the unjudged tiers read the same figures: one bootstrap of every tier a record, not two."""
+    from measure.analysis import fidelity
+
+    calls = []
+    real = fidelity.tier_figures
+    monkeypatch.setattr(fidelity, "tier_figures", lambda *a: calls.append(1) or real(*a))
+    record = from_document(golden, "golden")
+    judged = fidelity_verdicts(record, record.config.policy)
+    assert len(calls) == 1 and {v.subject for v in judged} >= {f.tier for f in real(record.fidelity, _boot(record))}
+
+
+def _boot(record):
+    from measure.analysis.timings import bootstrap_of
+
+    return bootstrap_of(record)
+
+
+def test_sums_past_a_floats_range_give_figures_without_a_numpy_warning(golden):
+    """A record's KLD sums and golden NLLs of 1e308 (which validate accepts) are judged in silence: a warning
+    would be a second line on a verb's stderr."""
+    import warnings
+
+    doc = copy.deepcopy(golden)
+    for t in doc["fidelity"]["tiers"]:
+        t["golden_nll"] = [1e308] * len(t["golden_nll"])
+        t["greedy"]["kld"] = [1e308] * len(t["greedy"]["kld"])
+    record = from_document(doc, "constructed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figures = tier_fidelity(record)
+        fidelity_verdicts(record, record.config.policy)
+    assert figures and all(f.greedy.kld_mean.value > 0 for f in figures)

@@ -254,3 +254,45 @@ def test_a_build_leaves_the_collector_on_and_rebuilds_do_not_pile_up_frozen_obje
         counts.append(gc.get_freeze_count())
     assert counts[0] > 0 and counts[5] <= counts[2]  # kept frozen, each build would add its cycles (~100 here)
     gc.unfreeze()
+
+
+def test_the_results_stage_gives_each_record_as_stored_rereads_it_and_reads_calibrations(tmp_path):
+    """The site takes record files and calibration files only through :class:`Loaded` (tests/test_layers.py)."""
+    from measure.analysis.calibration import calibrate
+    from measure.record.archive import write_archive
+    from measure.record.io import stored_bytes
+    from measure.results.calibration_file import write
+
+    results = _tree(tmp_path / "results", n=3)
+    plain, zipped, member = sorted(results.glob("*/*.json"))
+    doc = load_record(zipped)
+    zipped.unlink()
+    (zipped.parent / f"{zipped.name}.gz").write_bytes(stored_bytes(doc, zipped.parent / f"{zipped.name}.gz"))
+    box = member.parent / "2026-12.archive.json.gz"
+    write_archive(box, {member.name: member.read_bytes()})
+    member.unlink()
+    loaded = load_results(results, SummaryCache(None))
+    by_name = {loaded.paths[s.sha256].name: s for s in loaded.summaries}
+    assert sorted(by_name) == sorted([plain.name, f"{zipped.name}.gz", member.name])
+
+    kept = {name: loaded.stored(s) for name, s in by_name.items()}
+    assert [(k.suffix, k.text is None) for k in (kept[plain.name], kept[f"{zipped.name}.gz"])] == [
+        (".json", True),
+        (".json.gz", True),
+    ]
+    assert kept[member.name].suffix == ".json" and kept[member.name].path.parent == box
+    assert json.loads(kept[member.name].text or "")["run_id"] == load_record(box / member.name)["run_id"]
+
+    record, same = loaded.reread(by_name[plain.name], suites=False)
+    assert same and record.run_id == load_record(plain)["run_id"]
+    edited = load_record(plain)
+    for case in edited["wallclock"]["cases"].values():  # edited after the build read it
+        case["wall_s"] = [[w * 3 for w in rep] for rep in case["wall_s"]]
+    write_atomic(plain, edited)
+    assert loaded.reread(by_name[plain.name])[1] is False  # validated again; nothing may be cached for its hash
+
+    machine = doc["machine_id"]
+    assert loaded.calibrations([machine]) == {machine: None}
+    cal = calibrate(loaded.summaries, machine)
+    write(results, cal)
+    assert loaded.calibrations([machine])[machine] == cal

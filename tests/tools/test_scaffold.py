@@ -192,7 +192,7 @@ def test_init_writes_the_site_config_of_the_generator_it_finds(tmp_path, monkeyp
     import tomllib
     from importlib.util import find_spec
 
-    from measure.site.generators import HOSTS, detect
+    from measure.site.hosts import HOSTS, detect
     from measure.site.nav import PAGES
 
     assert find_spec("zensical") is not None  # the test extra installs it
@@ -218,7 +218,7 @@ def test_init_writes_the_site_config_of_the_generator_it_finds(tmp_path, monkeyp
     [("zensical.toml", "zensical"), ("properdocs.yml", "properdocs"), ("mkdocs.yml", "mkdocs")],
 )
 def test_the_site_config_in_the_repository_names_its_generator(tmp_path, existing, host):
-    from measure.site.generators import detect
+    from measure.site.hosts import detect
 
     (tmp_path / existing).write_text("site_name = 'x'\n", encoding="utf-8")
     assert detect(tmp_path).name == host

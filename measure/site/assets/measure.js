@@ -1,4 +1,4 @@
-/* measure's charts. Each page loads this script itself (measure/site/loader.py: a hidden paragraph of links the
+/* measure's charts. Each page loads this script itself (measure/site/asset_block.py: a hidden paragraph of links the
    site generator resolved, and a one-line loader), once per tab. plotly.js (4.8 MB) is fetched only by pages that
    draw a chart, after the page has painted, from the site itself, at the URL the page's own link gives it.
    Material's (and Zensical's) instant navigation swaps pages without a reload, so drawing runs on each document$

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from tests_support import ROOT
 
-from measure.site.generators import nav_yaml, zensical_toml
+from measure.site.hosts import nav_yaml, zensical_toml
 from measure.site.source import NAV_PAGES
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -1,4 +1,4 @@
-"""The site generators the RESULTS pages are built with, and the site config ``measure init`` writes for each.
+"""The hosts: the site generators that build the RESULTS pages, and the site config ``measure init`` writes for each.
 
 mkdocs 1.6 and ProperDocs (a fork of it) run measure's plugin, which generates the pages
 at build time; Zensical runs no mkdocs plugin, so ``measure render`` writes the pages into
