@@ -6,8 +6,8 @@ nothing) and at least one of its quantized tiers fails fidelity. The newest ``me
 recipes on that model (its reference has the model's name) answers: its decision for the model, which is the
 fastest recipe whose fidelity does not fail the policy, is the recipe to try, with its speed against that run's
 plain tier (repeats paired, in that run), which is the search's baseline recipe (dynamic ``int8`` unless told)
-wherever the search timed one, so the advice reads "this recipe at N× the time of what you would ship today". Where the search found no recipe fit, or none was run, the advice is the
-command.
+wherever the search timed one, so the advice reads "this recipe at N× the time of what you would ship today".
+Where the search found no recipe fit, or none was run, the advice is the command.
 """
 
 from __future__ import annotations

@@ -72,7 +72,6 @@ def test_the_record_says_it_is_a_search_among_its_parts():
     assert "explore" not in _analysis(EXPLORE, explore=False).record.parts
 
 
-
 def _baseline(doc: dict, tier: str, dropped: bool) -> dict:
     """``doc`` with ``tier`` as the search's baseline and the run's plain tier (lm-small-int8 a verifier)."""
     doc = copy.deepcopy(doc)
