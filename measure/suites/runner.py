@@ -127,7 +127,7 @@ def run(
     budgeted = None
     if budget_s is not None:
         judged = tuple((p.tier, p.reference) for p in planned) if fidelity else ()
-        precisions = {name: part["fingerprint"]["precision"] for name, part in parts.items()}
+        precisions = {name: part["fingerprint"]["precision"] for name, part in tier_parts.items()}
         budgeted = plan_run(config, suites, golden, hooks, budget_s, started, progress, judged, given, precisions)
         doc["plan"] = plan_part(budgeted.plan.to_dict())
         for line in budgeted.plan.lines(len(golden)):
