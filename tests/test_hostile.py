@@ -1341,6 +1341,36 @@ CASES: dict[str, Case] = {
         ("--screen-rows", "got 0"),
         check=absent("ex"),
     ),
+    "explore --baseline an unknown recipe": Case(
+        "explore",
+        lambda tmp: [
+            str(bundled.SMALL_FP32),
+            "--baseline",
+            "int9",
+            "--out",
+            str(tmp / "ex"),
+            "--results",
+            str(tmp / "res"),
+        ],
+        "error",
+        ("--baseline", "no recipe named 'int9'"),
+        check=absent("ex", "res"),
+    ),
+    "explore --baseline a static recipe without calibration rows": Case(
+        "explore",
+        lambda tmp: [
+            str(bundled.SMALL_FP32),
+            "--baseline",
+            "int8-static",
+            "--out",
+            str(tmp / "ex"),
+            "--results",
+            str(tmp / "res"),
+        ],
+        "error",
+        ("int8-static", "--calibration"),
+        check=absent("ex", "res"),
+    ),
     # ---- locate
     "locate a reference that is not full precision": Case(
         "locate",

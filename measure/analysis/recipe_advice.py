@@ -5,8 +5,9 @@ A model needs advice when the decision ships no quantized tier of it (it ships t
 nothing) and at least one of its quantized tiers fails fidelity. The newest ``measure explore`` run that tried
 recipes on that model (its reference has the model's name) answers: its decision for the model, which is the
 fastest recipe whose fidelity does not fail the policy, is the recipe to try, with its speed against that run's
-plain tier (repeats paired, in that run). Where the search found no recipe fit, or none was run, the advice is the
-command.
+plain tier (repeats paired, in that run), which is the search's baseline recipe (dynamic ``int8`` unless told)
+wherever the search timed one, so the advice reads "this recipe at N× the time of what you would ship today".
+Where the search found no recipe fit, or none was run, the advice is the command.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class Explored:
     vs_plain: Estimate | None
     """Its time over the explore run's plain tier's (paired); None where it is the plain tier or kinds differ."""
     plain: str | None
+    baseline: str | None
+    """The baseline recipe's name where the plain tier is the search's baseline (None: an older search, or none)."""
+    baseline_dropped: bool
+    """The screening dropped the baseline (it was timed all the same): it cannot meet the policy either."""
     tried: int
     """Recipes the run tried on the model, dropped ones included."""
 
@@ -63,6 +68,7 @@ def _best(model: str, explored: Sequence[Analysis]) -> tuple[Explored | None, st
         if ship is None or t is None or t.precision in FULL or t.fails:
             return None, a.record.run_id
         recipe = next((c.recipe_name for c in tried if c.tier == t.tier), t.tier)
+        base = next((c for c in tried if c.baseline and c.measured and c.tier == ship.plain), None)
         found = Explored(
             a.record.run_id,
             a.record.date,
@@ -72,6 +78,8 @@ def _best(model: str, explored: Sequence[Analysis]) -> tuple[Explored | None, st
             t.fidelity,
             ship.vs_plain,
             ship.plain,
+            None if base is None else base.recipe_name,
+            base is not None and base.dropped is not None,
             len(tried),
         )
         return found, None

@@ -3,7 +3,9 @@
 Each recipe of the grid (``--grid FILE``, else the default grid) is applied to each REFERENCE; the fidelity pass on
 the first ``--screen-rows`` golden rows drops a tier whose intervals already fail the policy's bounds (``--role``'s),
 and the survivors are measured with their references by ``measure run``'s suites under what is left of
-``--budget``. The record is an ordinary run record whose tiers are the recipes, and says what was dropped and why.
+``--budget``. The baseline recipe (``--baseline``, default ``int8``) is timed beside them whatever its screening
+says, as the plain tier every ratio reads against. The record is an ordinary run record whose tiers are the
+recipes, and says what was dropped and why.
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         help="a suite config whose [session] and [policy] the search uses (default: one thread, the default policy)",
     )
+    p.add_argument(
+        "--baseline",
+        metavar="RECIPE",
+        default="int8",
+        help="the recipe timed whatever its screening says, as the plain tier every recipe's ratio reads against "
+        "(added to the grid where absent; default int8, what measure quantize --to int8 applies; none: no baseline)",
+    )
     p.add_argument("--calibration", type=Path, metavar="ROWS.jsonl", help="calibration rows for static-int8 recipes")
 
 
@@ -88,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             session=config.session if config else None,
             policy=config.policy if config else None,
             role=args.role,
+            baseline=None if args.baseline == "none" else args.baseline,
             argv=sys.argv,
             progress=beat,
             say=say,

@@ -228,17 +228,29 @@ def _print_plan(r: Record) -> None:
         _print(f"  cut: {cut}")
 
 
-def _print_explore(r: Record) -> None:
-    """``measure explore``'s search: every recipe tried, measured or dropped, with the stage and why."""
+def _print_explore(a: Analysis) -> None:
+    """``measure explore``'s search: every recipe tried, measured or dropped, with the stage and why; each measured
+    recipe's time against its reference's baseline recipe where that was timed."""
+    r = a.record
     ex = r.explore
     if ex is None:
         return
+    timed = {t.tier: t for t in a.tiers}
+    plain = next((name for name, t in r.tiers.items() if t.role == "plain"), None)
     grid = ex.grid or "the default grid"
     _print(
         f"\nexplore: {len(ex.candidates)} recipe tiers from {grid}, screened on {ex.screen_rows} rows (role {ex.role})"
     )
     for c in ex.candidates:
         said = "measured" if c.dropped is None else f"dropped at {c.dropped}: {c.reason}"
+        base = ex.baseline_of(c.reference)
+        if c.baseline and c.measured:
+            said = f"{said}; timed as the baseline" if c.dropped else "measured, the baseline"
+        elif c.measured and base is not None and c.tier in timed and base.tier in timed:
+            t, b = timed[c.tier], timed[base.tier]
+            paired = t.ratio_vs_plain if base.tier == plain else None  # repeats paired where it anchors the run
+            x = _ci(paired) if paired else f"{t.ms_per_token.value / b.ms_per_token.value:.3f}"
+            said += f"; {x}x the time of baseline {base.recipe_name} ({base.tier})"
         s = c.screen
         figures = f" (screen: mean KLD {s.kld_mean.value:.3g}, same top-1 {s.same_top1.value:.1%})" if s else ""
         _print(f"  {c.tier} ({c.recipe_name} of {c.reference}): {said}{figures}")
@@ -278,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
     r = a.record
     _print_header(r)
     _print_plan(r)
-    _print_explore(r)
+    _print_explore(a)
     w = max([12, *(len(name) + 2 for name in r.tiers)])  # the tier column fits the longest name
     pw = max([14, *(len(t.precision) + 2 for t in r.tiers.values())])  # and the precision column its longest
     if a.tiers:

@@ -109,7 +109,8 @@ def check_tier_names(doc: Doc, source: str) -> None:
 
 def check_explore(doc: Doc, source: str) -> None:
     """A search's candidates and the run's tiers tell one story: a candidate measured is a tier judged against its
-    reference, a dropped one is no tier, and each reference is a tier of the run."""
+    reference, a dropped one is no tier (unless it is the baseline the screening scored, which is timed all the
+    same), and each reference is a tier of the run; one baseline at most per reference."""
     ex = doc.get("explore")
     if not ex:
         return
@@ -118,12 +119,19 @@ def check_explore(doc: Doc, source: str) -> None:
         where = f"explore/candidates/{i}"
         if c["reference"] not in tiers:
             raise fail(source, f"{where}/reference", f"tier {c['reference']!r} is not in tiers")
-        if c["dropped"] is None and c["tier"] not in tiers:
-            raise fail(source, f"{where}/tier", f"{c['tier']!r} is measured (dropped null) but not in tiers")
-        if c["dropped"] is not None and c["tier"] in tiers:
+        baseline = bool(c.get("baseline"))
+        measured = c["dropped"] is None or (baseline and c["screen"] is not None)
+        if measured and c["tier"] not in tiers:
+            why = "dropped null" if c["dropped"] is None else "the baseline, screened"
+            raise fail(source, f"{where}/tier", f"{c['tier']!r} is measured ({why}) but not in tiers")
+        if not measured and c["tier"] in tiers:
             raise fail(source, f"{where}/tier", f"{c['tier']!r} is dropped ({c['dropped']}) but is a tier of the run")
         if c["dropped"] is not None and not c["reason"]:
             raise fail(source, f"{where}/reason", "a dropped candidate says why; got none")
+    baselines = [c["reference"] for c in ex["candidates"] if c.get("baseline")]
+    twice = next((r for r in baselines if baselines.count(r) > 1), None)
+    if twice is not None:
+        raise fail(source, "explore/candidates", f"reference {twice!r} has two baseline candidates; expected one")
 
 
 def check_case_keys(doc: Doc, source: str) -> None:

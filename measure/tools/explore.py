@@ -7,6 +7,12 @@ then measured by ``measure run``'s own runner (wall-clock and framing suites, th
 left of the budget, into an ordinary run record whose tiers are the recipes. What was dropped, at which stage and
 why, stays in the record (``explore``), and the suite config the run used is written beside the tiers, so
 ``measure run --config OUT/explore.toml`` measures the same tiers again.
+
+One recipe, the baseline (``int8`` unless told: what ``measure quantize --to int8`` applies, what teams ship by
+default), is timed whatever its screening says, as the run's plain tier: every recipe's speed is then read against
+what a team would otherwise ship, and a baseline the policy fails still says how much fidelity the others buy at
+what cost. It stays marked dropped in the record (``baseline: true`` beside its stage and reason); it is no
+candidate for shipping.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from measure.tools.quantize import folder_graphs, quantize_recipe, require_full_
 from measure.tools.recipes import NAMED, Recipe, parse_recipe, read_toml
 from measure.writing import make_dirs, write_text
 
+DEFAULT_BASELINE = "int8"
+"""The recipe timed beside the survivors whatever its screening says: ``measure quantize --to int8``'s."""
 DEFAULT_GRID = ("int8", "int8-per-channel", "int4", "int4-level4", "int4-asym", "int8-nbits", "int8-nbits-level0")
 """The recipes tried when no grid file is given (``int8-static`` too where calibration rows are given): today's
 dynamic int8 first, as the baseline the others are read against."""
@@ -104,9 +112,30 @@ class Candidate:
     dropped: str | None = None
     reason: str | None = None
     screen: dict[str, Any] | None = None
+    baseline: bool = False
+    """The run's baseline recipe: timed even where the screening fails it (not where it was never scored)."""
+
+    @property
+    def timed(self) -> bool:
+        """A tier of the run: kept by the screening, or the baseline the screening scored."""
+        return self.dropped is None or (self.baseline and self.screen is not None)
 
     def to_dict(self) -> dict[str, Any]:
-        return candidate_part(self.reference, self.recipe.to_dict(), self.tier, self.dropped, self.reason, self.screen)
+        return candidate_part(
+            self.reference, self.recipe.to_dict(), self.tier, self.dropped, self.reason, self.screen, self.baseline
+        )
+
+
+def with_baseline(grid: Grid, baseline: str | None) -> Grid:
+    """``grid`` with the baseline recipe first where it does not name it already; unchanged for no baseline."""
+    if baseline is None or any(r.name == baseline for r in grid.recipes):
+        return grid
+    if baseline not in NAMED:
+        raise MeasureError(
+            f"explore --baseline: no recipe named {baseline!r}; expected one of {', '.join(NAMED)}, a recipe of "
+            "the grid, or none"
+        )
+    return Grid((NAMED[baseline], *grid.recipes), grid.path)
 
 
 def tier_name(reference: str, recipe: Recipe) -> str:
@@ -216,7 +245,8 @@ def screen_candidates(
             if outcome == "failure":
                 c.dropped = "fidelity"
                 c.reason = f"on the first {len(golden)} golden rows, {answer.removeprefix('no: ')} (role {role})"
-                say(f"explore: {c.tier}: dropped: {c.reason}")
+                timed = "; timed all the same, as the baseline" if c.baseline else ""
+                say(f"explore: {c.tier}: dropped: {c.reason}{timed}")
             else:
                 say(f"explore: {c.tier}: kept ({answer})")
 
@@ -274,8 +304,9 @@ def suite_config_text(
     policy: Policy,
     plain: str,
 ) -> str:
-    """The suite config the run measures: the references (role reference), the recipes kept (the first of them
-    plain, which anchors the ratios; the rest verifier), each judged against its reference; the cost profile and
+    """The suite config the run measures: the references (role reference), the recipes timed (``plain`` anchors
+    the ratios: the baseline, else the first survivor; the rest verifier), each judged against its reference; the
+    cost profile and
     the other runtimes' legs off (the search compares recipes in one runtime); the search's policy."""
     lines = [
         "# Written by measure explore: the references and the recipes that survived its screening pass.",
@@ -332,12 +363,14 @@ def explore(
     session: SessionConfig | None = None,
     policy: Policy | None = None,
     role: str = "plain",
+    baseline: str | None = DEFAULT_BASELINE,
     argv: list[str] | None = None,
     progress: Progress = no_progress,
     say: Say = no_say,
 ) -> Path:
     """Quantize, screen and measure; the run record's path. Everything checkable is checked before the first
-    tier is written: one line and nothing written for a bad reference, grid, option or folder."""
+    tier is written: one line and nothing written for a bad reference, grid, option or folder. ``baseline``: the
+    recipe timed whatever its screening says, as the plain tier (added to the grid where absent); None: none."""
     started = perf_counter()
     if role not in ROLES:
         raise MeasureError(f"explore --role: expected one of {', '.join(ROLES)}, got {role!r}")
@@ -348,14 +381,18 @@ def explore(
         )
     session = session or SessionConfig()
     policy = explore_policy(policy or Policy(), role)
+    grid = with_baseline(grid, baseline)
     candidates = plan_candidates(references, grid, out, calibration)
+    for c in candidates:
+        c.baseline = c.recipe.name == baseline
     folders = {ref.name: ref for ref in references}
     make_dirs(out)
     quantize_candidates(candidates, folders, calibration, say)
     screen = GoldenRows(rows.path, rows.sha256, rows.rows[:screen_rows])
     screen_candidates(candidates, folders, screen, session, policy, role, say)
-    kept = [c for c in candidates if c.dropped is None]
-    plain = kept[0].tier if kept else references[0].name  # nothing left: the first reference anchors the ratios
+    kept = [c for c in candidates if c.timed]
+    anchors = [c for c in kept if c.baseline] + kept
+    plain = anchors[0].tier if anchors else references[0].name  # nothing left: the first reference anchors them
     if not kept:
         say("explore: every recipe was dropped; the references alone are measured, the record says why")
     config_path = out / "explore.toml"

@@ -70,3 +70,40 @@ def test_a_model_with_a_fit_quantized_tier_needs_no_advice():
 def test_the_record_says_it_is_a_search_among_its_parts():
     assert from_document(copy.deepcopy(EXPLORE), "x").parts[-1] == "explore"
     assert "explore" not in _analysis(EXPLORE, explore=False).record.parts
+
+
+def _baseline(doc: dict, tier: str, dropped: bool) -> dict:
+    """``doc`` with ``tier`` as the search's baseline and the run's plain tier (lm-small-int8 a verifier)."""
+    doc = copy.deepcopy(doc)
+    for t in doc["config"]["tiers"]:
+        if t["name"] in ("lm-small-int8", tier):
+            t["role"] = "plain" if t["name"] == tier else "verifier"
+            doc["tiers"][t["name"]]["role"] = t["role"]
+    base = next(c for c in doc["explore"]["candidates"] if c["tier"] == tier)
+    assert base["screen"] is not None  # scored by the screening: timed even where it dropped it
+    base["baseline"] = True
+    if dropped:
+        base.update(dropped="fidelity", reason="on the first 12 golden rows, mean KLD > bound (role plain)")
+    return doc
+
+
+def test_the_best_recipe_is_read_against_the_searchs_baseline_even_where_screening_dropped_it():
+    """The recorded search with int8-nbits as its baseline (the plain tier), dropped by its screening but timed:
+    the advice for lm-small-fp32 (the run's own decision: lm-small-int8) states its time against that baseline
+    recipe; unmarked, against the run's plain tier as before."""
+    current = _analysis(EXPLORE, kld_max=1e-12, explore=False)
+    searched = _analysis(_baseline(EXPLORE, "lm-small-int8-nbits", dropped=True))
+    (lm,) = [a for a in advise(decide(current), current.record, [searched]) if a.model == "lm-small-fp32"]
+    ship = next(s for s in decide(searched).ships if s.model == "lm-small-fp32")
+    assert lm.best is not None and ship.tier is not None and lm.best.tier == ship.tier.tier
+    assert lm.best.plain == "lm-small-int8-nbits" and lm.best.baseline == "int8-nbits" and lm.best.baseline_dropped
+    from measure.site.pages.decision import _advice
+
+    assert lm.best.tier == "lm-small-int8" and lm.best.vs_plain is not None  # the recorded figures' decision
+    text = str(_advice(lm))
+    assert "the time of baseline recipe int8-nbits (lm-small-int8-nbits, which the screening dropped)" in text
+    kept = _analysis(_baseline(EXPLORE, "lm-small-int8-nbits", dropped=False))
+    (lm,) = [a for a in advise(decide(current), current.record, [kept]) if a.model == "lm-small-fp32"]
+    assert lm.best is not None and lm.best.baseline == "int8-nbits" and not lm.best.baseline_dropped
+    (old,) = [a for a in advise(decide(current), current.record, [_analysis(EXPLORE)]) if a.model == "lm-small-fp32"]
+    assert old.best is not None and old.best.baseline is None

@@ -46,6 +46,41 @@ def test_the_section_validates_and_reads_back():
     assert screen is not None and screen.outcome == "failure" and screen.kld_mean.lo == 0.1
 
 
+def _with_baseline() -> dict:
+    """The first candidate the search's baseline, dropped by its screening (its figures kept) and timed."""
+    doc = _with_explore()
+    first, dropped = doc["explore"]["candidates"]
+    first.update(baseline=True, dropped="fidelity", reason="past the bound", screen=dropped["screen"])
+    return doc
+
+
+def test_a_baseline_the_screening_dropped_is_measured_and_older_sections_have_none():
+    doc = _with_baseline()
+    validate(doc, "test")
+    ex = from_document(doc, "test").explore
+    assert ex is not None and [c.recipe_name for c in ex.measured] == ["int8"]
+    (base,) = [c for c in ex.candidates if c.baseline]
+    assert base.measured and base.dropped == "fidelity" and ex.baseline_of(base.reference) == base
+    older = from_document(_with_explore(), "test").explore
+    assert older is not None and not any(c.baseline for c in older.candidates)
+    assert "baseline" not in _with_explore()["explore"]["candidates"][0]  # written only where true
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda ex: ex["candidates"][0].update(tier="x-int8"), r"measured \(the baseline, screened\) but not in tiers"),
+        (lambda ex: ex["candidates"][0].update(screen=None), r"dropped \(fidelity\) but is a tier"),
+        (lambda ex: ex["candidates"][1].update(baseline=True, screen=None), "two baseline candidates"),
+    ],
+)
+def test_a_baseline_is_measured_exactly_where_the_screening_scored_it(edit, message):
+    doc = _with_baseline()
+    edit(doc["explore"])
+    with pytest.raises(MeasureError, match=message):
+        validate(doc, "test")
+
+
 def test_records_without_the_section_read_as_none():
     assert from_document(V5, "v5").explore is None
 

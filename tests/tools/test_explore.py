@@ -108,6 +108,17 @@ def _head(folder: Path, fill: float | None) -> None:
     onnx.save(model, str(folder / "model.onnx"))
 
 
+def _int8_head(folder: Path) -> None:
+    """A dynamic-int8 tier's quantized LM head weights replaced by noise: screening fails it on any CPU."""
+    model = onnx.load(str(folder / "model.onnx"))
+    head = next(n for n in model.graph.node if n.name == "/lm_head/MatMul_quant")
+    weights = next(i for i in model.graph.initializer if i.name == head.input[1])
+    shape = numpy_helper.to_array(weights).shape
+    values = np.random.default_rng(0).integers(-127, 128, shape).astype(np.int8)
+    weights.CopyFrom(numpy_helper.from_array(values, weights.name))
+    onnx.save(model, str(folder / "model.onnx"))
+
+
 def test_the_screening_drops_what_fails_and_keeps_what_it_cannot_fail(tmp_path):
     """A copy of the reference (KLD 0) is kept; one with a scrambled head is dropped at the fidelity stage, its
     reason naming the rows and the figure past its bound, its figures kept; one whose logits are NaN is dropped
@@ -146,16 +157,21 @@ def test_the_search_policy_holds_every_tier_to_the_roles_bounds():
     assert explore_policy(Policy(), "lite").bound("same_top1_min", "plain") == 0.93
 
 
-def test_explore_on_a_decoder_only_and_a_seq2seq_model(tmp_path):
+def test_explore_on_a_decoder_only_and_a_seq2seq_model(tmp_path, capsys):
     """Two recipes on lm-small-fp32 and small-fp32 in one record, under three minutes: ``head-kept`` keeps
     ``/lm_head/MatMul``, which the seq2seq graphs do not have, so it is dropped there at the quantize stage with
-    the quantizer's reason. The record validates; every candidate is in it, and the measured ones are its tiers,
-    judged against their references; the site renders it."""
+    the quantizer's reason. The baseline int8 of lm-small-fp32 is made beforehand with its LM head scrambled (the
+    search uses a tier it made before as it is): its screening fails it, and it is timed all the same, as the
+    run's plain tier. The record validates; every candidate is in it, and the measured ones are its tiers, judged
+    against their references; ``measure show`` reads each recipe against the baseline; the site renders it."""
+    from measure.tools.quantize import quantize_recipe
+
     grid = tmp_path / "grid.toml"
     grid.write_text(
-        '[[recipes]]\nname = "int8"\n\n[[recipes]]\nname = "head-kept"\nbase = "int8-nbits"\n'
-        '[recipes.keep]\nnodes = ["/lm_head/MatMul"]\n'
+        '[[recipes]]\nname = "head-kept"\nbase = "int8-nbits"\n[recipes.keep]\nnodes = ["/lm_head/MatMul"]\n'
     )
+    quantize_recipe(LM, tmp_path / "ex" / "lm-small-int8", NAMED["int8"])  # the baseline, added to the grid
+    _int8_head(tmp_path / "ex" / "lm-small-int8")
     started = perf_counter()
     args = [str(LM), str(SEQ), "--grid", str(grid), "--out", str(tmp_path / "ex"), "--results", str(tmp_path / "res")]
     assert main(["explore", *args, "--budget", "100s", "--screen-rows", "6"]) == 0
@@ -171,8 +187,13 @@ def test_explore_on_a_decoder_only_and_a_seq2seq_model(tmp_path):
     (dropped,) = [c for c in ex.candidates if c.dropped == "quantize"]
     assert (dropped.reference, dropped.recipe_name, dropped.tier) == ("small-fp32", "head-kept", "small-head-kept")
     assert dropped.reason is not None and "keep.nodes: '/lm_head/MatMul' names no weight MatMul" in dropped.reason
+    (base,) = [c for c in ex.candidates if c.baseline and c.reference == "lm-small-fp32"]
+    assert base.tier == "lm-small-int8" and base.dropped == "fidelity" and base.screen is not None
+    assert base.reason is not None and "mean KLD" in base.reason and base.measured
+    assert record.tiers["lm-small-int8"].role == "plain" and ex.baseline_of("lm-small-fp32") == base
+    assert [c.recipe_name for c in ex.candidates if c.baseline] == ["int8", "int8"]
     for c in ex.candidates:
-        assert (c.dropped is None) == (c.tier in record.tiers)
+        assert c.measured == (c.tier in record.tiers)
         assert c.dropped is None or c.reason
         assert c.dropped == "quantize" or c.screen is not None
         assert parse_recipe(c.recipe, "record") is not None
@@ -190,6 +211,15 @@ def test_explore_on_a_decoder_only_and_a_seq2seq_model(tmp_path):
     (page,) = (md / "runs").glob(f"*{record.run_id}.md")
     for text in (page.read_text(), (md / "wallclock.md").read_text()):
         assert all(t in text for t in measured)
+    capsys.readouterr()
+    assert main(["show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "lm-small-int8 (int8 of lm-small-fp32): dropped at fidelity: " in shown
+    assert "; timed as the baseline" in shown
+    for c in ex.measured:
+        if c.reference == "lm-small-fp32" and not c.baseline:  # whichever survived on this CPU
+            assert f"{c.tier} ({c.recipe_name} of lm-small-fp32): measured; " in shown
+            assert "x the time of baseline int8 (lm-small-int8)" in shown
 
 
 def test_the_suite_config_the_search_writes_loads_with_one_plain_tier(tmp_path):

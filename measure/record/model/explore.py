@@ -3,7 +3,8 @@
 A run made by ``measure explore`` measures the recipes that survived a screening pass; the ones that did not stay
 in the record with the stage that dropped them (``quantize``: the quantizer refused the recipe for this model;
 ``fidelity``: a few golden rows showed it cannot meet the policy) and why, so a reader sees what was tried, not
-only what won. Records of ``measure run`` have no such section.
+only what won. The search's baseline recipe (``baseline``) is timed even where the screening dropped it, as the
+run's plain tier, so every recipe reads against it. Records of ``measure run`` have no such section.
 """
 
 from __future__ import annotations
@@ -45,10 +46,17 @@ class Candidate:
     """None: measured (a tier of the run); ``quantize`` or ``fidelity``: the stage that dropped it."""
     reason: str | None
     screen: Screen | None
+    baseline: bool = False
+    """The search's baseline recipe: timed (a tier of the run) wherever the screening scored it, dropped or not."""
 
     @property
     def recipe_name(self) -> str:
         return str(self.recipe.get("name", self.tier))
+
+    @property
+    def measured(self) -> bool:
+        """A tier of the run: a survivor, or the baseline the screening scored (it may have failed it)."""
+        return self.dropped is None or (self.baseline and self.screen is not None)
 
 
 @dataclass(frozen=True)
@@ -63,11 +71,16 @@ class Explore:
 
     @property
     def measured(self) -> tuple[Candidate, ...]:
-        return tuple(c for c in self.candidates if c.dropped is None)
+        """The candidates timed in the run, the baseline among them."""
+        return tuple(c for c in self.candidates if c.measured)
 
     @property
     def dropped(self) -> tuple[Candidate, ...]:
         return tuple(c for c in self.candidates if c.dropped is not None)
+
+    def baseline_of(self, reference: str) -> Candidate | None:
+        """The baseline recipe's candidate on ``reference`` where it was timed; None where none was."""
+        return next((c for c in self.candidates if c.reference == reference and c.baseline and c.measured), None)
 
 
 def _figure(d: Part) -> ScreenFigure:
@@ -87,7 +100,17 @@ def explore_of(d: Part | None) -> Explore | None:
                 int(s["rows"]), s["outcome"], _figure(s["kld_mean"]), _figure(s["same_top1"]), _figure(s["ppl_ratio"])
             )
         )
-        candidates.append(Candidate(c["reference"], dict(c["recipe"]), c["tier"], c["dropped"], c["reason"], screen))
+        candidates.append(
+            Candidate(
+                c["reference"],
+                dict(c["recipe"]),
+                c["tier"],
+                c["dropped"],
+                c["reason"],
+                screen,
+                bool(c.get("baseline", False)),
+            )
+        )
     budget = d.get("budget_s")
     return Explore(
         d.get("grid"),
@@ -103,16 +126,17 @@ def explore_part(grid: str | None, screen_rows: int, role: str, budget_s: float 
 
 
 def candidate_part(
-    reference: str, recipe: Part, tier: str, dropped: str | None, reason: str | None, screen: Part | None
+    reference: str,
+    recipe: Part,
+    tier: str,
+    dropped: str | None,
+    reason: str | None,
+    screen: Part | None,
+    baseline: bool = False,
 ) -> Part:
-    return {
-        "reference": reference,
-        "recipe": recipe,
-        "tier": tier,
-        "dropped": dropped,
-        "reason": reason,
-        "screen": screen,
-    }
+    """``baseline`` is written only where true, so a search without one writes what older records hold."""
+    part = {"reference": reference, "recipe": recipe, "tier": tier, "dropped": dropped, "reason": reason}
+    return part | {"screen": screen} | ({"baseline": True} if baseline else {})
 
 
 def screen_part(rows: int, outcome: str, figures: dict[str, tuple[float, float, float]]) -> Part:

@@ -161,7 +161,10 @@ def _advice(a: Advice) -> Md:
     said = [f"{badge('info')} **Try recipe {md(b.recipe)}** for the {md(a.model)} model ({failing} not faithful)"]
     said.append(f": in explore run {md(b.run_id)} ({md(b.date)}) its tier {md(b.tier)} took")
     said.append(f" {b.ms_per_token.value:.3f} ms/token [{b.ms_per_token.lo:.3f}, {b.ms_per_token.hi:.3f}]")
-    if b.vs_plain is not None and b.plain:
+    if b.vs_plain is not None and b.plain and b.baseline and b.plain != b.tier:
+        failed = ", which the screening dropped" if b.baseline_dropped else ""
+        said.append(f", {_x(b.vs_plain)} the time of baseline recipe {md(b.baseline)} ({md(b.plain)}{failed})")
+    elif b.vs_plain is not None and b.plain:
         said.append(f", {_x(b.vs_plain)} the time of that run's plain tier {md(b.plain)}")
     if b.fidelity is not None:
         g = b.fidelity.greedy
