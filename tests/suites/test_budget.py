@@ -173,6 +173,7 @@ def test_the_plan_prices_each_replaying_leg_at_what_the_warm_up_measured_on_each
     from measure.suites.legs.node import NodeLeg
     from measure.suites.legs.probe import probe_legs
     from measure.suites.plan_costs import estimate
+    from measure.suites.run_options import run_options
 
     config = load_config(_config(tmp_path, node=True))
     if NodeLeg.ready(config.framing) is not None:
@@ -180,7 +181,8 @@ def test_the_plan_prices_each_replaying_leg_at_what_the_warm_up_measured_on_each
     monkeypatch.setattr(budget, "probe_legs", partial(probe_legs, min_bytes=0))
     golden = load_golden(config.golden)
     precisions = {t.name: load_tier(t.path, name=t.name).fingerprint().precision for t in config.tiers}
-    planned = budget.plan_run(config, ["framing"], golden, {}, 3600, perf_counter(), precisions=precisions)
+    options = run_options(config, ["framing"], tmp_path / "results", budget_s=3600)
+    planned = budget.plan_run(options, golden, {}, perf_counter(), precisions=precisions)
     rates = planned.rates
     if not rates:  # onnxruntime-node is not installed here: the leg opened as skipped, and no rate was measured
         pytest.skip("onnxruntime-node is not installed")
