@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import html
+import math
 import re
 
 import pytest
@@ -109,6 +110,8 @@ def test_the_chart_draws_the_front_the_floor_and_the_policy_bound(golden):
     assert list(zip(front["x"], front["y"], strict=True)) == want
     assert sorted(s["y0"] for s in figure["layout"]["shapes"]) == [0.01, 0.05]
     assert any("->" in name for name in points)  # the pair, at its best k
+    lo, hi = figure["layout"]["yaxis"]["range"]  # in decades: every bound and its label inside, with room
+    assert lo < math.log10(FLOOR) and hi >= math.log10(0.05) + 0.4
 
 
 def test_a_pair_whose_output_leaves_greedy_says_so_beside_its_speed(golden):

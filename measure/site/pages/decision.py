@@ -4,6 +4,7 @@ each with its number, interval and a link to its evidence row."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -379,17 +380,28 @@ FLOOR = 1e-7
 """Where a tier with no divergence (a reference against itself) sits on the chart's log axis, marked as such."""
 
 
+def _log_range(values: list[float]) -> dict[str, Any]:
+    """A log axis's range (in decades) that holds every value with room above the highest: a policy bound drawn
+    at the top edge would have its label clipped (plotly's autorange sees the points, not the shapes)."""
+    found = [v for v in values if 0 < v < math.inf]
+    if not found:
+        return {}
+    return {"range": [math.log10(min(found)) - 0.3, math.log10(max(found)) + 0.45]}
+
+
 def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: charts.Palette) -> dict[str, Any]:
     """Every greedy tier a point (ms/token against mean KLD, both with intervals), the Pareto front (no other tier
     faster and closer), the policy's KLD bounds as lines, and each pair at its best k as its verifier's fidelity."""
     data: list[dict[str, Any]] = []
     points = []
+    tops: list[float] = []  # each interval's upper end: the y range holds it and every bound's label
     shown_tiers = [s for s in d.speeds if s.fidelity is not None or s.precision in FULL]  # an unjudged tier: no y
     for i, s in enumerate(sorted(shown_tiers, key=lambda s: s.ms_per_token.value)):
         g = s.fidelity.greedy if s.fidelity else None
         y, lo, hi = (g.kld_mean.value, g.kld_mean.lo, g.kld_mean.hi) if g else (0.0, 0.0, 0.0)
         shown = max(y, FLOOR)
         points.append((s.ms_per_token.value, shown, s.tier))
+        tops.append(max(hi, FLOOR))
         color, symbol = palette.of(s.tier), chart_style.SYMBOLS[i % len(chart_style.SYMBOLS)]
         label = "reference (KLD 0, drawn at the floor)" if g is None else f"mean KLD {y:.2g}"
         data.append(
@@ -458,6 +470,7 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: charts
             yaxis={
                 "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
                 **chart_style.log_ticks([y for _, y, _ in points] + list(policy_bounds.values())),
+                **_log_range([y for _, y, _ in points] + tops + list(policy_bounds.values())),
             },
             shapes=shapes,
         ),
