@@ -55,8 +55,11 @@ def test_without_the_extra_the_error_names_it(monkeypatch, tmp_path):
         instructions.count(bundled.LITE, bundled.GOLDEN, 1, valgrind="/bin/true")
 
 
-AGREE = 0.001
-"""Two counts of one tier agree within 0.1% on a loaded machine (the spreads measured are in the end-to-end test)."""
+AGREE = 0.005
+"""Two counts of one tier agree within 0.5% on a loaded machine. Measured: the spreads in the end-to-end test, and
+0.30% (7,386,945 against 7,409,070) between two one-row counts in a fresh clone's CI run beside two busy loops,
+a 20-minute explore of a 135M model and a second test suite (load average 9): onnxruntime's timer-driven
+threads run inside the counted region, more often the busier the machine."""
 ALL_AGREE = 0.005
 """Three counts of one tier lie within 0.5% of each other, whatever else the machine is doing."""
 

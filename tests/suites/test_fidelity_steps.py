@@ -116,15 +116,19 @@ def test_a_reference_is_let_go_of_before_a_tier_it_judges_opens_and_the_figures_
     assert once["references"][0] == next(r for r in out["references"] if r["name"] == "lm-base-fp32")
 
 
-def test_the_pass_in_a_run_judges_each_tier_against_its_reference(tmp_path):
+def test_the_pass_in_a_run_judges_each_tier_against_its_reference(tmp_path, monkeypatch):
     from measure.suites.fidelity import LOGITS_PREFIX
 
+    scratch = tmp_path / "tmp"  # this run's temporary folders only: another run on the machine has its own
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     doc = load_record(run(load_config(_config(tmp_path)), ["framing"], tmp_path / "results", argv=["test"]))
     # lm-base-fp32 judges its two quantized tiers as one group; lm-small-fp32, outside the run, judges lm-small-int4
     judged = {t["tier"]: t["reference"] for t in doc["fidelity"]["tiers"]}
     assert judged == {"lm-base-int8": "lm-base-fp32", "lm-base-int4": "lm-base-fp32", "lm-small-int4": "lm-small-fp32"}
     assert [r["name"] for r in doc["fidelity"]["references"]] == ["lm-base-fp32", "lm-small-fp32"]
-    assert not list(Path(tempfile.gettempdir()).glob(f"{LOGITS_PREFIX}*"))  # the logits' folders are removed
+    assert tempfile.gettempdir() == str(scratch)
+    assert not list(scratch.glob(f"{LOGITS_PREFIX}*"))  # the logits' folders are removed
 
 
 def test_a_quantized_tier_without_a_named_reference_is_judged_against_the_tier_its_graphs_tell(tmp_path):
