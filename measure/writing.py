@@ -136,3 +136,24 @@ def finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [finite(v) for v in value]
     return value
+
+
+def _toml_key(key: str) -> str:
+    """A bare key where TOML allows one (``plain``), else a quoted one."""
+    return key if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key) else json.dumps(key)
+
+
+def toml_value(value: Any) -> str:
+    """A TOML value of the few types a suite config holds (json's string escapes are TOML's; an inline table's
+    keys bare where TOML allows, else quoted): what ``measure init`` and ``measure explore`` write configs with."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML form for {value!r}")

@@ -17,7 +17,6 @@ candidate for shipping.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from collections.abc import Iterator
@@ -45,7 +44,7 @@ from measure.suites.runner import run as run_suites
 from measure.suites.steps import release
 from measure.tools.quantize import folder_graphs, quantize_recipe, require_full_precision
 from measure.tools.recipes import NAMED, Recipe, parse_recipe, read_toml
-from measure.writing import make_dirs, write_text
+from measure.writing import make_dirs, toml_value, write_text
 
 DEFAULT_BASELINE = "int8"
 """The recipe timed beside the survivors whatever its screening says: ``measure quantize --to int8``'s."""
@@ -275,21 +274,6 @@ def _judged(
             yield c, fidelity_part() | {"references": [scored.part], "tiers": [part]}
 
 
-def _toml(value: Any) -> str:
-    """A TOML value of the few types a suite config holds (json's string escapes are TOML's)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML form for {value!r}")
-
-
 def explore_policy(policy: Policy, role: str) -> Policy:
     """The policy the search and its record judge by: the fidelity bounds of ``role`` for every tier, so the pages
     judge each recipe by the bound it was screened against, whatever role it is given in the run."""
@@ -310,10 +294,10 @@ def suite_config_text(
     the other runtimes' legs off (the search compares recipes in one runtime); the search's policy."""
     lines = [
         "# Written by measure explore: the references and the recipes that survived its screening pass.",
-        f"golden = {_toml(str(golden.resolve()))}",
+        f"golden = {toml_value(str(golden.resolve()))}",
         "",
         "[session]",
-        *(f"{k} = {_toml(v)}" for k, v in session.to_dict().items()),
+        *(f"{k} = {toml_value(v)}" for k, v in session.to_dict().items()),
         "",
         "[wallclock]",
         "profile = false",
@@ -326,15 +310,15 @@ def suite_config_text(
         "leg_repeats = 0",
         "",
         "[policy]",
-        *(f"{k} = {_toml(v)}" for k, v in asdict(policy).items()),
+        *(f"{k} = {toml_value(v)}" for k, v in asdict(policy).items()),
     ]
     for name, folder in references.items():
         role = "plain" if name == plain else "reference"
         lines += [
             "",
             "[[tiers]]",
-            f"name = {_toml(name)}",
-            f"path = {_toml(str(folder.resolve()))}",
+            f"name = {toml_value(name)}",
+            f"path = {toml_value(str(folder.resolve()))}",
             f'role = "{role}"',
         ]
     for c in kept:
@@ -342,10 +326,10 @@ def suite_config_text(
         lines += [
             "",
             "[[tiers]]",
-            f"name = {_toml(c.tier)}",
-            f"path = {_toml(str(c.folder.resolve()))}",
+            f"name = {toml_value(c.tier)}",
+            f"path = {toml_value(str(c.folder.resolve()))}",
             f'role = "{role}"',
-            f"reference = {_toml(c.reference)}",
+            f"reference = {toml_value(c.reference)}",
         ]
     return "\n".join(lines) + "\n"
 

@@ -26,6 +26,7 @@ from measure.site.hosts import HOSTS, PLUGIN_BLOCK, Host, nav_toml, nav_yaml, si
 from measure.suites.config import FramingConfig, WallclockConfig
 from measure.tools.continuations import chat_prompt, continuations, read_prompts
 from measure.tools.roles import Proposal, propose, read_tier
+from measure.writing import toml_value
 
 CONFIG = Path("measure.toml")
 GOLDEN = Path("golden.jsonl")
@@ -68,22 +69,8 @@ def find_tier_folders(root: Path, depth: int = 3) -> list[Path]:
     return found
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):  # an inline table: a policy bound given per role
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML form for {value!r}")
-
-
 def _table(name: str, values: dict[str, Any]) -> str:
-    return f"[{name}]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in values.items())
+    return f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in values.items())
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -139,7 +126,7 @@ def suite_toml(proposal: Proposal, golden: Path, base: Path, extras: Extras | No
     parts = [
         "# Suite config written by `measure init`: the roles and pairs are a proposal, edit them freely.\n"
         "# Paths are relative to this file; measure's bundled demo.toml is a complete example.\n"
-        f"golden = {_toml(_relative(golden, base))}\n",
+        f"golden = {toml_value(_relative(golden, base))}\n",
         _table("session", asdict(SessionConfig())),
     ]
     largest = max(t.facts.total_bytes for t in proposal.tiers)
@@ -151,17 +138,17 @@ def suite_toml(proposal: Proposal, golden: Path, base: Path, extras: Extras | No
         )
     for t in proposal.tiers:
         entry = (
-            f"[[tiers]]\nname = {_toml(t.name)}\npath = {_toml(_relative(t.facts.path, base))}\n"
-            f"role = {_toml(t.role)}  # {t.facts.describe()}\n"
+            f"[[tiers]]\nname = {toml_value(t.name)}\npath = {toml_value(_relative(t.facts.path, base))}\n"
+            f"role = {toml_value(t.role)}  # {t.facts.describe()}\n"
         )
         if t.name in extras.references:
             source, why = extras.references[t.name]
-            entry += f"reference = {_toml(source)}  # fidelity is judged against it: {why}\n"
+            entry += f"reference = {toml_value(source)}  # fidelity is judged against it: {why}\n"
         if extras.prompt is not None and t.facts.kind == "causal":
-            entry += f"prompt = {_toml(extras.prompt)}  # the tokenizer's chat template (--chat-template)\n"
+            entry += f"prompt = {toml_value(extras.prompt)}  # the tokenizer's chat template (--chat-template)\n"
         parts.append(entry)
     for drafter, verifier in proposal.pairs:
-        parts.append(f"[[pairs]]\ndrafter = {_toml(drafter)}\nverifier = {_toml(verifier)}\n")
+        parts.append(f"[[pairs]]\ndrafter = {toml_value(drafter)}\nverifier = {toml_value(verifier)}\n")
     limit = {"max_new_tokens": extras.max_new_tokens} if extras.max_new_tokens else {}
     parts.append(_table("wallclock", {k: wallclock[k] for k in ("warmup", "warmup_s", "repeats", "k")} | limit))
     parts.append(_table("framing", {k: framing[k] for k in ("k", "node_leg")} | limit))
