@@ -109,11 +109,13 @@ def tier_timings(record: Record, intervals: bool = True) -> list[TierTiming]:
     if not cases:
         return []
     b = bootstrap_of(record)
-    plain = cases.get(record.plain or "")
     out = []
     for name, case in cases.items():
         ms = case.per_repeat_ms_per_token
         ratio = None
+        # a record joined from shards pairs each tier with the baseline timed beside it, in its own shard
+        anchor = record.explore.anchor_of(name, record.plain) if record.explore is not None else record.plain
+        plain = cases.get(anchor or "")
         same_kind = plain is not None and record.tiers[plain.name].kind == record.tiers[name].kind
         if intervals and same_kind and plain is not None and plain.measured and case.measured:
             ratio = paired_ratio(*common_repeats(ms, plain.per_repeat_ms_per_token))

@@ -132,6 +132,29 @@ def check_explore(doc: Doc, source: str) -> None:
     twice = next((r for r in baselines if baselines.count(r) > 1), None)
     if twice is not None:
         raise fail(source, "explore/candidates", f"reference {twice!r} has two baseline candidates; expected one")
+    _check_shards(ex, doc, source)
+
+
+def _check_shards(ex: Doc, doc: Doc, source: str) -> None:
+    """A shard is one of its count; a join names one run per shard, and each anchor is a timed copy of the
+    baseline beside a tier of the run; no record is both."""
+    shard, joined = ex.get("shard"), ex.get("joined")
+    if shard is not None and joined is not None:
+        raise fail(source, "explore/joined", "a record is a shard or a join of shards, not both")
+    if shard is not None and shard["index"] > shard["count"]:
+        raise fail(source, "explore/shard/index", f"shard {shard['index']} of {shard['count']}; expected 1 to count")
+    if joined is None:
+        return
+    runs = joined["runs"]
+    if len(runs) != joined["count"] or len(set(runs)) != len(runs):
+        raise fail(source, "explore/joined/runs", f"expected {joined['count']} distinct run ids (count), got {runs}")
+    cases = (doc.get("wallclock") or {}).get("cases") or {}
+    for tier, anchor in joined["anchors"].items():
+        for name in (tier, anchor):
+            if name not in doc["tiers"]:
+                raise fail(source, f"explore/joined/anchors/{tier}", f"tier {name!r} is not in tiers")
+        if cases and anchor not in cases:
+            raise fail(source, f"explore/joined/anchors/{tier}", f"tier {anchor!r} has no wall-clock case to pair")
 
 
 def check_case_keys(doc: Doc, source: str) -> None:

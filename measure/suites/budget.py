@@ -75,7 +75,11 @@ def plan_run(
         warm = replace(warm, elapsed_s=perf_counter() - started)
     if len(sample) < len(golden):
         warm = replace(warm, rows=sample)
-    asks = replace(asks_of(config, list(options.suites), len(golden), legs, judged), leg_rates=rates)
+    asks = replace(
+        asks_of(config, list(options.suites), len(golden), legs, judged),
+        leg_rates=rates,
+        fidelity_row_s=options.fidelity_row_s,
+    )
     plan = make_plan(warm, asks, budget.seconds, budget.given)
     return Budgeted(plan, warm, passes, rates)
 

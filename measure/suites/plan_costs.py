@@ -108,6 +108,11 @@ class Asks:
     judged: tuple[tuple[str, str], ...] = ()
     """The fidelity pass's tiers and the reference each is judged against (empty: no fidelity pass)."""
     leg_rates: Mapping[tuple[str, str], LegRate] = field(default_factory=dict)
+    fidelity_row_s: Mapping[str, float] = field(default_factory=dict)
+    """Seconds one golden row of the fidelity pass was seen to take per tier (a reference: its greedy path and
+    both streams; a judged tier: its scoring), where a caller measured them (``measure explore``'s screening is
+    that very pass on the first rows): the estimate takes the larger of this and its own model, which counts
+    the calls but not the scoring around them (a softmax and a KLD over the whole vocabulary at every token)."""
     """What the warm-up measured of a replaying leg on a tier, by (leg key, tier name); a pair not here takes
     the leg's stated :class:`~measure.suites.legs.cost.LegCost` (its ``factor`` and ``start_s``)."""
 
@@ -200,10 +205,11 @@ def fidelity_s(warm: Warm, asks: Asks, rows: int) -> float:
         r = warm.tiers.get(reference) or warm.tiers.get(judged[0])
         if r is None:
             continue
-        cost += r.load_s + rows * (r.row_mean + 2 * _forced(r))
+        seen = asks.fidelity_row_s
+        cost += r.load_s + rows * max(r.row_mean + 2 * _forced(r), seen.get(reference, 0.0))
         for name in judged:
             t = warm.tiers.get(name, r)
-            cost += t.load_s + rows * 2 * _forced(t)
+            cost += t.load_s + rows * max(2 * _forced(t), seen.get(name, 0.0))
     for drafter, verifier in asks.pairs:
         d, v = warm.tiers.get(drafter), warm.tiers.get(verifier)
         if d is not None and v is not None:

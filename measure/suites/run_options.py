@@ -5,8 +5,8 @@ where it came from (``--budget`` over the config's ``[run] budget``). The runner
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from measure.errors import MeasureError
@@ -37,6 +37,8 @@ class RunOptions:
     """None: no plan, the run measures exactly what the config asks."""
     argv: tuple[str, ...] | None = None
     """The command line the record's environment states."""
+    fidelity_row_s: Mapping[str, float] = field(default_factory=dict)
+    """What a caller saw the fidelity pass take per golden row and tier (:attr:`Asks.fidelity_row_s`)."""
 
     @property
     def fidelity(self) -> bool:

@@ -17,6 +17,7 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from time import perf_counter
@@ -97,10 +98,13 @@ def run(
     budget_s: float | None = None,
     say: Say = no_say,
     parts: Mapping[str, Any] | None = None,
+    fidelity_row_s: Mapping[str, float] | None = None,
 ) -> Path:
     """:func:`execute` of these options (:func:`~measure.suites.run_options.run_options`), for callers in-process
-    (tests, benchmarks): ``budget_s`` as ``--budget`` gives it, else the config's ``[run] budget``."""
+    (tests, benchmarks): ``budget_s`` as ``--budget`` gives it, else the config's ``[run] budget``;
+    ``fidelity_row_s``: what the caller saw the fidelity pass take per row (the plan charges at least that)."""
     options = run_options(config, suites, results, budget_s=budget_s, argv=argv)
+    options = replace(options, fidelity_row_s=dict(fidelity_row_s or {}))
     return execute(options, progress, after_run, say=say, parts=parts)
 
 

@@ -5,6 +5,11 @@ in the record with the stage that dropped them (``quantize``: the quantizer refu
 ``fidelity``: a few golden rows showed it cannot meet the policy) and why, so a reader sees what was tried, not
 only what won. The search's baseline recipe (``baseline``) is timed even where the screening dropped it, as the
 run's plain tier, so every recipe reads against it. Records of ``measure run`` have no such section.
+
+A search split across machines (``measure explore --shard I/N``) writes one record per shard, each saying which
+shard of how many and which grid (``shard``); ``measure merge --shards`` joins them into one record (``joined``)
+whose ``anchors`` name, for each tier timed in a shard after the first, the copy of the baseline timed beside it:
+its "x plain" pairs repeats with that copy, never with another machine's run of the baseline.
 """
 
 from __future__ import annotations
@@ -60,6 +65,28 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """Which part of a split search a record measured: shard ``index`` of ``count`` (1-based) of the grid whose
+    recipes hash to ``grid_sha256``."""
+
+    index: int
+    count: int
+    grid_sha256: str
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A record joined from a split search's shard records (``measure merge --shards``)."""
+
+    count: int
+    grid_sha256: str
+    runs: tuple[str, ...]
+    """Each shard's run id, in shard order."""
+    anchors: dict[str, str]
+    """Tier -> the copy of the baseline timed in its shard (for tiers of shards after the first)."""
+
+
+@dataclass(frozen=True)
 class Explore:
     grid: str | None
     """The grid file; None: the default grid."""
@@ -68,6 +95,13 @@ class Explore:
     """Whose fidelity bounds a candidate had to be able to meet (``plain``: the strictest)."""
     budget_s: float | None
     candidates: tuple[Candidate, ...]
+    shard: Shard | None = None
+    joined: Joined | None = None
+
+    def anchor_of(self, tier: str, plain: str | None) -> str | None:
+        """The tier whose repeats ``tier``'s ratio pairs with: the baseline timed beside it (``plain`` unless the
+        record was joined from shards and ``tier`` was timed in a later one)."""
+        return self.joined.anchors.get(tier, plain) if self.joined is not None else plain
 
     @property
     def measured(self) -> tuple[Candidate, ...]:
@@ -112,17 +146,40 @@ def explore_of(d: Part | None) -> Explore | None:
             )
         )
     budget = d.get("budget_s")
+    sh, jo = d.get("shard"), d.get("joined")
     return Explore(
         d.get("grid"),
         int(d["screen_rows"]),
         d["role"],
         None if budget is None else float(budget),
         tuple(candidates),
+        None if sh is None else Shard(int(sh["index"]), int(sh["count"]), sh["grid_sha256"]),
+        None
+        if jo is None
+        else Joined(int(jo["count"]), jo["grid_sha256"], tuple(jo["runs"]), dict(jo.get("anchors") or {})),
     )
 
 
-def explore_part(grid: str | None, screen_rows: int, role: str, budget_s: float | None, candidates: list[Part]) -> Part:
-    return {"grid": grid, "screen_rows": screen_rows, "role": role, "budget_s": budget_s, "candidates": candidates}
+def explore_part(
+    grid: str | None,
+    screen_rows: int,
+    role: str,
+    budget_s: float | None,
+    candidates: list[Part],
+    shard: Part | None = None,
+) -> Part:
+    """``shard``: a shard record's :func:`shard_part`; written only where given, so an unsplit search writes what
+    older records hold."""
+    part = {"grid": grid, "screen_rows": screen_rows, "role": role, "budget_s": budget_s, "candidates": candidates}
+    return part | ({"shard": shard} if shard is not None else {})
+
+
+def shard_part(index: int, count: int, grid_sha256: str) -> Part:
+    return {"index": index, "count": count, "grid_sha256": grid_sha256}
+
+
+def joined_part(count: int, grid_sha256: str, runs: list[str], anchors: dict[str, str]) -> Part:
+    return {"count": count, "grid_sha256": grid_sha256, "runs": runs, "anchors": anchors}
 
 
 def candidate_part(
