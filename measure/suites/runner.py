@@ -17,8 +17,8 @@ measured so far.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from time import perf_counter
 from typing import Any
