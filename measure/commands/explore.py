@@ -59,6 +59,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(added to the grid where absent; default int8, what measure quantize --to int8 applies; none: no baseline)",
     )
     p.add_argument("--calibration", type=Path, metavar="ROWS.jsonl", help="calibration rows for static-int8 recipes")
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="measure only shard I of N (1-based) of the grid's candidates, dealt in grid order, the baseline in "
+        "every shard; measure merge --shards joins the N records into one (a CI matrix: one shard per job)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,9 +73,10 @@ def run(args: argparse.Namespace) -> int:
     from measure.suites.config import load_config
     from measure.suites.heartbeat import Heartbeat
     from measure.suites.plan import parse_budget
-    from measure.tools.explore import default_grid, explore, load_grid
+    from measure.tools.explore import default_grid, explore, load_grid, parse_shard
 
     budget = parse_budget(args.budget, "--budget")
+    shard = None if args.shard is None else parse_shard(args.shard)
     grid = load_grid(args.grid) if args.grid is not None else default_grid(args.calibration is not None)
     config = load_config(args.config) if args.config is not None else None
     bar, update = _progress()
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             policy=config.policy if config else None,
             role=args.role,
             baseline=None if args.baseline == "none" else args.baseline,
+            shard=shard,
             argv=sys.argv,
             progress=beat,
             say=say,

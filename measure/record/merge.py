@@ -58,7 +58,7 @@ def merge(sources: list[Path], into: Path, gzipped: bool = False) -> MergeReport
     """
     report = MergeReport()
     seen: set[str] = set()
-    for path in _files(sources, into):
+    for path in record_files(sources, into):
         try:
             doc = load_record(path)
         except MeasureError as exc:
@@ -73,7 +73,7 @@ def merge(sources: list[Path], into: Path, gzipped: bool = False) -> MergeReport
     return report
 
 
-def _files(sources: list[Path], into: Path) -> list[Path]:
+def record_files(sources: list[Path], into: Path) -> list[Path]:
     """The record files under ``sources``, in order: no calibration file, no conflict copy."""
     if into.exists() and not into.is_dir():
         raise MeasureError(f"{into}: --into is not a folder; expected a results tree (or a new folder)")

@@ -13,10 +13,16 @@ default), is timed whatever its screening says, as the run's plain tier: every r
 what a team would otherwise ship, and a baseline the policy fails still says how much fidelity the others buy at
 what cost. It stays marked dropped in the record (``baseline: true`` beside its stage and reason); it is no
 candidate for shipping.
+
+A grid too big for one machine is split (``shard=(I, N)``): the candidates are dealt to N shards in grid order,
+each shard's record measures its share and the baseline beside it (every ratio pairs repeats measured side by
+side), and ``measure merge --shards`` joins the records (:mod:`measure.record.shards`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tempfile
 from collections.abc import Iterator
@@ -33,7 +39,7 @@ from measure.engine.options import SessionConfig
 from measure.engine.tier import Tier
 from measure.errors import MeasureError
 from measure.policy import Policy
-from measure.record.model.explore import candidate_part, explore_part, screen_part
+from measure.record.model.explore import candidate_part, explore_part, screen_part, shard_part
 from measure.record.model.read_fidelity import fidelity
 from measure.record.model.write_fidelity import fidelity_part
 from measure.suites import Progress, Say, no_progress, no_say
@@ -137,6 +143,30 @@ def with_baseline(grid: Grid, baseline: str | None) -> Grid:
     return Grid((NAMED[baseline], *grid.recipes), grid.path)
 
 
+def grid_sha256(grid: Grid, baseline: str | None) -> str:
+    """The grid's recipes (the baseline added) and which is the baseline, hashed: what makes two shard records
+    parts of one search."""
+    recipes = [r.to_dict() for r in grid.recipes]
+    return hashlib.sha256(json.dumps([baseline, recipes], sort_keys=True).encode()).hexdigest()
+
+
+def parse_shard(value: str) -> tuple[int, int]:
+    """``"2/4"``: shard 2 of 4 (1-based); else one line naming the option and what it expects."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if m is None or not 1 <= int(m[1]) <= int(m[2]):
+        raise MeasureError(f"explore --shard: expected INDEX/COUNT with 1 <= INDEX <= COUNT (e.g. 2/4), got {value!r}")
+    return int(m[1]), int(m[2])
+
+
+def deal(candidates: list[Candidate], index: int, count: int) -> list[Candidate]:
+    """Shard ``index`` of ``count``'s candidates: every baseline one (each shard times its own, beside its
+    share), and of the rest, in grid order, every ``count``-th from the ``index``-th. Deterministic, so each
+    shard of a CI matrix deals alike and every candidate lands in exactly one shard."""
+    rest = [c for c in candidates if not c.baseline]
+    mine = {id(c) for c in rest[index - 1 :: count]}
+    return [c for c in candidates if c.baseline or id(c) in mine]
+
+
 def tier_name(reference: str, recipe: Recipe) -> str:
     """``smollm2-int8-nbits`` for recipe ``int8-nbits`` of ``smollm2-fp32``: the reference's name without its
     precision, then the recipe's."""
@@ -217,16 +247,20 @@ def screen_candidates(
     policy: Policy,
     role: str,
     say: Say,
+    row_s: dict[str, float] | None = None,
 ) -> None:
     """The fidelity pass on ``golden``'s rows, each reference's candidates in turn (one tier loaded at a time);
-    a candidate the policy's bounds for ``role`` already fail is dropped, its figures kept either way."""
+    a candidate the policy's bounds for ``role`` already fail is dropped, its figures kept either way.
+    ``row_s`` receives the seconds a row took each tier (and reference), scoring without loading: the run's
+    fidelity pass on every row is this pass again, and its plan charges at least that."""
     wc = WallclockConfig()
+    row_s = {} if row_s is None else row_s
     for name, folder in references.items():
         todo = [c for c in candidates if c.reference == name and c.dropped is None]
         if not todo:
             continue
         reference = load_tier(folder, session, label=name, name=name)
-        for c, part in _judged(reference, todo, golden, session, say):
+        for c, part in _judged(reference, todo, golden, session, say, row_s):
             judged = fidelity(part)
             assert judged is not None, "score_tier writes a fidelity part"
             (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
@@ -251,20 +285,29 @@ def screen_candidates(
 
 
 def _judged(
-    reference: Tier, todo: list[Candidate], golden: GoldenRows, session: SessionConfig, say: Say
+    reference: Tier,
+    todo: list[Candidate],
+    golden: GoldenRows,
+    session: SessionConfig,
+    say: Say,
+    row_s: dict[str, float],
 ) -> Iterator[tuple[Candidate, dict[str, Any]]]:
     """Each candidate's fidelity block of one tier: the reference scored once for all of them (its logits kept on
     disk) and let go of, then each tier loaded only while it is scored, as a run's pass does. A tier the pass
     refuses (NaN logits, a reference that cannot judge it) is dropped with that line, and the pass goes on."""
     prompt = getattr(reference, "prompt", None) if reference.kind == "causal" else None
     with tempfile.TemporaryDirectory(prefix=LOGITS_PREFIX) as folder:
+        began = perf_counter()
         scored = score_reference(reference, golden, Path(folder), True)
+        row_s[reference.name] = (perf_counter() - began) / len(golden)
         release(reference)
         for c in todo:
             tier = load_tier(c.folder, session, label=c.tier, name=c.tier, prompt=prompt)
             try:
+                began = perf_counter()
                 check_streams([Judged(tier, reference, "quantization.from", True)], golden)
                 part = score_tier(scored, tier, "quantization.from", golden)
+                row_s[c.tier] = (perf_counter() - began) / len(golden)
             except MeasureError as exc:
                 c.dropped, c.reason = "fidelity", str(exc)
                 say(f"explore: {c.tier}: dropped: {exc}")
@@ -348,13 +391,15 @@ def explore(
     policy: Policy | None = None,
     role: str = "plain",
     baseline: str | None = DEFAULT_BASELINE,
+    shard: tuple[int, int] | None = None,
     argv: list[str] | None = None,
     progress: Progress = no_progress,
     say: Say = no_say,
 ) -> Path:
     """Quantize, screen and measure; the run record's path. Everything checkable is checked before the first
     tier is written: one line and nothing written for a bad reference, grid, option or folder. ``baseline``: the
-    recipe timed whatever its screening says, as the plain tier (added to the grid where absent); None: none."""
+    recipe timed whatever its screening says, as the plain tier (added to the grid where absent); None: none.
+    ``shard``: (I, N): measure only shard I of N of the candidates (:func:`deal`), the baseline in each."""
     started = perf_counter()
     if role not in ROLES:
         raise MeasureError(f"explore --role: expected one of {', '.join(ROLES)}, got {role!r}")
@@ -369,11 +414,22 @@ def explore(
     candidates = plan_candidates(references, grid, out, calibration)
     for c in candidates:
         c.baseline = c.recipe.name == baseline
+    if shard is not None:
+        index, count = shard
+        if not 1 <= index <= count:
+            raise MeasureError(f"explore --shard: expected INDEX/COUNT with 1 <= INDEX <= COUNT, got {index}/{count}")
+        if count > 1 and baseline is None:
+            raise MeasureError(
+                "explore --shard: a split search needs a baseline (every shard times it beside its share, so each "
+                "ratio pairs repeats measured side by side); give --baseline RECIPE, not none"
+            )
+        candidates = deal(candidates, index, count)
     folders = {ref.name: ref for ref in references}
     make_dirs(out)
     quantize_candidates(candidates, folders, calibration, say)
     screen = GoldenRows(rows.path, rows.sha256, rows.rows[:screen_rows])
-    screen_candidates(candidates, folders, screen, session, policy, role, say)
+    row_s: dict[str, float] = {}
+    screen_candidates(candidates, folders, screen, session, policy, role, say, row_s)
     kept = [c for c in candidates if c.timed]
     anchors = [c for c in kept if c.baseline] + kept
     plain = anchors[0].tier if anchors else references[0].name  # nothing left: the first reference anchors them
@@ -388,6 +444,7 @@ def explore(
         role,
         budget_s,
         [c.to_dict() for c in candidates],
+        None if shard is None else shard_part(shard[0], shard[1], grid_sha256(grid, baseline)),
     )
     left = budget_s - (perf_counter() - started)
     if left <= 0:
@@ -397,5 +454,13 @@ def explore(
         )
     say(f"explore: measuring {len(kept)} recipes and {len(references)} references in the {left:.0f} s left")
     return run_suites(
-        config, list(SUITES), results, argv=argv, progress=progress, budget_s=left, say=say, parts={"explore": part}
+        config,
+        list(SUITES),
+        results,
+        argv=argv,
+        progress=progress,
+        budget_s=left,
+        say=say,
+        parts={"explore": part},
+        fidelity_row_s=row_s,
     )
