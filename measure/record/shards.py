@@ -185,6 +185,9 @@ def _cut(doc: Doc, target: Doc, wall_rows: list[int], framing_rows: list[int]) -
     plan = target.get("plan")
     if plan:
         plan["wallclock_rows"], plan["framing_rows"] = list(wall_rows), list(framing_rows)
+        shape = plan["shape"]
+        shape["wallclock_rows"], shape["framing_rows"] = len(wall_rows), len(framing_rows)
+        shape["prefill_rows"] = min(shape.get("prefill_rows", 0), len(framing_rows))
 
 
 def _join_wallclock(spine: Doc, doc: Doc, added: list[str], plain: str, anchor: str) -> None:

@@ -100,8 +100,13 @@ class Explore:
 
     def anchor_of(self, tier: str, plain: str | None) -> str | None:
         """The tier whose repeats ``tier``'s ratio pairs with: the baseline timed beside it (``plain`` unless the
-        record was joined from shards and ``tier`` was timed in a later one)."""
-        return self.joined.anchors.get(tier, plain) if self.joined is not None else plain
+        record was joined from shards and ``tier`` was timed in a later one); None for a later shard's copy of the
+        baseline, which has no run beside it to pair with."""
+        if self.joined is None:
+            return plain
+        if tier in self.joined.anchors.values():
+            return None
+        return self.joined.anchors.get(tier, plain)
 
     @property
     def measured(self) -> tuple[Candidate, ...]:
