@@ -23,7 +23,7 @@ from typing import Any
 
 from measure.errors import MeasureError
 from measure.record.checks import CASE_COUNTS, CASE_SECONDS, LEG_PER_ROW
-from measure.record.io import load_record
+from measure.record.io import SCHEMA_VERSION, load_record, read_bytes
 from measure.record.model.explore import joined_part
 
 Doc = dict[str, Any]
@@ -56,6 +56,7 @@ def load_shards(paths: list[Path]) -> list[Doc]:
     docs: list[tuple[Path, Doc]] = []
     for path in paths:
         doc = load_record(path)
+        doc["schema_version"] = _stored_version(path)  # as written: loading migrated it to the newest
         if _get(doc, ("explore", "shard")) is None:
             raise MeasureError(
                 f"{path}: field explore/shard: missing; expected a record of measure explore --shard I/N"
@@ -82,7 +83,15 @@ def load_shards(paths: list[Path]) -> list[Doc]:
             f"{first_path}: shard(s) {', '.join(map(str, missing))} of {count} missing; expected one record per "
             "shard (a failed matrix job leaves its shard out: run it again)"
         )
+    for _, doc in docs:
+        doc["schema_version"] = SCHEMA_VERSION
     return [doc for _, doc in sorted(docs, key=lambda pd: pd[1]["explore"]["shard"]["index"])]
+
+
+def _stored_version(path: Path) -> Any:
+    import orjson
+
+    return orjson.loads(read_bytes(path)).get("schema_version")
 
 
 def _rows(doc: Doc, suite: str) -> list[int]:
