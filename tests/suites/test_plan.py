@@ -306,3 +306,26 @@ def test_a_reference_is_scored_once_whatever_the_number_of_tiers_it_judges():
     t = WARM.tiers["int4"]
     forced = median(t.first_s) + t.call_s(median(t.tokens) + 1)
     assert two - one == pytest.approx(SAFETY * (t.load_s + shape.fidelity_rows * 2 * forced))
+
+
+def test_the_fidelity_pass_is_charged_at_least_what_a_caller_saw_it_take():
+    """measure explore's screening is the run's fidelity pass on its first rows, and it sees the scoring around
+    the calls (softmax and KLD over the vocabulary) that the planner's model of calls cannot: the plan charges
+    the larger, tier by tier, so the run is planned to end inside the budget; a smaller seen cost changes nothing."""
+    shape = make_plan(WARM, JUDGED, 6 * 3600).shape
+    model = estimate(WARM, JUDGED, shape)["fidelity"]
+    rows = shape.fidelity_rows
+    seen = {"fp32": 10.0, "int8": 3.0}
+    charged = estimate(WARM, replace(JUDGED, fidelity_row_s=seen), shape)["fidelity"]
+    r, t, u = WARM.tiers["fp32"], WARM.tiers["int8"], WARM.tiers["int4"]
+
+    def forced(x: TierTimes) -> float:
+        return median(x.first_s) + x.call_s(median(x.tokens) + 1)
+
+    own = r.load_s + t.load_s + u.load_s + rows * (10.0 + 3.0 + 2 * forced(u))
+    assert charged == pytest.approx(SAFETY * own) and charged > model
+    tiny = {name: 1e-9 for name in ("fp32", "int8", "int4")}
+    assert estimate(WARM, replace(JUDGED, fidelity_row_s=tiny), shape)["fidelity"] == pytest.approx(model)
+    assert make_plan(WARM, replace(JUDGED, fidelity_row_s=seen), 6 * 3600).estimate_s > make_plan(
+        WARM, JUDGED, 6 * 3600
+    ).estimate_s
