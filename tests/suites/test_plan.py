@@ -326,6 +326,7 @@ def test_the_fidelity_pass_is_charged_at_least_what_a_caller_saw_it_take():
     assert charged == pytest.approx(SAFETY * own) and charged > model
     tiny = {name: 1e-9 for name in ("fp32", "int8", "int4")}
     assert estimate(WARM, replace(JUDGED, fidelity_row_s=tiny), shape)["fidelity"] == pytest.approx(model)
-    assert make_plan(WARM, replace(JUDGED, fidelity_row_s=seen), 6 * 3600).estimate_s > make_plan(
-        WARM, JUDGED, 6 * 3600
-    ).estimate_s
+    assert (
+        make_plan(WARM, replace(JUDGED, fidelity_row_s=seen), 6 * 3600).estimate_s
+        > make_plan(WARM, JUDGED, 6 * 3600).estimate_s
+    )
