@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from measure.record.model import PARTS, Record
+from measure.record.model import PARTS, Config, Record, Wallclock
 
 LABELS = {
     "wallclock": "wall-clock",
@@ -106,27 +106,17 @@ def compose(sources: Mapping[str, Record]) -> Current:
     if all(r is base for r in ordered.values()):
         return Current(base, ordered)
     wc, profile, fr, ins = (ordered.get(p) for p in PARTS)
-    wallclock = None
-    if wc is not None and wc.wallclock is not None:
-        wallclock = wc.wallclock
-        if profile is not None and profile is not wc and profile.wallclock is not None:
-            wallclock = replace(wallclock, profile=profile.wallclock.profile)
     tiers = dict(base.tiers)
     for r in sorted(ordered.values(), key=lambda r: r.order, reverse=True):
         for name, tier in r.tiers.items():
             tiers.setdefault(name, tier)
-    config = base.config
-    if wc is not None:
-        config = replace(config, wallclock=wc.config.wallclock, session=wc.config.session)
-    if fr is not None:
-        config = replace(config, framing=fr.config.framing)
     record = replace(
         base,
         suites=tuple(dict.fromkeys(s for r in ordered.values() for s in r.suites)),
-        config=config,
+        config=_config(base, wc, fr),
         golden=(fr or base).golden,
         tiers=tiers,
-        wallclock=wallclock,
+        wallclock=_wallclock(wc, profile),
         framing=fr.framing if fr is not None else None,
         fidelity=fr.fidelity if fr is not None else None,  # the framing suite's pass, on its golden rows
         instructions=ins.instructions if ins is not None else None,
@@ -134,3 +124,22 @@ def compose(sources: Mapping[str, Record]) -> Current:
         pairing=None,
     )
     return Current(record, ordered)
+
+
+def _wallclock(wc: Record | None, profile: Record | None) -> Wallclock | None:
+    """The wall-clock source's section, with the profile source's profile where another run measured it."""
+    if wc is None or wc.wallclock is None:
+        return None
+    if profile is not None and profile is not wc and profile.wallclock is not None:
+        return replace(wc.wallclock, profile=profile.wallclock.profile)
+    return wc.wallclock
+
+
+def _config(base: Record, wc: Record | None, fr: Record | None) -> Config:
+    """The newest source's config, with each suite's settings (and the session it timed in) its own source's."""
+    config = base.config
+    if wc is not None:
+        config = replace(config, wallclock=wc.config.wallclock, session=wc.config.session)
+    if fr is not None:
+        config = replace(config, framing=fr.config.framing)
+    return config

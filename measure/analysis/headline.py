@@ -130,6 +130,16 @@ def _row_reference(a: Analysis, name: str) -> str | None:
     return fid.reference if fid is not None else kind_reference(a.record, a.record.tiers[name].kind)
 
 
+def _framing_figures(framing: FramingTier | None) -> tuple[int | None, int | None, float | None, int]:
+    """Rows decoded exactly and rows, the presents' largest difference and the framings replayed, of a tier's
+    Python framing result (None, and no framings, where it has none)."""
+    if framing is None:
+        return None, None, None, 0
+    quality = framing.quality
+    exact, rows = (quality.exact, quality.rows) if quality else (None, None)
+    return exact, rows, framing.present_max_abs_diff, len(framing.blocks)
+
+
 def _tier_line(a: Analysis, name: str) -> TierLine:
     r = a.record
     tier = r.tiers[name]
@@ -139,8 +149,8 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
     timing = next((t for t in a.tiers if t.tier == name), None)
     framing = next((t for t in r.python_tiers if t.tier == name), None)
     ref = next((t for t in r.python_tiers if t.tier == reference), None)
-    quality = framing.quality if framing else None
     changed, total, prompt_changed, prompt_total = _framing_counts(framing)
+    exact, rows, present_max, framings = _framing_figures(framing)
     return TierLine(
         name,
         tier.role,
@@ -148,8 +158,8 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         tier.total_bytes,
         timing.ms_per_token if timing else None,
         _vs(r, name, reference) if reference and name != reference else None,
-        quality.exact if quality else None,
-        quality.rows if quality else None,
+        exact,
+        rows,
         _same_rows(framing, ref),
         changed,
         total,
@@ -160,8 +170,8 @@ def _tier_line(a: Analysis, name: str) -> TierLine:
         prompt_changed,
         prompt_total,
         a.fidelity_of(name),
-        framing.present_max_abs_diff if framing else None,
-        len(framing.blocks) if framing else 0,
+        present_max,
+        framings,
         other,
         _vs(r, name, other) if other else None,
         a.roofline.of(name) if a.roofline is not None else None,

@@ -148,24 +148,10 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
                 series[case].append(Point(r, c.estimate))
         for case, c in sorted(r.instruction_samples.items()):
             counts[case].append(CountPoint(r, c.estimate))
-    breaks, pairs = [], []
-    for base, new in pairwise(runs):
-        reason = comparable(base, new) or region_changed(base, new)
-        if reason is not None:
-            breaks.append(Break(base, new, reason))
-        else:
-            pairs.append((base, new))
+    breaks, pairs = _wall_pairs(runs)
     changes = _changes(pairs, cache.comparisons_many(pairs, None, drift, outcomes=CHANGED), "wall")
-    counted, count_breaks, count_pairs = [r for r in runs if r.instruction_samples], [], []
+    count_breaks, count_pairs = _count_pairs([r for r in runs if r.instruction_samples])
     count_drift = calibration.drift_of("instructions") if calibration is not None else None
-    for base, new in pairwise(counted):
-        reason = comparable(base, new)
-        if reason is None and base.instructions_key != new.instructions_key:
-            reason = f"instructions counted otherwise ({base.instructions_key} -> {new.instructions_key})"
-        if reason is not None:
-            count_breaks.append(Break(base, new, reason))
-        else:
-            count_pairs.append((base, new))
     found = cache.comparisons_many(count_pairs, None, count_drift, "instructions", CHANGED)
     changes += _changes(count_pairs, found, "instructions")
     changes.sort(key=lambda c: (c.new.started_at, c.new.run_id))
@@ -181,6 +167,32 @@ def machine_history(machine: str, runs: list[Summary], calibration: Calibration 
         tuple(count_breaks),
         len(count_pairs),
     )
+
+
+def _wall_pairs(runs: list[Summary]) -> tuple[list[Break], list[tuple[Summary, Summary]]]:
+    """Consecutive runs whose wall-clock times compare, and a break where they do not (with its reason)."""
+    breaks, pairs = [], []
+    for base, new in pairwise(runs):
+        reason = comparable(base, new) or region_changed(base, new)
+        if reason is not None:
+            breaks.append(Break(base, new, reason))
+        else:
+            pairs.append((base, new))
+    return breaks, pairs
+
+
+def _count_pairs(counted: list[Summary]) -> tuple[list[Break], list[tuple[Summary, Summary]]]:
+    """Consecutive runs with instruction counts that compare; counted otherwise (another key) is a break too."""
+    breaks, pairs = [], []
+    for base, new in pairwise(counted):
+        reason = comparable(base, new)
+        if reason is None and base.instructions_key != new.instructions_key:
+            reason = f"instructions counted otherwise ({base.instructions_key} -> {new.instructions_key})"
+        if reason is not None:
+            breaks.append(Break(base, new, reason))
+        else:
+            pairs.append((base, new))
+    return breaks, pairs
 
 
 CHANGED = frozenset(("faster", "slower"))

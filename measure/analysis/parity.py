@@ -134,24 +134,35 @@ def runtime_agreement(record: Record) -> tuple[Agreement, ...]:
     kind = {name: t.kind for name, t in record.tiers.items()}
     out = []
     for leg in record.legs[1:]:
-        same, differ, unmeasured = [], [], []
-        for ref in python:
-            t = leg.tier(ref.tier)
-            if t is None or not t.measured or t.output_ids is None:
-                unmeasured.append((ref.tier, t.status if t else leg.status if not leg.measured else "not measured"))
-                continue
-            assert ref.output_ids is not None
-            equal = sum(x == y for x, y in zip(ref.output_ids, t.output_ids, strict=False))
-            if equal == len(ref.output_ids) == len(t.output_ids):
-                same.append(ref.tier)
-            else:
-                differ.append((ref.tier, equal, len(ref.output_ids)))
+        same, differ, unmeasured = _leg_decodes(leg, python)
         ran = {kind.get(n, "seq2seq") for n in (*same, *(d[0] for d in differ))}
         absent = {kind.get(n, "seq2seq"): status for n, status in unmeasured if kind.get(n, "seq2seq") not in ran}
         unmeasured = [(n, status) for n, status in unmeasured if kind.get(n, "seq2seq") in ran]
         kinds_run = tuple(k for k in KIND_ORDER if k in ran)
         out.append(Agreement(leg, tuple(same), tuple(differ), tuple(unmeasured), kinds_run, tuple(absent.items())))
     return tuple(out)
+
+
+def _leg_decodes(
+    leg: Leg, python: list[FramingTier]
+) -> tuple[list[str], list[tuple[str, int, int]], list[tuple[str, str]]]:
+    """One leg's tiers against Python's decodes: those identical on every row, those that differ (rows equal, rows),
+    and those it did not decode (with the status saying why)."""
+    same: list[str] = []
+    differ: list[tuple[str, int, int]] = []
+    unmeasured: list[tuple[str, str]] = []
+    for ref in python:
+        t = leg.tier(ref.tier)
+        if t is None or not t.measured or t.output_ids is None:
+            unmeasured.append((ref.tier, t.status if t else leg.status if not leg.measured else "not measured"))
+            continue
+        assert ref.output_ids is not None
+        equal = sum(x == y for x, y in zip(ref.output_ids, t.output_ids, strict=False))
+        if equal == len(ref.output_ids) == len(t.output_ids):
+            same.append(ref.tier)
+        else:
+            differ.append((ref.tier, equal, len(ref.output_ids)))
+    return same, differ, unmeasured
 
 
 def rows_as_python(record: Record, tier: str) -> tuple[tuple[str, str], ...]:

@@ -193,6 +193,17 @@ def _loads(samples: Any) -> tuple[Estimate | None, Estimate | None, Estimate | N
     return _summary(samples.load_cold_s, 1000), _summary(samples.load_warm_s, 1000), _summary(samples.peak_rss_bytes)
 
 
+def _greedy_figures(
+    case: Case | None, b: Bootstrap
+) -> tuple[np.ndarray | None, Estimate | None, Percentiles | None, Percentiles | None]:
+    """A tier's greedy case: its first-token seconds, next-token ms, and row and token ms percentiles (all None
+    where the tier has no greedy case)."""
+    if case is None:
+        return None, None, None, None
+    token_ms, next_ms = _per_token(case)
+    return case.first_token_s, _summary(next_ms), percentiles(1000 * case.wall_s, b), percentiles(token_ms, b)
+
+
 def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) -> list[TierProfile]:
     """The cost profile of every tier the record names, as far as the record measured it; ``ratios``: the
     record's :func:`profile_ratios` when the caller has them already (the verdicts read them too)."""
@@ -205,11 +216,9 @@ def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) ->
     plain_first = cases[plain].first_token_s if plain in cases else None
     out = []
     for name, tier in record.tiers.items():
-        case = cases.get(name)
-        token_ms, next_ms = _per_token(case) if case is not None else (None, None)
+        first, next_ms, row_ms, token_ms = _greedy_figures(cases.get(name), b)
         threads = _threads((profile.threads or {}).get(name) if profile else None)
         cold, warm, peak = _loads(profile.tiers.get(name) if profile else None)
-        first = case.first_token_s if case is not None else None
         r = by_tier.get(name)
         out.append(
             TierProfile(
@@ -222,9 +231,9 @@ def tier_costs(record: Record, ratios: Sequence[ProfileRatios] | None = None) ->
                 peak_rss_bytes=peak,
                 memory_bytes=_summary(_memory(record, name)),
                 first_token_ms=_summary(first, 1000),
-                next_token_ms=_summary(next_ms),
-                row_ms=percentiles(1000 * case.wall_s, b) if case is not None else None,
-                token_ms=percentiles(token_ms, b) if token_ms is not None else None,
+                next_token_ms=next_ms,
+                row_ms=row_ms,
+                token_ms=token_ms,
                 threads_ms_per_token=threads,
                 fastest_threads=min(threads, key=lambda n: threads[n].value) if threads else None,
                 size_vs_plain=1.0 if name == plain else (r.size if r else None),

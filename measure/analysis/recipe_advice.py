@@ -20,6 +20,7 @@ from measure.analysis.fidelity import TierFidelityFigures
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
 from measure.record.model import Record
+from measure.record.model.explore import Candidate
 
 
 @dataclass(frozen=True)
@@ -61,29 +62,34 @@ def _best(model: str, explored: Sequence[Analysis]) -> tuple[Explored | None, st
     for a in sorted(explored, key=lambda a: a.record.order, reverse=True):
         ex = a.record.explore
         tried = [c for c in ex.candidates if c.reference == model] if ex is not None else []
-        if not tried:
-            continue
-        ship = next((s for s in decide(a).ships if s.model == model), None)
-        t = ship.tier if ship is not None else None
-        if ship is None or t is None or t.precision in FULL or t.fails:
-            return None, a.record.run_id
-        recipe = next((c.recipe_name for c in tried if c.tier == t.tier), t.tier)
-        base = next((c for c in tried if c.baseline and c.measured and c.tier == ship.plain), None)
-        found = Explored(
-            a.record.run_id,
-            a.record.date,
-            recipe,
-            t.tier,
-            t.ms_per_token,
-            t.fidelity,
-            ship.vs_plain,
-            ship.plain,
-            None if base is None else base.recipe_name,
-            base is not None and base.dropped is not None,
-            len(tried),
-        )
-        return found, None
+        if tried:
+            found = _shipped(a, model, tried)
+            return (found, None) if found is not None else (None, a.record.run_id)
     return None, None
+
+
+def _shipped(a: Analysis, model: str, tried: list[Candidate]) -> Explored | None:
+    """The quantized tier explore run ``a`` would ship of ``model`` (``tried``: its candidates of that model);
+    None where it ships none, or only full precision, or one that fails."""
+    ship = next((s for s in decide(a).ships if s.model == model), None)
+    t = ship.tier if ship is not None else None
+    if ship is None or t is None or t.precision in FULL or t.fails:
+        return None
+    recipe = next((c.recipe_name for c in tried if c.tier == t.tier), t.tier)
+    base = next((c for c in tried if c.baseline and c.measured and c.tier == ship.plain), None)
+    return Explored(
+        a.record.run_id,
+        a.record.date,
+        recipe,
+        t.tier,
+        t.ms_per_token,
+        t.fidelity,
+        ship.vs_plain,
+        ship.plain,
+        None if base is None else base.recipe_name,
+        base is not None and base.dropped is not None,
+        len(tried),
+    )
 
 
 def advise(d: Decision, record: Record, explored: Sequence[Analysis] = ()) -> tuple[Advice, ...]:

@@ -151,38 +151,47 @@ def pair_timings(record: Record, intervals: bool = True) -> list[PairTiming]:
         verifier = cases.get(case.verifier or "")
         if verifier is None or not verifier.measured or not case.measured:
             continue
-        proposed, accepted, rounds = sum(case.proposed), sum(case.accepted), sum(case.rounds)
-        acceptance = accepted / proposed if proposed else None
-        drafter_s = float(case.drafter_run_s.sum()) if case.drafter_run_s is not None else 0.0
-        drafter_per_call = drafter_s / max(1, case.repeats * (sum(case.drafter_calls) + len(case.tokens)))
-        # c is against the verifier's single-step calls (its greedy case), as Leviathan et al. define it
-        verifier_per_call = float(verifier.run_s.sum()) / max(1, verifier.repeats * sum(verifier.calls))
-        c = drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
-        predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
-        paired = common_repeats(verifier.per_repeat_totals, case.per_repeat_totals)
-        observed = paired_ratio(*paired)
-        adjusted = paired_ratio(*paired, level=1 - (1 - LEVEL) / family[case.pair or case.name])
-        by_pos = tuple(
-            a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
-        )
-        ms = case.per_repeat_ms_per_token
-        out.append(
-            PairTiming(
-                case=case.name,
-                pair=case.pair or case.name,
-                drafter=case.drafter or "?",
-                verifier=case.verifier or "?",
-                k=case.k or 0,
-                ms_per_token=summarize(ms) if intervals else _point(ms),
-                acceptance=acceptance,
-                mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
-                acceptance_by_position=by_pos,
-                cost_ratio=c,
-                predicted_speedup=predicted,
-                observed_speedup=observed,
-                observed_over_predicted=observed.value / predicted if predicted else float("nan"),
-                overhead=case.overhead,
-                observed_speedup_family=adjusted,
-            )
-        )
+        out.append(_pair_timing(case, verifier, family[case.pair or case.name], intervals))
     return out
+
+
+def _cost_ratio(case: Case, verifier: Case) -> float:
+    """c: a drafter call's time over a verifier call's, against the verifier's single-step calls (its greedy
+    case), as Leviathan et al. define it."""
+    drafter_s = float(case.drafter_run_s.sum()) if case.drafter_run_s is not None else 0.0
+    drafter_per_call = drafter_s / max(1, case.repeats * (sum(case.drafter_calls) + len(case.tokens)))
+    verifier_per_call = float(verifier.run_s.sum()) / max(1, verifier.repeats * sum(verifier.calls))
+    return drafter_per_call / verifier_per_call if verifier_per_call else float("nan")
+
+
+def _pair_timing(case: Case, verifier: Case, family: int, intervals: bool) -> PairTiming:
+    """One speculative case against its verifier's greedy case; ``family``: the cases of its pair (every k), over
+    which the family-wise interval is widened."""
+    proposed, accepted, rounds = sum(case.proposed), sum(case.accepted), sum(case.rounds)
+    acceptance = accepted / proposed if proposed else None
+    c = _cost_ratio(case, verifier)
+    predicted = predicted_speedup(acceptance or 0.0, case.k or 0, c)
+    paired = common_repeats(verifier.per_repeat_totals, case.per_repeat_totals)
+    observed = paired_ratio(*paired)
+    adjusted = paired_ratio(*paired, level=1 - (1 - LEVEL) / family)
+    by_pos = tuple(
+        a / p if p else None for a, p in zip(case.accepted_by_position, case.proposed_by_position, strict=True)
+    )
+    ms = case.per_repeat_ms_per_token
+    return PairTiming(
+        case=case.name,
+        pair=case.pair or case.name,
+        drafter=case.drafter or "?",
+        verifier=case.verifier or "?",
+        k=case.k or 0,
+        ms_per_token=summarize(ms) if intervals else _point(ms),
+        acceptance=acceptance,
+        mean_accepted_length=(accepted + rounds) / rounds if rounds else 0.0,
+        acceptance_by_position=by_pos,
+        cost_ratio=c,
+        predicted_speedup=predicted,
+        observed_speedup=observed,
+        observed_over_predicted=observed.value / predicted if predicted else float("nan"),
+        overhead=case.overhead,
+        observed_speedup_family=adjusted,
+    )

@@ -57,15 +57,24 @@ def file_fingerprint(path: Path) -> FileFingerprint:
 
 
 def graph_fingerprint(path: Path) -> GraphFingerprint:
-    # onnx is imported here, not at the top: it costs a second per process (ml_dtypes), which every
-    # process that only loads and decodes a tier (the cost profile's workers, `measure decode`) would pay;
-    # the graph is read without its weights, which would double a large tier's memory while it is loaded
-    import onnx
-
+    # onnx is imported in the functions that read the graph, not at the top: it costs a second per process
+    # (ml_dtypes), which every process that only loads and decodes a tier (the cost profile's workers,
+    # `measure decode`) would pay; the graph is read without its weights, which would double a large tier's
+    # memory while it is loaded
     try:
         model = load_skeleton(path)
     except Exception as exc:
         raise MeasureError(f"{path}: not a readable ONNX model ({exc})") from exc
+    ops, nbits = _counted_ops(model)
+    precision = _precision(ops, nbits, model)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    return GraphFingerprint(file=path.name, precision=precision, opset=opset, ops=dict(ops), nbits=nbits)
+
+
+def _counted_ops(model: onnx.ModelProto) -> tuple[Counter[str], dict[str, int] | None]:
+    """How many of each operator that says a precision the graph holds, and the first MatMulNBits' settings."""
+    import onnx
+
     ops: Counter[str] = Counter()
     nbits: dict[str, int] | None = None
     for node in _all_nodes(model.graph):
@@ -81,6 +90,13 @@ def graph_fingerprint(path: Path) -> GraphFingerprint:
                 "block_size": int(attrs.get("block_size", 0)),
                 "accuracy_level": int(attrs.get("accuracy_level", 0)),
             }
+    return ops, nbits
+
+
+def _precision(ops: Counter[str], nbits: dict[str, int] | None, model: onnx.ModelProto) -> str:
+    """The graph's precision from its operators (``int4+int8-dynamic`` where it mixes), else its initializers'."""
+    import onnx
+
     kinds = []
     if ops["MatMulNBits"]:
         kinds.append(f"int{nbits['bits'] if nbits else 4}")
@@ -91,8 +107,7 @@ def graph_fingerprint(path: Path) -> GraphFingerprint:
     if not kinds:
         halves = any(init.data_type == onnx.TensorProto.FLOAT16 for init in model.graph.initializer)
         kinds.append("fp16" if halves else "fp32")
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    return GraphFingerprint(file=path.name, precision="+".join(kinds), opset=opset, ops=dict(ops), nbits=nbits)
+    return "+".join(kinds)
 
 
 def _all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:

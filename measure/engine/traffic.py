@@ -127,9 +127,28 @@ def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
                     yield from _graphs(g)
 
 
-def graph_weight_bytes(model: onnx.ModelProto) -> tuple[int, int, int]:
-    """(weights bytes, embedding-row bytes, initializers counted as weights) of one graph, as the module says."""
+@dataclass(frozen=True)
+class _Tensors:
+    """One model's stored tensors (initializers and Constant values: dims and data type), what produces every other
+    tensor, and its nodes, over the main graph and every subgraph."""
 
+    stored: dict[str, tuple[tuple[int, ...], int]]
+    producers: dict[str, onnx.NodeProto]
+    nodes: list[onnx.NodeProto]
+
+    def stores(self, name: str, depth: int = 0) -> set[str]:
+        """The stored tensors that reach ``name`` through :data:`THROUGH` operators only."""
+        if name in self.stored:
+            return {name}
+        node = self.producers.get(name)
+        if node is None or node.op_type not in THROUGH or depth > 8:
+            return set()
+        carried = THROUGH[node.op_type]
+        picked = node.input if carried is None else [node.input[i] for i in carried if i < len(node.input)]
+        return set().union(*(self.stores(i, depth + 1) for i in picked if i))
+
+
+def _tensors(model: onnx.ModelProto) -> _Tensors:
     stored: dict[str, tuple[tuple[int, ...], int]] = {}
     producers: dict[str, onnx.NodeProto] = {}
     nodes: list[onnx.NodeProto] = []
@@ -143,31 +162,33 @@ def graph_weight_bytes(model: onnx.ModelProto) -> tuple[int, int, int]:
                     stored[node.output[0]] = (tuple(value.dims), value.data_type)
                     continue
             producers.update({out: node for out in node.output if out})
+    return _Tensors(stored, producers, nodes)
 
-    def stores(name: str, depth: int = 0) -> set[str]:
-        """The stored tensors that reach ``name`` through :data:`THROUGH` operators only."""
-        if name in stored:
-            return {name}
-        node = producers.get(name)
-        if node is None or node.op_type not in THROUGH or depth > 8:
-            return set()
-        carried = THROUGH[node.op_type]
-        picked = node.input if carried is None else [node.input[i] for i in carried if i < len(node.input)]
-        return set().union(*(stores(i, depth + 1) for i in picked if i))
 
+def _gathered_tables(node: onnx.NodeProto, tensors: _Tensors) -> dict[str, int]:
+    """The stored tables a gather reads rows of, each with its row count along the gathered axis."""
+    axis = next((int(a.i) for a in node.attribute if a.name in ("axis", "gather_axis")), 0)
+    tables: dict[str, int] = {}
+    for i in GATHERS[node.op_type]:
+        for name in tensors.stores(node.input[i]) if i < len(node.input) and node.input[i] else ():
+            dims = tensors.stored[name][0]
+            if len(dims) >= 2:  # a table, not a shape vector
+                tables[name] = dims[axis % len(dims)]
+    return tables
+
+
+def graph_weight_bytes(model: onnx.ModelProto) -> tuple[int, int, int]:
+    """(weights bytes, embedding-row bytes, initializers counted as weights) of one graph, as the module says."""
+    tensors = _tensors(model)
     weights: set[str] = set()
     tables: dict[str, int] = {}
-    for node in nodes:
+    for node in tensors.nodes:
         if node.op_type in READERS:
             for name in node.input:
-                weights |= stores(name) if name else set()
+                weights |= tensors.stores(name) if name else set()
         elif node.op_type in GATHERS:
-            axis = next((int(a.i) for a in node.attribute if a.name in ("axis", "gather_axis")), 0)
-            for i in GATHERS[node.op_type]:
-                for name in stores(node.input[i]) if i < len(node.input) and node.input[i] else ():
-                    dims = stored[name][0]
-                    if len(dims) >= 2:  # a table, not a shape vector
-                        tables[name] = dims[axis % len(dims)]
+            tables.update(_gathered_tables(node, tensors))
+    stored = tensors.stored
     weights_bytes = sum(tensor_bytes(*stored[n]) for n in weights)
     row_bytes = sum(tensor_bytes(*stored[n]) // max(1, count) for n, count in tables.items() if n not in weights)
     return weights_bytes, row_bytes, len(weights)

@@ -35,7 +35,7 @@ from measure.site.pages.history_context import History, HistoryMachine
 from measure.site.pages.home import Home, home_summary
 from measure.site.pages.machines import Machines, machines_page
 from measure.site.pages.methods import Methods, methods_page
-from measure.site.pages.overview import Overview, overview_page, summary_csv
+from measure.site.pages.overview import Overview, overview_page
 from measure.site.pages.runs import (
     RunFacts,
     RunPage,
@@ -48,6 +48,7 @@ from measure.site.pages.runs import (
     run_page,
     runs_pages,
 )
+from measure.site.pages.summary_csv import summary_csv
 from measure.site.pages.verdicts import VerdictsPage, verdicts_page
 from measure.site.pages.wallclock import WallclockPage, wallclock_page
 

@@ -1,5 +1,5 @@
 """One JSON request answered by a module run in a fresh Python process (its memory and threads apart from the
-run's): the bandwidth probe and the kernels timed alone share it."""
+run's): the bandwidth probe, the kernels timed alone and the profile's workers share it."""
 
 from __future__ import annotations
 

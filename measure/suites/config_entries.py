@@ -106,36 +106,7 @@ def _folder(base: Path, value: str, where: str, path: Path) -> Path:
 
 def tiers_of(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]:
     """``[[tiers]]``: named, unique, existing folders, a known role each, and exactly one plain tier."""
-    tiers = []
-    for i, t in _entries(entries, "tiers", TIER_KEYS, path):
-        for key in ("name", "path", "role"):
-            if not isinstance(t.get(key), str):
-                raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
-        if not t["name"]:
-            raise MeasureError(f"{path}: tiers[{i}].name: expected a non-empty string")
-        if t["role"] not in ROLES:
-            raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
-        prompt = t.get("prompt")
-        if prompt is not None and (not isinstance(prompt, str) or "{input}" not in prompt):
-            raise MeasureError(
-                f"{path}: tiers[{i}].prompt: expected a template containing {{input}} (where the source text goes), "
-                f"got {prompt!r}"
-            )
-        limit = new_tokens(t.get("max_new_tokens"), f"{path}: tiers[{i}].max_new_tokens")
-        reference = t.get("reference")
-        if reference is not None and (not isinstance(reference, str) or not reference):
-            raise MeasureError(f"{path}: tiers[{i}].reference: expected a tier name or a folder, got {reference!r}")
-        model = t.get("model")
-        if model is not None and (not isinstance(model, str) or not model.strip()):
-            raise MeasureError(f"{path}: tiers[{i}].model: expected the name of the model it exports, got {model!r}")
-        folder = _folder(base, t["path"], f"tiers[{i}].path", path)
-        kind = detect_kind(folder)
-        if prompt is not None and kind != "causal":
-            raise MeasureError(
-                f"{path}: tiers[{i}].prompt: {t['name']} is an encoder-decoder tier; a prompt template is for "
-                "decoder-only tiers"
-            )
-        tiers.append(TierSpec(t["name"], folder, t["role"], prompt, limit, reference, model, kind))
+    tiers = [_tier(i, t, base, path) for i, t in _entries(entries, "tiers", TIER_KEYS, path)]
     names = [t.name for t in tiers]
     if not tiers:
         raise MeasureError(f"{path}: no [[tiers]]; expected at least one tier")
@@ -144,6 +115,38 @@ def tiers_of(entries: list[Any], base: Path, path: Path) -> tuple[TierSpec, ...]
     if sum(t.role == "plain" for t in tiers) != 1:
         raise MeasureError(f'{path}: expected exactly one tier with role = "plain" (ratios are against it)')
     return tuple(tiers)
+
+
+def _tier(i: int, t: dict[str, Any], base: Path, path: Path) -> TierSpec:
+    """One ``[[tiers]]`` entry, each key checked in the order the loader always checked them."""
+    for key in ("name", "path", "role"):
+        if not isinstance(t.get(key), str):
+            raise MeasureError(f"{path}: tiers[{i}].{key}: expected a string")
+    if not t["name"]:
+        raise MeasureError(f"{path}: tiers[{i}].name: expected a non-empty string")
+    if t["role"] not in ROLES:
+        raise MeasureError(f"{path}: tiers[{i}].role: expected one of {', '.join(ROLES)}, got {t['role']!r}")
+    prompt = t.get("prompt")
+    if prompt is not None and (not isinstance(prompt, str) or "{input}" not in prompt):
+        raise MeasureError(
+            f"{path}: tiers[{i}].prompt: expected a template containing {{input}} (where the source text goes), "
+            f"got {prompt!r}"
+        )
+    limit = new_tokens(t.get("max_new_tokens"), f"{path}: tiers[{i}].max_new_tokens")
+    reference = t.get("reference")
+    if reference is not None and (not isinstance(reference, str) or not reference):
+        raise MeasureError(f"{path}: tiers[{i}].reference: expected a tier name or a folder, got {reference!r}")
+    model = t.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise MeasureError(f"{path}: tiers[{i}].model: expected the name of the model it exports, got {model!r}")
+    folder = _folder(base, t["path"], f"tiers[{i}].path", path)
+    kind = detect_kind(folder)
+    if prompt is not None and kind != "causal":
+        raise MeasureError(
+            f"{path}: tiers[{i}].prompt: {t['name']} is an encoder-decoder tier; a prompt template is for "
+            "decoder-only tiers"
+        )
+    return TierSpec(t["name"], folder, t["role"], prompt, limit, reference, model, kind)
 
 
 def pairs_of(entries: list[Any], names: list[str], path: Path) -> tuple[PairSpec, ...]:

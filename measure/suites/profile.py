@@ -13,17 +13,10 @@ on a shared machine hits them alike. Only raw samples are stored.
 from __future__ import annotations
 
 import gc
-import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-import measure
 from measure.engine.load import load_tier
-from measure.errors import MeasureError
 from measure.record.model.write_wallclock import (
     add_baseline_worker,
     add_tier_worker,
@@ -33,6 +26,7 @@ from measure.record.model.write_wallclock import (
 )
 from measure.suites import Progress, Save, no_progress, us
 from measure.suites.bandwidth import run_probe, threads_of
+from measure.suites.child import ask_child
 from measure.suites.config import SuiteConfig
 
 WORKER = "measure.suites.profile_worker"
@@ -43,25 +37,8 @@ WORKER_TIMEOUT_S = 600
 def _worker(request: dict[str, Any]) -> dict[str, Any]:
     """One fresh worker process; a failure is one line naming the tier and onnxruntime's last words."""
     who = request.get("tier") or "the baseline"
-    env = dict(os.environ)
-    root = str(Path(measure.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", WORKER],
-            input=json.dumps(request),
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=WORKER_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise MeasureError(f"profile worker for {who}: no answer in {exc.timeout}s") from exc
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise MeasureError(f"profile worker for {who} failed: {last}")
-    return json.loads(done.stdout)
+    answer: dict[str, Any] = ask_child(WORKER, request, f"profile worker for {who}", WORKER_TIMEOUT_S)
+    return answer
 
 
 def run_memory_and_load(

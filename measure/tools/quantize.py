@@ -23,9 +23,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import onnx
-
 from measure.engine.fingerprint import graph_fingerprint
 from measure.engine.kind import CAUSAL_LAYOUT_FILES, detect_causal_layout
 from measure.engine.load import load_tier
@@ -34,6 +31,7 @@ from measure.engine.seq2seq.graphs import LAYOUT_FILES
 from measure.errors import MeasureError
 from measure.suites.golden import GoldenRows, load_golden
 from measure.tools.matmul_groups import WeightMatMul, graph_matmuls
+from measure.tools.onnxruntime_quantizers import Feeds, quantize_graph
 from measure.tools.recipes import ACCURACY_LEVELS, BLOCK_SIZES, LEGACY, NAMED, Recipe
 from measure.writing import make_dirs, reason, write_text
 
@@ -43,34 +41,6 @@ CALIBRATION_TOKENS = 16
 """A decoder-only calibration decode stops after this many new tokens: the prompt's prefill and the first steps
 on its cache carry the activations the graph sees, and each recorded call holds a copy of the whole cache (a
 full-length decode of a 135M-parameter model would keep gigabytes of feeds)."""
-
-Feeds = list[dict[str, np.ndarray]]
-
-
-def _weight_options(recipe: Recipe) -> dict[str, Any]:
-    """onnxruntime's int8 quantizers make QInt8 weights symmetric by default; only the other choice is passed."""
-    return {} if recipe.symmetric else {"extra_options": {"WeightSymmetric": False}}
-
-
-def _int8(src: Path, dst: Path, recipe: Recipe, kept: tuple[str, ...]) -> dict[str, Any]:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        str(src),
-        str(dst),
-        op_types_to_quantize=["MatMul"],
-        weight_type=QuantType.QInt8,
-        per_channel=recipe.per_channel,
-        reduce_range=False,
-        nodes_to_exclude=list(kept),
-        **_weight_options(recipe),
-    )
-    return {
-        "method": "onnxruntime.quantize_dynamic",
-        "ops": ["MatMul"],
-        "weight_type": "QInt8",
-        "per_channel": recipe.per_channel,
-    }
 
 
 def folder_graphs(folder: Path) -> tuple[str, tuple[str, ...]]:
@@ -115,91 +85,6 @@ def record_feeds(src: Path, calibration: GoldenRows, rows: int) -> dict[str, Fee
         except MeasureError as exc:
             raise MeasureError(f"{calibration.path}:{row.line}: cannot decode this calibration source ({exc})") from exc
     return {session.path.name: session.recorded or [] for session in sessions}
-
-
-def _int8_static(src: Path, dst: Path, feeds: Feeds, recipe: Recipe, kept: tuple[str, ...]) -> dict[str, Any]:
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        CalibrationMethod,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.items = iter(feeds)
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.items, None)
-
-    if not feeds:
-        raise MeasureError(f"{src}: the calibration decodes never called this graph; expected at least one feed")
-    quantize_static(
-        str(src),
-        str(dst),
-        Reader(),
-        quant_format=QuantFormat.QDQ,
-        op_types_to_quantize=["MatMul"],
-        activation_type=QuantType.QUInt8,
-        weight_type=QuantType.QInt8,
-        per_channel=recipe.per_channel,
-        reduce_range=False,
-        calibrate_method=getattr(CalibrationMethod, recipe.calibrate_method),
-        nodes_to_exclude=list(kept),
-        **_weight_options(recipe),
-    )
-    return {
-        "method": "onnxruntime.quantize_static",
-        "format": "QDQ",
-        "ops": ["MatMul"],
-        "activation_type": "QUInt8",
-        "weight_type": "QInt8",
-        "per_channel": recipe.per_channel,
-        "calibrate_method": recipe.calibrate_method,
-    }
-
-
-def _nbits(src: Path, dst: Path, recipe: Recipe, kept: tuple[str, ...]) -> dict[str, Any]:
-    try:
-        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-    except ImportError as exc:  # onnx-ir missing, or an onnxruntime without the quantizer
-        raise MeasureError(
-            f"{recipe.bits}-bit quantization needs onnxruntime's MatMulNBits quantizer and onnx-ir ({exc})"
-        ) from exc
-    quant = MatMulNBitsQuantizer(
-        onnx.load(str(src)),
-        bits=recipe.bits,
-        block_size=recipe.block_size,
-        is_symmetric=recipe.symmetric,
-        accuracy_level=recipe.accuracy_level,
-        nodes_to_exclude=list(kept),
-    )
-    quant.process()
-    quant.model.save_model_to_file(str(dst), False)
-    return {
-        "method": "onnxruntime.MatMulNBitsQuantizer",
-        "bits": recipe.bits,
-        "block_size": recipe.block_size,
-        "symmetric": recipe.symmetric,
-        "accuracy_level": recipe.accuracy_level or 0,
-    }
-
-
-def _require_quantized(src: Path, out: Path, recipe: Recipe) -> None:
-    """Refuse a graph the quantizer wrote back unchanged: a tier that says int8 and holds fp32 misleads every page.
-
-    onnxruntime's int8 quantizers skip a MatMul inside an ``If`` branch whose weight lives in the outer graph,
-    which is every MatMul of a merged decoder (``decoder_model_merged.onnx``); its int4 quantizer does not.
-    """
-    found = graph_fingerprint(out)
-    if found.precision in ("fp32", "fp16") and any(found.ops.get(op) for op in ("MatMul", "Gemm")):
-        merged = " (the MatMuls of a merged decoder's If branches read outer-graph weights, which it skips)"
-        raise MeasureError(
-            f"{src}: onnxruntime's {_METHOD_LABELS[recipe.method]} quantizer left every MatMul in {found.precision}"
-            f"{merged if src.name == 'decoder_model_merged.onnx' else ''}; quantize the split layout "
-            "(decoder_model.onnx + decoder_with_past_model.onnx) instead, or use --to int4"
-        )
 
 
 def accuracy_effect(level: int) -> str:
@@ -373,41 +258,7 @@ def _build(
 ) -> None:
     """Write the whole quantized tier into ``dst`` (a temporary folder renamed into place by the caller)."""
     layout, graphs = layout_graphs
-    params: dict[str, Any] = {}
-    work = dst / ".work"
-    private = _private_copy(src, graphs, work / "src")
-    (work / "out").mkdir()
-    (work / "tmp").mkdir()
-    whole = {g for g in graphs if kept.get(g) and len(kept[g]) == len(graph_matmuls(private / g))}
-    if whole == set(graphs):
-        raise MeasureError(f"recipe {recipe.name}: keeps every weight MatMul of {src} in full precision")
-    logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
-    system_tmp, tempfile.tempdir = tempfile.tempdir, str(work / "tmp")  # their temporary models stay in here too
-    try:
-        for graph in graphs:
-            out = work / "out" / graph
-            if graph in whole:  # nothing left to quantize: the graph is copied as it is
-                shutil.copyfile(private / graph, out)
-                out.rename(dst / graph)
-                continue
-            try:
-                if recipe.method == "dynamic-int8":
-                    params = _int8(private / graph, out, recipe, kept.get(graph, ()))
-                elif recipe.method == "static-int8":
-                    params = _int8_static(private / graph, out, feeds.get(graph, []), recipe, kept.get(graph, ()))
-                else:
-                    params = _nbits(private / graph, out, recipe, kept.get(graph, ()))
-            except (MeasureError, OSError):
-                raise
-            except Exception as exc:  # onnx and onnxruntime's quantizers raise their own types
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise MeasureError(f"{src / graph}: cannot quantize this graph ({first})") from exc
-            _require_quantized(src / graph, out, recipe)
-            out.rename(dst / graph)
-    finally:
-        logging.disable(logging.NOTSET)
-        tempfile.tempdir = system_tmp
-        shutil.rmtree(work, ignore_errors=True)
+    params = _quantize_graphs(src, dst, recipe, graphs, kept, feeds)
     if cal is not None:
         params["calibration"] = {
             "file": cal.path.name,
@@ -429,11 +280,42 @@ def _build(
     os.chmod(dst, 0o755)  # mkdtemp makes 0700; a tier folder is meant to be read
 
 
-_METHOD_LABELS = {
-    "dynamic-int8": "dynamic int8",
-    "static-int8": "static int8 (QDQ, calibrated)",
-    "matmul-nbits": "MatMulNBits",
-}
+def _quantize_graphs(
+    src: Path,
+    dst: Path,
+    recipe: Recipe,
+    graphs: tuple[str, ...],
+    kept: dict[str, tuple[str, ...]],
+    feeds: dict[str, Feeds],
+) -> dict[str, Any]:
+    """Every graph of ``src`` quantized from a private copy into ``dst``; the last quantizer's settings (one
+    recipe, so every graph's are alike), none when every graph was kept whole and copied."""
+    params: dict[str, Any] = {}
+    work = dst / ".work"
+    private = _private_copy(src, graphs, work / "src")
+    (work / "out").mkdir()
+    (work / "tmp").mkdir()
+    whole = {g for g in graphs if kept.get(g) and len(kept[g]) == len(graph_matmuls(private / g))}
+    if whole == set(graphs):
+        raise MeasureError(f"recipe {recipe.name}: keeps every weight MatMul of {src} in full precision")
+    logging.disable(logging.WARNING)  # onnxruntime's quantizers advise pre-processing on the root logger
+    system_tmp, tempfile.tempdir = tempfile.tempdir, str(work / "tmp")  # their temporary models stay in here too
+    try:
+        for graph in graphs:
+            out = work / "out" / graph
+            if graph in whole:  # nothing left to quantize: the graph is copied as it is
+                shutil.copyfile(private / graph, out)
+            else:
+                params = quantize_graph(
+                    src / graph, private / graph, out, recipe, feeds.get(graph, []), kept.get(graph, ())
+                )
+            out.rename(dst / graph)
+    finally:
+        logging.disable(logging.NOTSET)
+        tempfile.tempdir = system_tmp
+        shutil.rmtree(work, ignore_errors=True)
+    return params
+
 
 _TIER_KEYS = {
     "tokenizer",

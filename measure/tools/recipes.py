@@ -231,17 +231,30 @@ def parse_recipe(data: Any, where: str, default_name: str | None = None) -> Reci
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise MeasureError(f"{where}: key {unknown[0]}: unknown; expected {', '.join(sorted(_KEYS))}")
-    base: Recipe | None = None
-    if "base" in data:
-        base = named_recipe(data["base"], f"{where}: key base")
-        if "method" in data:
-            raise MeasureError(f"{where}: key method: base {base.name!r} already sets it ({base.method})")
+    base = _base(data, where)
     name = data.get("name") or default_name or (base.name if base else None)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise MeasureError(
             f"{where}: key name: expected 1 to 64 of a-z, 0-9, '.', '_', '-' (starting with a letter or digit), "
             f"got {name!r}"
         )
+    method = _method(data, where, base)
+    start = base if base is not None else Recipe(name, method)
+    return replace(start, name=name, method=method, **_settings(data, where, method))
+
+
+def _base(data: dict[str, Any], where: str) -> Recipe | None:
+    """The named recipe a table starts from (``base``), which fixes the method; None without one."""
+    if "base" not in data:
+        return None
+    base = named_recipe(data["base"], f"{where}: key base")
+    if "method" in data:
+        raise MeasureError(f"{where}: key method: base {base.name!r} already sets it ({base.method})")
+    return base
+
+
+def _method(data: dict[str, Any], where: str, base: Recipe | None) -> str:
+    """The table's method (or its base's), and each key the method does not take refused."""
     if base is None and "method" not in data:
         raise MeasureError(f"{where}: key method: missing; expected one of {', '.join(METHODS)} (or base = NAME)")
     method = base.method if base is not None else data["method"]
@@ -252,8 +265,12 @@ def parse_recipe(data: Any, where: str, default_name: str | None = None) -> Reci
     for key, methods in _ONLY.items():
         if key in data and method not in methods:
             raise MeasureError(f"{where}: key {key}: only for method {' or '.join(methods)}, not {method}")
-    start = base if base is not None else Recipe(name, method)
-    settings: dict[str, Any] = {"name": name, "method": method}
+    return str(method)
+
+
+def _settings(data: dict[str, Any], where: str, method: str) -> dict[str, Any]:
+    """The settings the table gives, each checked against what the quantizer supports (unset keys left out)."""
+    settings: dict[str, Any] = {}
     if "bits" in data:
         settings["bits"] = _int(data["bits"], f"{where}: key bits", BITS if method == "matmul-nbits" else (8,))
     if "per_channel" in data:
@@ -275,7 +292,7 @@ def parse_recipe(data: Any, where: str, default_name: str | None = None) -> Reci
         settings["calibration_rows"] = _int(data["calibration_rows"], f"{where}: key calibration_rows", low=1)
     if "keep" in data:
         settings["keep"] = _keep(data["keep"], f"{where}: key keep")
-    return replace(start, **settings)
+    return settings
 
 
 def named_recipe(name: Any, where: str = "quantize --recipe") -> Recipe:

@@ -135,12 +135,8 @@ def _propose_kind(
     notes: list[str] = []
     largest = max(t.size for t in tiers)
     big = [t for t in tiers if t.size == largest]
-
-    def rank(t: TierFacts) -> int:
-        return next((i for i, p in enumerate(_PLAIN_PREFERENCE) if t.precision.startswith(p)), len(_PLAIN_PREFERENCE))
-
-    plain = min(big, key=rank)
-    if rank(plain) == len(_PLAIN_PREFERENCE) and anchor == "plain":
+    plain = min(big, key=_plain_rank)
+    if _plain_rank(plain) == len(_PLAIN_PREFERENCE) and anchor == "plain":
         notes.append(f"no int8 tier: {names[plain.path]} ({plain.precision}) is plain, the anchor of every ratio")
     roles = {plain.path: anchor}
     reference = next(
@@ -153,17 +149,30 @@ def _propose_kind(
         roles[lite.path] = "lite"
     for t in tiers:
         roles.setdefault(t.path, "verifier" if t.model == plain.model else "drafter")
+    pairs = _pairs(tiers, names, plain, big, notes)
+    return roles, pairs, notes
 
+
+def _plain_rank(t: TierFacts) -> int:
+    """How much a tier is preferred as plain: its place in :data:`_PLAIN_PREFERENCE`, past the end if not int8."""
+    return next((i for i, p in enumerate(_PLAIN_PREFERENCE) if t.precision.startswith(p)), len(_PLAIN_PREFERENCE))
+
+
+def _pairs(
+    tiers: list[TierFacts], names: dict[Path, str], plain: TierFacts, big: list[TierFacts], notes: list[str]
+) -> list[tuple[str, str]]:
+    """Each smaller model's tier drafting for the largest model's tier of its precision, else for plain; one that
+    shares no vocabulary with plain gets a note in ``notes`` instead."""
     pairs: list[tuple[str, str]] = []
     for drafter in tiers:
-        if drafter.size >= largest:
+        if drafter.size >= plain.size:
             continue
         if drafter.vocabulary != plain.vocabulary:
             notes.append(f"{names[drafter.path]} does not share {names[plain.path]}'s vocabulary: no speculative pair")
             continue
         same = next((t for t in big if t.model == plain.model and t.precision == drafter.precision), plain)
         pairs.append((names[drafter.path], names[same.path]))
-    return roles, pairs, notes
+    return pairs
 
 
 def _unique_names(tiers: list[TierFacts]) -> dict[Path, str]:

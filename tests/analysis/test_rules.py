@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 from tests_support import DATA_DIR
 
-from measure.analysis.rules import failed_gates, framing_verdicts, wallclock_verdicts
+from measure.analysis.framing_rules import framing_verdicts
+from measure.analysis.rules import failed_gates, wallclock_verdicts
 from measure.analysis.rules import verdicts as judge
 from measure.analysis.stats import Estimate
 from measure.analysis.timings import PairTiming, TierTiming

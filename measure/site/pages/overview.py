@@ -3,13 +3,12 @@
 The decision first (what to ship per model, whether speculative decoding pays against the fastest greedy tier,
 what precision and size cost, framing, the gates: :mod:`measure.site.pages.decision`), then speed against
 fidelity as one chart, one compact summary table (and a row per other machine). Every question with its answer
-is one click away (Verdicts), as are the Wall-clock and Framing parity pages and each run's own page.
+is one click away (Verdicts), as are the Wall-clock and Framing parity pages and each run's own page. The summary
+table as CSV is :mod:`measure.site.pages.summary_csv`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, replace
 
 from measure.analysis.commit_series import METRICS
@@ -46,9 +45,9 @@ from measure.site.pages.decision import DecisionBlock, decision_block, speed_fid
 from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.headline import lead
 from measure.site.pages.history import machine_slug
+from measure.site.pages.verdicts import RANK
 
 OVERVIEW_TERMS = ("tier", "[lo, hi]", "golden rows", "KLD", "same top-1", "k", "framing", "argmax decision", "presents")
-RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
 
 
 @dataclass(frozen=True)
@@ -339,64 +338,3 @@ def overview_page(
         tuple(_change_line(c) for c in changes),
         md(f"history/{machine_slug(ref.machine)}.md"),
     )
-
-
-def _fidelity_cells(t: TierLine) -> tuple[object, ...]:
-    f = t.fidelity
-    if f is None:
-        return ("",) * 6
-    k = f.greedy.kld_mean
-    return (f.reference, k.value, k.lo, k.hi, f.greedy.same_top1.value, f.ppl_ratio.value)
-
-
-def _bound_cells(t: TierLine) -> tuple[object, ...]:
-    """Bytes per decode step, the memory-bandwidth bound and efficiency (blank where not computed or in cache)."""
-    b = t.bound
-    if b is None:
-        return ("",) * 3
-    return (
-        round(b.bytes_per_token),
-        "" if b.bound_ms_per_token is None else b.bound_ms_per_token,
-        "" if b.efficiency is None else b.efficiency,
-    )
-
-
-def summary_csv(h: Headline, state: Current | None = None) -> str:
-    """The summary table as CSV, plain numbers (no markup), for a spreadsheet; with ``state``, the run each
-    tier's wall-clock and framing numbers come from."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    legs = [name for name, _ in (h.tiers[0].runtimes if h.tiers else ())]
-    w.writerow(
-        [
-            *("tier", "model", "role", "precision", "size_bytes", "ms_per_token", "ms_per_token_lo", "ms_per_token_hi"),
-            *("speed_reference", "vs_reference", "vs_reference_lo", "vs_reference_hi"),
-            *("kind_reference", "vs_kind_reference", "vs_kind_reference_lo", "vs_kind_reference_hi"),
-            *("exact", "rows", "same_as_reference"),
-            *("framing_changed", "framing_decisions", *(f"greedy_parity {leg}" for leg in legs), "worst_outcome"),
-            *("fidelity_reference", "kld_mean", "kld_mean_lo", "kld_mean_hi", "same_top1", "ppl_ratio"),
-            *("bytes_per_token", "bound_ms_per_token", "bandwidth_efficiency"),
-            *(("wallclock_run", "framing_run") if state is not None else ()),
-        ]
-    )
-    runs = [] if state is None else [(r.run_id if (r := state.source(p)) else "") for p in ("wallclock", "framing")]
-    for t in h.tiers:
-        ms, vs, kind = t.ms_per_token, t.vs_reference, t.vs_kind_reference
-        judged = [v.outcome for v in t.verdicts if v.outcome != "info"]
-        w.writerow(
-            [
-                *(t.tier, t.model or "", t.role, t.precision, t.size_bytes),
-                *((ms.value, ms.lo, ms.hi) if ms else ("", "", "")),
-                t.reference or "",
-                *((vs.value, vs.lo, vs.hi) if vs else ("", "", "")),
-                t.kind_reference or "",
-                *((kind.value, kind.lo, kind.hi) if kind else ("", "", "")),
-                *(t.exact, t.rows, t.same_as_reference, t.framing_changed, t.framing_total),
-                *(cell for _, cell in t.runtimes),
-                min(judged, key=lambda o: RANK[o]) if judged else "",
-                *_fidelity_cells(t),
-                *_bound_cells(t),
-                *runs,
-            ]
-        )
-    return out.getvalue()
