@@ -42,10 +42,11 @@ from measure.site.context import (
 )
 from measure.site.evidence import row_id, verdict_id
 from measure.site.glossary import glossary
-from measure.site.pages.decision import DecisionBlock, decision_block, speed_fidelity
+from measure.site.pages.decision import DecisionBlock, decision_block
 from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.headline import lead
 from measure.site.pages.history import machine_slug
+from measure.site.pages.speed_fidelity import speed_fidelity
 
 OVERVIEW_TERMS = ("tier", "[lo, hi]", "golden rows", "KLD", "same top-1", "k", "framing", "argmax decision", "presents")
 RANK = {"failure": 0, "warning": 1, "inconclusive": 2, "success": 3, "info": 4}
