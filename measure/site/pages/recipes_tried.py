@@ -70,7 +70,7 @@ def _figures(s: Screen | None, rows: int | None) -> tuple[Md, Md, Md]:
 
 def _settings(c: Candidate) -> str:
     said = " · ".join(f"{k} {v}" for k, v in c.recipe.items() if k != "name")
-    return f"{md(said)}<br>" if said else ""
+    return f'<span class="measure-settings">{md(said)}<br></span>' if said else ""
 
 
 def recipes_tried(a: Analysis) -> RecipesTried | None:
@@ -89,7 +89,9 @@ def recipes_tried(a: Analysis) -> RecipesTried | None:
         own_rows = c.screen.rows if c.screen is not None and rows_said is None else None
         out.append(
             CandidateRow(
-                trusted(f"{md(c.recipe_name)}<br><small>{_settings(c)}of {md(c.reference)}</small>"),
+                trusted(
+                    f'{md(c.recipe_name)}<br><small class="measure-recipe">{_settings(c)}of {md(c.reference)}</small>'
+                ),
                 tier,
                 _stage(c),
                 speed,
