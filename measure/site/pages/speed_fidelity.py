@@ -9,8 +9,8 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from measure.analysis.decision import FULL, KIND_MODEL, Decision
-from measure.analysis.greedy_tiers import Speed
+from measure.analysis.decision import Decision
+from measure.analysis.greedy_tiers import FULL, KIND_MODEL, Speed
 from measure.site import chart_style
 from measure.site.context import KIND
 
