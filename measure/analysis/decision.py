@@ -20,43 +20,15 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from measure.analysis.fidelity import TierFidelityFigures, unjudged_why
+from measure.analysis.greedy_tiers import FULL, KIND_MODEL, Speed, pareto_fronts, speeds
 from measure.analysis.headline import kind_reference
-from measure.analysis.models import Model, model_of, models, source_root
+from measure.analysis.models import Model, models, source_root
 from measure.analysis.profile import cold_load_ratio
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
 from measure.analysis.stats import Estimate, paired_ratio
-from measure.analysis.verdict import Verdict, clause
+from measure.analysis.verdict import Verdict
 from measure.record.model import FP32, Record
-
-FULL = ("fp32", "fp16")
-KIND_MODEL = "kind:"
-"""A model name that is a kind's tiers, unjudged (a record without a fidelity pass): ``kind:seq2seq``."""
-
-
-@dataclass(frozen=True)
-class Speed:
-    """One greedy tier as the decision reads it."""
-
-    tier: str
-    kind: str
-    role: str
-    precision: str
-    model: str
-    """The full-precision source it belongs to (its fidelity reference, else itself)."""
-    ms_per_token: Estimate
-    fidelity: TierFidelityFigures | None
-    faithful: Verdict | None
-    """The tier's fidelity verdict (None: the tier is a reference, or no fidelity pass ran)."""
-    accuracy_level: int | None
-    """An int4 tier's MatMulNBits accuracy level (0: unset; 4: int8 activations), None for other precisions."""
-
-    blocked: str | None = None
-    """Why a judgment rules the tier out of shipping (a gated check failing), None where none does."""
-
-    @property
-    def fails(self) -> bool:
-        return self.blocked is not None or (self.faithful is not None and self.faithful.outcome == "failure")
 
 
 @dataclass(frozen=True)
@@ -164,32 +136,9 @@ class Decision:
     """(tier, why) for every timed quantized tier the fidelity pass did not judge: no ship line takes it, and the
     page says how to give it a reference."""
     fronts: dict[str, tuple[str, ...]]
-    """Per kind: the tiers on its speed-fidelity Pareto front (no tier of the kind both faster and closer to its
-    reference), fastest first; tiers of another kind are never compared (their references differ)."""
-
-
-def fidelity_kld(s: Speed) -> float | None:
-    """A tier's mean KLD against its reference: 0 for a full-precision tier unjudged, None where unknown."""
-    if s.fidelity is not None:
-        return s.fidelity.greedy.kld_mean.value
-    return 0.0 if s.precision in FULL else None
-
-
-def _fronts(found: tuple[Speed, ...]) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for kind in dict.fromkeys(s.kind for s in found):
-        points = sorted(
-            (s.ms_per_token.value, kld, s.tier)
-            for s in found
-            if s.kind == kind and (kld := fidelity_kld(s)) is not None
-        )
-        front, best = [], float("inf")
-        for _, kld, tier in points:
-            if kld < best:
-                front.append(tier)
-                best = kld
-        out[kind] = tuple(front)
-    return out
+    """Per model (:attr:`Speed.model`): the tiers on its speed-fidelity Pareto front (no tier of the model both
+    faster and closer to its reference), fastest first; tiers of two models are never compared, even of one kind
+    (their references differ, so their KLDs do not compare)."""
 
 
 def _paired(record: Record, num: str, den: str, level: float = 0.95) -> Estimate | None:
@@ -198,37 +147,6 @@ def _paired(record: Record, num: str, den: str, level: float = 0.95) -> Estimate
     if a is None or b is None or not a.measured or not b.measured or a.repeats != b.repeats or a.repeats < 1:
         return None
     return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token, level=level)
-
-
-def speeds(a: Analysis) -> tuple[Speed, ...]:
-    """Every timed greedy tier with its model, fidelity and verdict. Without a fidelity pass nothing says which
-    tiers share a source, so the model of each tier is its kind (``KIND_MODEL``): one fastest tier per kind."""
-    r = a.record
-    verdicts = {v.key: v for v in a.verdicts if v.topic == "fidelity"}
-    gated = {v.key: v for v in a.verdicts if v.gate and v.key in r.tiers}
-    out = []
-    for t in a.tiers:
-        entry = r.tiers[t.tier]
-        if a.fidelity and unjudged_why(r, t.tier):  # no model to ship it for: said apart (Decision.unjudged)
-            continue
-        level = entry.nbits.accuracy_level if entry.nbits else None
-        model = model_of(r, t.tier) if a.fidelity else None  # unjudged, no tier is fit to ship: one line per kind
-        gate = gated.get(t.tier)
-        out.append(
-            Speed(
-                t.tier,
-                entry.kind,
-                entry.role,
-                entry.precision,
-                model or KIND_MODEL + entry.kind,
-                t.ms_per_token,
-                a.fidelity_of(t.tier),
-                verdicts.get(t.tier),
-                level,
-                clause(gate) if gate is not None else None,
-            )
-        )
-    return tuple(out)
 
 
 def _failing(s: Speed) -> str:
@@ -418,5 +336,5 @@ def decide(a: Analysis) -> Decision:
         _gates(a),
         {k: s.tier for k, s in fastest.items()},
         tuple((t.tier, why) for t in a.tiers if (why := unjudged_why(a.record, t.tier))),
-        _fronts(found),
+        pareto_fronts(found),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from tests_support import DATA_DIR, timed_cases
 
-from measure.analysis.decision import KIND_MODEL, decide, fidelity_kld
+from measure.analysis.decision import KIND_MODEL, decide
 from measure.analysis.record_analysis import Analysis, analyse
 from measure.record.io import load_record, validate
 from measure.record.model import from_document
@@ -134,27 +134,3 @@ def test_the_gates_list_what_measure_check_gates_and_which_fail(golden):
     assert topics and "fidelity" not in topics  # a tier's fidelity is a finding, not a gate
     for g in d.gates:
         assert g.checks >= 1 and len(g.failing) <= g.checks
-
-
-def test_each_kind_has_its_own_pareto_front_of_tiers_nothing_beats_on_both(golden):
-    """The front is computed once, here, per kind; a tier off it has one of its kind both faster and closer."""
-    d = decide(_analysis(_timed(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10})))
-    assert set(d.fronts) == {s.kind for s in d.speeds}
-    kld = {s.tier: (s.ms_per_token.value, fidelity_kld(s)) for s in d.speeds}
-    for kind, front in d.fronts.items():
-        assert front and all(kld[t][1] is not None for t in front)
-        assert [kld[t][0] for t in front] == sorted(kld[t][0] for t in front)  # fastest first
-        for s in d.speeds:
-            if s.kind != kind or kld[s.tier][1] is None:
-                continue
-            beaten = any(kld[o][0] < kld[s.tier][0] and kld[o][1] <= kld[s.tier][1] for o in front if o != s.tier)
-            assert (s.tier in front) != beaten, s.tier
-
-
-def test_tiers_of_two_kinds_are_never_on_one_front():
-    doc = load_record(DATA_DIR / "record-v3-lm.json")
-    d = decide(analyse(from_document(doc, "record-v3-lm.json")))
-    kinds = {s.tier: s.kind for s in d.speeds}
-    assert set(d.fronts) == {"seq2seq", "causal"}
-    for kind, front in d.fronts.items():
-        assert {kinds[t] for t in front} == {kind}

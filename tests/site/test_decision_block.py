@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import html
-import math
 import re
 
 import pytest
@@ -17,8 +16,7 @@ from measure.analysis.record_analysis import analyse
 from measure.cli import main
 from measure.record.io import load_record, validate, write_record
 from measure.record.model import from_document
-from measure.site import charts
-from measure.site.pages.decision import FLOOR, decision_block, speed_fidelity
+from measure.site.pages.decision import decision_block
 
 PAIR = ("small-int4->base-int8@k2", "small-int4->base-int8@k4")
 
@@ -93,25 +91,6 @@ def test_the_gates_line_lists_each_gated_check(golden):
     text = _text(block.gates)
     assert text.startswith("Gates: `measure check` gates ")
     assert "decoding is O(T)" in text and "not a gate" in text
-
-
-def test_the_chart_draws_the_front_the_floor_and_the_policy_bound(golden):
-    d, _ = _block(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10}))
-    figure = speed_fidelity(d, {"default": 0.05, "plain": 0.01}, charts.Palette())
-    points = {t["name"].split(" ")[0]: (t["x"][0], t["y"][0]) for t in figure["data"] if t["mode"] == "markers"}
-    assert points["base-fp32"][1] == FLOOR  # the reference: no divergence, drawn at the marked floor
-    front = next(t for t in figure["data"] if t["name"].startswith("Pareto"))
-    by_speed = sorted((x, y) for name, (x, y) in points.items() if "->" not in name)
-    best, want = float("inf"), []
-    for x, y in by_speed:  # nothing on the front has a tier both faster and closer
-        if y < best:
-            want.append((x, y))
-            best = y
-    assert list(zip(front["x"], front["y"], strict=True)) == want
-    assert sorted(s["y0"] for s in figure["layout"]["shapes"]) == [0.01, 0.05]
-    assert any("->" in name for name in points)  # the pair, at its best k
-    lo, hi = figure["layout"]["yaxis"]["range"]  # in decades: every bound and its label inside, with room
-    assert lo < math.log10(FLOOR) and hi >= math.log10(0.05) + 0.4
 
 
 def test_a_pair_whose_output_leaves_greedy_says_so_beside_its_speed(golden):

@@ -4,10 +4,8 @@ each with its number, interval and a link to its evidence row."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
 from measure.analysis.decision import FULL, KIND_MODEL, Decision, Precision, Ship, Size, Speculative
 from measure.analysis.headline import Headline
@@ -15,7 +13,6 @@ from measure.analysis.parity import Agreement
 from measure.analysis.recipe_advice import Advice
 from measure.analysis.stats import Estimate
 from measure.analysis.verdict import accepted
-from measure.site import chart_style, charts
 from measure.site.context import KIND, Md, badge, link, md, trusted
 from measure.site.evidence import row_id
 
@@ -374,104 +371,3 @@ def decision_block(
         _gates(d),
         _runtimes(agreement),
     )
-
-
-FLOOR = 1e-7
-"""Where a tier with no divergence (a reference against itself) sits on the chart's log axis, marked as such."""
-
-
-def _log_range(values: list[float]) -> dict[str, Any]:
-    """A log axis's range (in decades) that holds every value with room above the highest: a policy bound drawn
-    at the top edge would have its label clipped (plotly's autorange sees the points, not the shapes)."""
-    found = [v for v in values if 0 < v < math.inf]
-    if not found:
-        return {}
-    return {"range": [math.log10(min(found)) - 0.3, math.log10(max(found)) + 0.45]}
-
-
-def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: charts.Palette) -> dict[str, Any]:
-    """Every greedy tier a point (ms/token against mean KLD, both with intervals), the Pareto front (no other tier
-    faster and closer), the policy's KLD bounds as lines, and each pair at its best k as its verifier's fidelity."""
-    data: list[dict[str, Any]] = []
-    points = []
-    tops: list[float] = []  # each interval's upper end: the y range holds it and every bound's label
-    shown_tiers = [s for s in d.speeds if s.fidelity is not None or s.precision in FULL]  # an unjudged tier: no y
-    for i, s in enumerate(sorted(shown_tiers, key=lambda s: s.ms_per_token.value)):
-        g = s.fidelity.greedy if s.fidelity else None
-        y, lo, hi = (g.kld_mean.value, g.kld_mean.lo, g.kld_mean.hi) if g else (0.0, 0.0, 0.0)
-        shown = max(y, FLOOR)
-        points.append((s.ms_per_token.value, shown, s.tier))
-        tops.append(max(hi, FLOOR))
-        color, symbol = palette.of(s.tier), chart_style.SYMBOLS[i % len(chart_style.SYMBOLS)]
-        label = "reference (KLD 0, drawn at the floor)" if g is None else f"mean KLD {y:.2g}"
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"{s.tier} ({s.precision})",
-                "x": [s.ms_per_token.value],
-                "y": [shown],
-                "marker": {"color": color, "symbol": symbol, "size": 11, "line": {"width": 1}},
-                "error_x": chart_style.error(
-                    [s.ms_per_token.hi - s.ms_per_token.value], [s.ms_per_token.value - s.ms_per_token.lo], color
-                ),
-                "error_y": chart_style.error([max(hi, FLOOR) - shown], [shown - max(lo, FLOOR)], color),
-                "hovertemplate": f"{s.tier}: %{{x:.3f}} ms/token, {label}<extra></extra>",
-            }
-        )
-    at = {tier: (x, y) for x, y, tier in points}
-    for kind, front in d.fronts.items():  # one front per kind: tiers of two kinds have different references
-        shown_front = [at[t] for t in front if t in at]
-        which = f", {KIND[kind]}" if len(d.fronts) > 1 else ""
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"Pareto front{which} (nothing faster and closer)",
-                "x": [x for x, _ in shown_front],
-                "y": [y for _, y in shown_front],
-                "line": {"color": "#7f7f7f", "dash": "dot", "shape": "hv"},
-                "hoverinfo": "skip",
-            }
-        )
-    speeds = {s.tier: s for s in d.speeds}
-    for p in d.speculative:
-        v = speeds.get(p.verifier)
-        g = v.fidelity.greedy if v and v.fidelity else None
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"{p.pair} @k{p.best_k} (its verifier's fidelity)",
-                "x": [p.ms_per_token.value],
-                "y": [max(g.kld_mean.value if g else 0.0, FLOOR)],
-                "marker": {"color": palette.of(p.pair), "symbol": "star-open", "size": 13, "line": {"width": 2}},
-                "hovertemplate": f"{p.pair} at k={p.best_k}: %{{x:.3f}} ms/token<extra></extra>",
-            }
-        )
-    x_max = max((x for x, _, _ in points), default=1.0)
-    shapes = [
-        {
-            "type": "line",
-            "xref": "paper",
-            "x0": 0,
-            "x1": 1,
-            "y0": bound,
-            "y1": bound,
-            "line": {"dash": "dash", "width": 1},
-            "label": {"text": f"policy kld_mean_max, {role}: {bound:g}", "textposition": "end", "font": {"size": 11}},
-        }
-        for role, bound in sorted(policy_bounds.items(), key=lambda kv: kv[1])
-    ]
-    return {
-        "data": data,
-        "layout": chart_style.layout(
-            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.1 * x_max]},
-            yaxis={
-                "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
-                **chart_style.log_ticks([y for _, y, _ in points] + list(policy_bounds.values())),
-                **_log_range([y for _, y, _ in points] + tops + list(policy_bounds.values())),
-            },
-            shapes=shapes,
-        ),
-    }

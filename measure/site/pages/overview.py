@@ -41,10 +41,12 @@ from measure.site.context import (
 )
 from measure.site.evidence import row_id, verdict_id
 from measure.site.glossary import glossary
-from measure.site.pages.decision import DecisionBlock, decision_block, speed_fidelity
+from measure.site.pages.decision import DecisionBlock, decision_block
 from measure.site.pages.fidelity import fidelity_cell
 from measure.site.pages.headline import lead
 from measure.site.pages.history import machine_slug
+from measure.site.pages.recipes_tried import RecipesTried, recipes_tried
+from measure.site.pages.speed_fidelity import speed_fidelity
 from measure.site.pages.verdicts import RANK
 
 OVERVIEW_TERMS = ("tier", "[lo, hi]", "golden rows", "KLD", "same top-1", "k", "framing", "argmax decision", "presents")
@@ -117,6 +119,8 @@ class Overview:
     """The change points in the reference machine's newest 20 commits, a line each."""
     history: Md | None = None
     """The reference machine's History page."""
+    recipes: RecipesTried | None = None
+    """Where the current record is a ``measure explore`` run: every recipe it tried, measured or dropped."""
 
 
 def _worst(found: tuple[Verdict, ...]) -> Md:
@@ -337,4 +341,5 @@ def overview_page(
         glossary(*OVERVIEW_TERMS),
         tuple(_change_line(c) for c in changes),
         md(f"history/{machine_slug(ref.machine)}.md"),
+        recipes_tried(current),
     )
