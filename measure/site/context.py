@@ -187,6 +187,9 @@ def chart(chart_id: str, title: str, figure: dict[str, Any]) -> Chart:
         for key in ("name", "x", "text"):
             if key in trace:
                 trace[key] = _inert(trace[key])
+        title = trace.get("legendgrouptitle")
+        if isinstance(title, dict) and "text" in title:
+            title["text"] = _inert(title["text"])
     figure.setdefault("layout", {}).setdefault("meta", {})["dark"] = DARK  # the page script's dark palette
     data = json.dumps(finite(figure), separators=(",", ":"), allow_nan=False)  # browsers' JSON.parse has no NaN
     return Chart(slug(chart_id), md(title), json_for_attribute(data))

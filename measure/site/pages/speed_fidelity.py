@@ -63,7 +63,8 @@ def _point(s: Speed, color: str, symbol: str, group: str, title: str) -> dict[st
         "marker": {"color": color, "symbol": symbol, "size": 11, "line": {"width": 1}},
         "error_x": chart_style.error([ms.hi - ms.value], [ms.value - ms.lo], color),
         "error_y": chart_style.error([max(hi, FLOOR) - shown], [shown - max(lo, FLOOR)], color),
-        "hovertemplate": f"{s.tier} ({s.precision}{made}): %{{x:.3f}} ms/token, {said}<extra></extra>",
+        "text": [f"{s.tier} ({s.precision}{made})"],  # user strings: data, never template (site.context.chart)
+        "hovertemplate": f"%{{text}}: %{{x:.3f}} ms/token, {said}<extra></extra>",
     }
 
 
@@ -112,12 +113,15 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
                 "x": [p.ms_per_token.value],
                 "y": [max(g.kld_mean.value if g else 0.0, FLOOR)],
                 "marker": {"color": palette.of(p.pair), "symbol": "star-open", "size": 13, "line": {"width": 2}},
-                "hovertemplate": f"{p.pair} at k={p.best_k}: %{{x:.3f}} ms/token<extra></extra>",
+                "text": [f"{p.pair} at k={p.best_k}"],
+                "hovertemplate": "%{text}: %{x:.3f} ms/token<extra></extra>",
             }
         )
     ys = [y for _, y in at.values()]
     tops = [max(_kld(s)[2], FLOOR) for s in shown_tiers]  # each interval's upper end: the range holds it
-    x_max = max((x for x, _ in at.values()), default=1.0)
+    # the x range holds every interval's upper end, not only the points (a wide interval ran off the edge)
+    x_max = max((s.ms_per_token.hi for s in shown_tiers if math.isfinite(s.ms_per_token.hi)), default=1.0)
+    x_max = max([x_max, *(x for x, _ in at.values()), *(p.ms_per_token.value for p in d.speculative)])
     shapes = [
         {
             "type": "line",
@@ -134,7 +138,7 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
     return {
         "data": data,
         "layout": chart_style.layout(
-            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.1 * x_max]},
+            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.05 * x_max]},
             yaxis={
                 "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
                 **chart_style.log_ticks(ys + list(policy_bounds.values())),

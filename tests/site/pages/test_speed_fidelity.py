@@ -75,3 +75,21 @@ def test_a_tier_an_explore_run_made_is_labelled_by_its_recipe_and_two_kinds_are_
     assert points["small-fp32"]["name"] == "small-fp32"  # a reference: its tier's name
     assert points["lm-small-int8"]["legendgrouptitle"]["text"] == "lm-small-fp32 model (decoder-only)"
     assert points["small-int8"]["legendgrouptitle"]["text"] == "small-fp32 model (encoder-decoder)"
+
+
+def test_the_x_range_holds_every_interval_and_no_user_string_is_template_or_markup(golden):
+    """A tier's name is data (escaped by ``site.context.chart``), never part of a hovertemplate, where ``%{...}``
+    is template syntax and ``<b>`` markup; the x range holds the widest interval, not only the points."""
+    from measure.site.context import chart
+
+    doc = timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10})
+    d = _decision(doc)
+    figure = speed_fidelity(d, {"default": 0.05}, charts.Palette())
+    his = [s.ms_per_token.hi for s in d.speeds]
+    assert figure["layout"]["xaxis"]["range"][1] >= max(his)
+    for trace in figure["data"]:
+        template = trace.get("hovertemplate", "")
+        assert not any(s.tier in template for s in d.speeds), template
+    titled = {"data": [{"name": "<b>x</b>", "legendgrouptitle": {"text": "<i>m</i> model"}}], "layout": {}}
+    chart("c", "t", titled)
+    assert titled["data"][0]["legendgrouptitle"]["text"] == "&lt;i&gt;m&lt;/i&gt; model"
