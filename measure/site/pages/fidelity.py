@@ -156,7 +156,7 @@ def kld_distribution(tiers: tuple[TierFidelityFigures, ...], palette: charts.Pal
                 "x": [max(g.kld_mean.value, 10.0**HIST_LOW)],
                 "y": [0],
                 "showlegend": False,
-                "hovertemplate": "%{fullData.name}: %{x:.3g}<extra></extra>",  # the name is data (escaped), not template
+                "hovertemplate": "%{fullData.name}: %{x:.3g}<extra></extra>",  # the name: data (escaped)
             }
         )
     return {
