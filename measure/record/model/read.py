@@ -12,8 +12,8 @@ from measure.policy import policy_from
 from measure.record.model.bandwidth import traffic_of
 from measure.record.model.convert import ints
 from measure.record.model.explore import explore_of
-from measure.record.model.instructions import Instructions, instruction_tier
-from measure.record.model.plan import nbits_of, plan_of
+from measure.record.model.instructions import Instructions
+from measure.record.model.plan import RunPlan, nbits_of
 from measure.record.model.read_fidelity import fidelity
 from measure.record.model.read_framing import framing
 from measure.record.model.read_wallclock import wallclock
@@ -109,18 +109,6 @@ def _pairing(p: dict[str, Any] | None) -> Pairing | None:
     return Pairing(p["id"], p["side"], p["partner_run_id"], p["order"], first)
 
 
-def _instructions(d: dict[str, Any] | None) -> Instructions | None:
-    if not d:
-        return None
-    return Instructions(
-        tool=d["tool"],
-        valgrind=d["valgrind"],
-        rows=int(d["rows"]),
-        runs=int(d["runs"]),
-        tiers={n: instruction_tier(n, int(t["tokens"]), ints(t["instructions"])) for n, t in d["tiers"].items()},
-    )
-
-
 def from_document(doc: dict[str, Any], source: str) -> Record:
     """A migrated, schema-valid document as a :class:`Record` (the schema guarantees the required keys)."""
     g = doc["golden"]
@@ -143,8 +131,8 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         framing=framing(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
-        instructions=_instructions(doc.get("instructions")),
+        instructions=Instructions.from_dict(doc.get("instructions")),
         fidelity=fidelity(doc.get("fidelity")),
-        plan=plan_of(doc.get("plan")),
+        plan=RunPlan.from_dict(doc.get("plan")),
         explore=explore_of(doc.get("explore")),
     )
