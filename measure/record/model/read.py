@@ -12,9 +12,9 @@ from measure.policy import policy_from
 from measure.record.model.bandwidth import traffic_of
 from measure.record.model.convert import ints
 from measure.record.model.explore import explore_of
+from measure.record.model.fidelity import Fidelity
 from measure.record.model.instructions import Instructions
 from measure.record.model.plan import RunPlan, nbits_of
-from measure.record.model.read_fidelity import fidelity
 from measure.record.model.read_framing import framing
 from measure.record.model.read_wallclock import wallclock
 from measure.record.model.run import (
@@ -132,7 +132,7 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
         instructions=Instructions.from_dict(doc.get("instructions")),
-        fidelity=fidelity(doc.get("fidelity")),
+        fidelity=Fidelity.from_dict(doc.get("fidelity")),
         plan=RunPlan.from_dict(doc.get("plan")),
         explore=explore_of(doc.get("explore")),
     )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from measure.record.io import load_record
+from measure.record.model.fidelity import Fidelity
 from measure.record.model.instructions import Instructions
 from measure.record.model.plan import RunPlan
 
@@ -23,6 +24,7 @@ Section = Callable[[dict[str, Any]], Any]
 SECTIONS: dict[str, Section] = {
     "instructions": Instructions.from_dict,
     "plan": RunPlan.from_dict,
+    "fidelity": Fidelity.from_dict,
 }
 """Each top-level section and the class method that reads it."""
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from measure.record.io import schema
+from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import PlannedLegRate, PlanOutcome, RunPlan
 from measure.record.model.section import derived, filed_under, record_keys, renamed, required_keys
@@ -22,6 +23,11 @@ SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (Instructions, ("instructions",)),
     (InstructionTier, ("instructions", "tiers", "*")),
     (RunPlan, ("plan",)),
+    (Fidelity, ("fidelity",)),
+    (FidelityReference, ("fidelity", "references", "[]")),
+    (TierFidelity, ("fidelity", "tiers", "[]")),
+    (PairFidelity, ("fidelity", "pairs", "[]")),
+    (PathFidelity, ("fidelity", "tiers", "[]", "greedy")),
     (PlanOutcome, ("plan", "outcome")),
     (PlannedLegRate, ("plan", "leg_rates", "[]")),
 ]
