@@ -16,7 +16,6 @@ from measure.record.model.fidelity import Fidelity
 from measure.record.model.instructions import Instructions
 from measure.record.model.plan import RunPlan, nbits_of
 from measure.record.model.read_framing import framing
-from measure.record.model.read_wallclock import wallclock
 from measure.record.model.run import (
     Config,
     Environment,
@@ -30,6 +29,7 @@ from measure.record.model.run import (
     TierEntry,
     WallclockSettings,
 )
+from measure.record.model.wallclock import Wallclock
 
 
 def _config(cfg: dict[str, Any]) -> Config:
@@ -127,7 +127,7 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         config=_config(doc["config"]),
         golden=Golden(str(g["path"]), g["sha256"], int(g["rows"])),
         tiers={name: _tier(name, t) for name, t in doc["tiers"].items()},
-        wallclock=wallclock(doc.get("wallclock")),
+        wallclock=Wallclock.from_dict(doc.get("wallclock")),
         framing=framing(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),

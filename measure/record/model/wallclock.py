@@ -1,20 +1,34 @@
-"""Wall-clock cases: raw samples (repeats x rows) and the sums every reader takes of them."""
+"""The wall-clock section: cases and their raw samples (repeats x rows), the cost profile, call costs and layouts.
+
+Each class reads itself (``from_dict``) beside the sums every reader takes of it; the builders the suites fill
+in place (a run saves after every pass, so they are plain dicts at this edge) follow, in the record's key order.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from measure.record.model.bandwidth import BandwidthProbe, KernelTiming
+from measure.record.model.bandwidth import BandwidthProbe, KernelTiming, bandwidth_of, kernels_of
+from measure.record.model.convert import array, cube, ints, present, table, vector
+from measure.record.model.section import filed_under
+
+Part = dict[str, Any]
+
+GREEDY = "greedy"
+SPECULATIVE = "speculative"
+"""A wall-clock case's ``kind``."""
 
 
 @dataclass(frozen=True)
 class Case:
     """One wall-clock case: a greedy tier, or a speculative pair at one k. Samples are repeats x rows."""
 
-    name: str
+    name: str = filed_under()
     kind: str
     """greedy or speculative."""
     tokens: tuple[int, ...]
@@ -96,6 +110,38 @@ class Case:
         wall = float(self.wall_s.sum())
         return 1 - float(self.run_s.sum()) / wall if wall else 0.0
 
+    @classmethod
+    def from_dict(cls, name: str, c: Part) -> Case:
+        spec = c["kind"] == SPECULATIVE
+        return cls(
+            name=name,
+            kind=c["kind"],
+            tokens=ints(c["tokens"]),
+            calls=ints(c.get("calls")),
+            outputs_stable=bool(c.get("outputs_stable", True)),
+            wall_s=array(c["wall_s"]),
+            run_s=array(c["run_s"]),
+            cpu_s=array(c["cpu_s"]) if "cpu_s" in c else None,
+            tokenize_s=array(c["tokenize_s"]) if "tokenize_s" in c else None,
+            tier=c.get("tier"),
+            pair=c.get("pair"),
+            drafter=c.get("drafter"),
+            verifier=c.get("verifier"),
+            k=c.get("k"),
+            proposed=ints(c.get("proposed")),
+            accepted=ints(c.get("accepted")),
+            rounds=ints(c.get("rounds")),
+            bonus=ints(c.get("bonus")),
+            drafter_calls=ints(c.get("drafter_calls")),
+            verifier_calls=ints(c.get("verifier_calls")),
+            proposed_by_position=ints(c.get("proposed_by_position")),
+            accepted_by_position=ints(c.get("accepted_by_position")),
+            drafter_run_s=array(c["drafter_run_s"]) if spec and "drafter_run_s" in c else None,
+            verifier_run_s=array(c["verifier_run_s"]) if spec and "verifier_run_s" in c else None,
+            first_token_s=array(c["first_token_s"]) if present(c.get("first_token_s")) else None,
+            source_tokens=ints(c.get("source_tokens")),
+        )
+
 
 @dataclass(frozen=True)
 class WorkerSamples:
@@ -138,6 +184,41 @@ class Profile:
     kernels: dict[str, tuple[KernelTiming, ...]] = field(default_factory=dict)
     """Per tier beyond the last-level cache, its matrix kernels timed alone (empty in records before them)."""
 
+    @classmethod
+    def from_dict(cls, p: Part | None) -> Profile | None:
+        """Its ``memory`` and ``baseline`` objects are read flat (``memory_source``, ``baseline_imports``, ...)."""
+        if not p:
+            return None
+        memory, baseline, sweep = p.get("memory") or {}, p.get("baseline") or {}, p.get("threads")
+        threads = None
+        if sweep:
+            threads = {
+                name: ThreadSweep(
+                    tokens=ints(t["tokens"]),
+                    wall_s={int(r["intra_op_threads"]): array(r["wall_s"]) for r in t["runs"]},
+                    fastest=int(t["fastest"]),
+                )
+                for name, t in sweep["tiers"].items()
+            }
+        return cls(
+            workers=int(p.get("workers", 0)),
+            warm_loads=int(p.get("warm_loads", 0)),
+            rows=int(p.get("rows", 0)),
+            memory_source=memory.get("source"),
+            memory_unit_bytes=memory.get("unit_bytes"),
+            platform=memory.get("platform"),
+            baseline_imports=baseline.get("imports", ""),
+            baseline_peak_rss_bytes=vector(baseline.get("peak_rss_bytes")),
+            tiers={
+                name: WorkerSamples(vector(t["load_cold_s"]), vector(t["load_warm_s"]), vector(t["peak_rss_bytes"]))
+                for name, t in (p.get("tiers") or {}).items()
+            },
+            thread_counts=ints(sweep["counts"]) if sweep else (),
+            threads=threads,
+            bandwidth=bandwidth_of(p.get("bandwidth")),
+            kernels=kernels_of(p.get("kernels")),
+        )
+
 
 @dataclass(frozen=True)
 class TierCalls:
@@ -161,6 +242,10 @@ class TierCalls:
         """The per-repeat seconds of one call of ``n`` tokens; None where that width was not timed."""
         return self.per_repeat_s[:, self.n.index(n)] if n in self.n and self.per_repeat_s.size else None
 
+    @classmethod
+    def from_dict(cls, t: Part, rows: int) -> TierCalls:
+        return cls(ints(t["n"]), ints(t["cache_tokens"]), cube(t["call_s"], len(t["n"]), rows))
+
 
 @dataclass(frozen=True)
 class CallTimings:
@@ -168,8 +253,21 @@ class CallTimings:
 
     rows: int
     repeats: int
-    fresh_sessions: bool | None
     tiers: dict[str, TierCalls]
+    fresh_sessions: bool | None = None
+    """Records before the field do not say."""
+
+    @classmethod
+    def from_dict(cls, c: Part | None) -> CallTimings | None:
+        if not c:
+            return None
+        rows = int(c["rows"])
+        return cls(
+            rows=rows,
+            repeats=int(c["repeats"]),
+            tiers={name: TierCalls.from_dict(t, rows) for name, t in c["tiers"].items()},
+            fresh_sessions=c.get("fresh_sessions"),
+        )
 
 
 @dataclass(frozen=True)
@@ -193,24 +291,45 @@ class LayoutVariant:
         calls = sum(self.calls) * self.wall_s.shape[0]
         return float(self.run_s.sum()) / calls if calls else float("nan")
 
+    @classmethod
+    def from_dict(cls, v: Part) -> LayoutVariant:
+        width = len(v["tokens"])
+        return cls(
+            v["path"],
+            v["layout"],
+            ints(v["tokens"]),
+            ints(v["calls"]),
+            table(v["wall_s"], width),
+            table(v["run_s"], width),
+        )
+
 
 @dataclass(frozen=True)
 class LayoutPair:
     """One model's merged and split decoder layouts on the same weights, repeats interleaved."""
 
-    name: str
+    name: str = filed_under()
     same_outputs: bool
     merged: LayoutVariant
     split: LayoutVariant
+    repeats: int = 0
+    """Repeats both layouts have (each saved as one)."""
+
+    @classmethod
+    def from_dict(cls, name: str, x: Part) -> LayoutPair:
+        merged, split = LayoutVariant.from_dict(x["merged"]), LayoutVariant.from_dict(x["split"])
+        return cls(name, bool(x["same_outputs"]), merged, split, int(x.get("repeats", 0)))
 
 
 @dataclass(frozen=True)
 class Wallclock:
     warmup: int
     repeats: int
+    order: str
+    """How the cases' repeats run: ``interleaved`` (one pass of every case, then the next repeat)."""
     repeats_done: int
-    fresh_sessions: bool | None
     cases: dict[str, Case]
+    fresh_sessions: bool | None = None
     profile: Profile | None = None
     """Records from before the cost profile, and runs with ``profile = false`` and no sweep, have none."""
     call_costs: CallTimings | None = None
@@ -222,9 +341,231 @@ class Wallclock:
     (source text in, tokenizing included: every record older than the field)."""
     resolution_s: float = 1e-9
     """What every sample is recorded to: 1e-6 (a microsecond) since 2026-12; a nanosecond in older records."""
+    warmup_s: float = 0.0
+    """The warm-up's least seconds (beside its least passes, ``warmup``); 0 in records before it."""
+    warmup_passes: int | None = None
+    """The untimed passes the warm-up took; None until it ends, and in records before the field."""
 
     def greedy(self) -> list[Case]:
         return [c for c in self.cases.values() if c.kind == "greedy" and c.measured]
 
     def speculative(self) -> list[Case]:
         return [c for c in self.cases.values() if c.kind == "speculative" and c.measured]
+
+    @classmethod
+    def from_dict(cls, wc: Part | None) -> Wallclock | None:
+        """The ``wallclock`` part: cases, and the cost profile, call costs and layouts where the run measured them."""
+        if not wc:
+            return None
+        passes = wc.get("warmup_passes")
+        return cls(
+            warmup=int(wc.get("warmup", 0)),
+            repeats=int(wc.get("repeats", 0)),
+            order=str(wc.get("order", "interleaved")),
+            repeats_done=int(wc.get("repeats_done", 0)),
+            cases={name: Case.from_dict(name, c) for name, c in wc.get("cases", {}).items()},
+            fresh_sessions=wc.get("fresh_sessions"),
+            profile=Profile.from_dict(wc.get("profile")),
+            call_costs=CallTimings.from_dict(wc.get("call_costs")),
+            layouts=tuple(LayoutPair.from_dict(name, x) for name, x in (wc.get("layouts") or {}).items()),
+            timed=str(wc.get("timed", "text")),
+            resolution_s=float(wc.get("resolution_s", 1e-9)),
+            warmup_s=float(wc.get("warmup_s", 0.0)),
+            warmup_passes=None if passes is None else int(passes),
+        )
+
+
+# ------------------------------------------------------------------ the parts a run fills in place
+
+
+def wallclock_header(
+    warmup: int, warmup_s: float, repeats: int, timed: str, fresh_sessions: bool, resolution_s: float
+) -> Part:
+    """The wall-clock section as it starts: how it is measured, no case yet."""
+    return {
+        "warmup": warmup,
+        "warmup_s": warmup_s,
+        "repeats": repeats,
+        "order": "interleaved",
+        "timed": timed,
+        "fresh_sessions": fresh_sessions,
+        "resolution_s": resolution_s,
+        "repeats_done": 0,
+        "cases": {},
+    }
+
+
+def warmed_up(part: Part, passes: int) -> None:
+    """The untimed passes the warm-up took (at least ``warmup``, and ``warmup_s`` seconds)."""
+    part["warmup_passes"] = passes
+
+
+def repeat_done(part: Part, repeats: int) -> None:
+    """Every case has this many timed repeats: saved so, an interrupted run says how far it got."""
+    part["repeats_done"] = repeats
+
+
+def greedy_facts(tier: str) -> Part:
+    """What a greedy case measures (the case's key is the tier's name)."""
+    return {"kind": GREEDY, "tier": tier}
+
+
+def speculative_facts(pair: str, drafter: str, verifier: str, k: int) -> Part:
+    """What a speculative case measures (keyed ``<pair>@k<k>``)."""
+    return {"kind": SPECULATIVE, "pair": pair, "drafter": drafter, "verifier": verifier, "k": k}
+
+
+@dataclass(frozen=True)
+class SpeculativeCounts:
+    """A speculative case's per-row counts of one pass, and its acceptance by draft position (k each)."""
+
+    proposed: list[int]
+    accepted: list[int]
+    rounds: list[int]
+    bonus: list[int]
+    drafter_calls: list[int]
+    verifier_calls: list[int]
+    proposed_by_position: list[int]
+    accepted_by_position: list[int]
+
+    def to_dict(self) -> Part:
+        return {
+            "proposed": self.proposed,
+            "accepted": self.accepted,
+            "rounds": self.rounds,
+            "bonus": self.bonus,
+            "drafter_calls": self.drafter_calls,
+            "verifier_calls": self.verifier_calls,
+            "proposed_by_position": self.proposed_by_position,
+            "accepted_by_position": self.accepted_by_position,
+        }
+
+
+@dataclass(frozen=True)
+class CasePass:
+    """One timed pass of a case over the golden rows: one value per row of each sample.
+
+    ``drafter_run_s`` and ``verifier_run_s`` belong to speculative cases, ``first_token_s`` to greedy ones and to
+    decoder-only speculative ones (the verifier's prefill decides the first token). ``source_tokens``: the ids
+    each row's timed region takes (prompt or source), so prefill time per prompt token can be read.
+    """
+
+    tokens: list[int]
+    calls: list[int]
+    wall_s: list[float]
+    run_s: list[float]
+    cpu_s: list[float]
+    tokenize_s: list[float]
+    drafter_run_s: list[float] | None = None
+    verifier_run_s: list[float] | None = None
+    first_token_s: list[float] | None = None
+    source_tokens: list[int] | None = None
+
+    @property
+    def speculative(self) -> bool:
+        return self.drafter_run_s is not None
+
+
+def case_entry(facts: Part, first: CasePass, counts: SpeculativeCounts | None) -> Part:
+    """A case's entry as its first pass makes it: what it measures, the per-row counts, empty sample lists."""
+    entry = facts | {"tokens": first.tokens, "calls": first.calls}
+    if first.source_tokens is not None:
+        entry["source_tokens"] = first.source_tokens
+    entry["outputs_stable"] = True
+    if counts is not None:
+        entry |= counts.to_dict()
+    entry |= {"wall_s": [], "run_s": [], "cpu_s": [], "tokenize_s": []}
+    if first.speculative:
+        entry |= {"drafter_run_s": [], "verifier_run_s": []}
+    if first.first_token_s is not None:
+        entry["first_token_s"] = []
+    return entry
+
+
+def append_pass(entry: Part, p: CasePass) -> None:
+    """Add one pass's samples to a case's entry; a pass whose token counts differ marks its outputs unstable."""
+    if p.tokens != entry["tokens"]:
+        entry["outputs_stable"] = False
+    for key in ("wall_s", "run_s", "cpu_s", "tokenize_s"):
+        entry[key].append(getattr(p, key))
+    optional = ("drafter_run_s", "verifier_run_s") if p.speculative else ()
+    for key in (*optional, "first_token_s"):
+        if key in entry and getattr(p, key) is not None:
+            entry[key].append(getattr(p, key))
+
+
+# ------------------------------------------------------------------ cost profile
+
+
+def profile_part(workers: int, warm_loads: int, rows: int, baseline_imports: str, tiers: Iterable[str]) -> Part:
+    """The cost profile as it starts: each tier's worker samples empty, filled worker by worker."""
+    return {
+        "workers": workers,
+        "warm_loads": warm_loads,
+        "rows": rows,
+        "baseline": {"imports": baseline_imports, "peak_rss_bytes": []},
+        "tiers": {name: {"load_cold_s": [], "load_warm_s": [], "peak_rss_bytes": []} for name in tiers},
+    }
+
+
+def add_baseline_worker(profile: Part, peak_rss: Part) -> None:
+    """One baseline worker's peak, and how the workers read their peaks (``memory``)."""
+    profile["memory"] = {k: peak_rss[k] for k in ("source", "unit_bytes", "platform")}
+    profile["baseline"]["peak_rss_bytes"].append(peak_rss["bytes"])
+
+
+def add_tier_worker(profile: Part, tier: str, load_cold_s: float, load_warm_s: list[float], peak_bytes: int) -> None:
+    entry = profile["tiers"][tier]
+    entry["load_cold_s"].append(load_cold_s)
+    entry["load_warm_s"].extend(load_warm_s)
+    entry["peak_rss_bytes"].append(peak_bytes)
+
+
+def thread_sweep_part(counts: list[int], repeats: int, rows: int) -> Part:
+    return {"counts": counts, "repeats": repeats, "rows": rows, "tiers": {}}
+
+
+def thread_sweep_tier(tokens: list[int], wall_s: dict[int, list[list[float]]], fastest: int) -> Part:
+    """One tier's sweep: ``wall_s`` per thread count (repeats x rows), in the order the counts were given."""
+    return {
+        "tokens": tokens,
+        "runs": [{"intra_op_threads": n, "wall_s": samples} for n, samples in wall_s.items()],
+        "fastest": fastest,
+    }
+
+
+# ------------------------------------------------------------------ call costs and layouts
+
+
+def call_costs_part(rows: int, fresh_sessions: bool, tiers: dict[str, tuple[list[int], list[int]]]) -> Part:
+    """The call costs as they start: per tier its widths ``n`` and per row the cached tokens, no repeat yet."""
+    return {
+        "rows": rows,
+        "repeats": 0,
+        "fresh_sessions": fresh_sessions,
+        "tiers": {name: {"n": n, "cache_tokens": cache, "call_s": []} for name, (n, cache) in tiers.items()},
+    }
+
+
+def add_call_repeat(costs: Part, samples: dict[str, list[list[float]]], repeats: int) -> None:
+    """One repeat's seconds per tier (per width, per row), and the repeats now done."""
+    for name, found in samples.items():
+        costs["tiers"][name]["call_s"].append(found)
+    costs["repeats"] = repeats
+
+
+def layout_variant(path: str, layout: str, tokens: list[int], calls: list[int]) -> Part:
+    """One layout's side of a comparison as it starts: its per-row counts, no timed repeat yet."""
+    return {"path": path, "layout": layout, "tokens": tokens, "calls": calls, "wall_s": [], "run_s": []}
+
+
+def layout_pair(same_outputs: bool, merged: Part, split: Part) -> Part:
+    return {"same_outputs": same_outputs, "repeats": 0, "merged": merged, "split": split}
+
+
+def add_layout_repeat(pair: Part, samples: dict[str, tuple[list[float], list[float]]], repeats: int) -> None:
+    """One repeat of both layouts at once, ``(wall_s, run_s)`` per side, so a stopped run keeps paired repeats."""
+    for side, (wall_s, run_s) in samples.items():
+        pair[side]["wall_s"].append(wall_s)
+        pair[side]["run_s"].append(run_s)
+    pair["repeats"] = repeats

@@ -18,6 +18,7 @@ from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidel
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import PlannedLegRate, PlanOutcome, RunPlan
 from measure.record.model.section import derived, filed_under, record_keys, renamed, required_keys
+from measure.record.model.wallclock import CallTimings, Case, LayoutPair, LayoutVariant, TierCalls, Wallclock
 
 SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (Instructions, ("instructions",)),
@@ -28,6 +29,12 @@ SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (TierFidelity, ("fidelity", "tiers", "[]")),
     (PairFidelity, ("fidelity", "pairs", "[]")),
     (PathFidelity, ("fidelity", "tiers", "[]", "greedy")),
+    (Wallclock, ("wallclock",)),
+    (Case, ("wallclock", "cases", "*")),
+    (CallTimings, ("wallclock", "call_costs")),
+    (TierCalls, ("wallclock", "call_costs", "tiers", "*")),
+    (LayoutPair, ("wallclock", "layouts", "*")),
+    (LayoutVariant, ("wallclock", "layouts", "*", "merged")),
     (PlanOutcome, ("plan", "outcome")),
     (PlannedLegRate, ("plan", "leg_rates", "[]")),
 ]
