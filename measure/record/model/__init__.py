@@ -3,8 +3,10 @@
 A record is read once (:func:`measure.record.io.load`: migrate, validate), then
 turned into these frozen dataclasses; analysis, verdicts, calibration,
 comparison, ``show`` and the site read attributes, never raw dict keys.
-A run's parts are built by :mod:`~measure.record.model.write` (each key spelled beside its reader)
-and saved as plain dicts at the storage edge (:mod:`measure.record.io`).
+Each section is one module (:mod:`~measure.record.model.wallclock`, :mod:`~measure.record.model.framing`,
+:mod:`~measure.record.model.fidelity`, :mod:`~measure.record.model.plan`, :mod:`~measure.record.model.instructions`):
+its classes, how they are read (``from_dict``) and the builders a run fills, saved as plain dicts at the storage
+edge (:mod:`measure.record.io`); :mod:`~measure.record.model.section` says how a class's fields are its keys.
 
 Per-row samples become read-only numpy arrays (repeats x rows) here, so every
 consumer gets the same shapes and none can change a record it was handed.
@@ -26,12 +28,14 @@ from measure.record.model.framing import (
     Execution,
     Framing,
     FramingTier,
+    GenaiPair,
+    GenaiTier,
     Leg,
     LegTiming,
     Miss,
     Quality,
+    Spread,
 )
-from measure.record.model.genai import GenaiPair, GenaiTier, Spread
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import Nbits, PlanOutcome, RunPlan
 from measure.record.model.read import from_document
