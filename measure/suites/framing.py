@@ -20,7 +20,7 @@ from typing import Any
 
 from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
-from measure.record.model.framing import acceptance_part, differing, framing_part, python_leg
+from measure.record.model.write_framing import acceptance_part, differing, framing_part, python_leg
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import FramingConfig
 from measure.suites.golden import GoldenRows

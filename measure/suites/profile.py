@@ -24,7 +24,7 @@ from typing import Any
 import measure
 from measure.engine.load import load_tier
 from measure.errors import MeasureError
-from measure.record.model.wallclock import (
+from measure.record.model.cost_profile import (
     add_baseline_worker,
     add_tier_worker,
     profile_part,

@@ -16,15 +16,13 @@ from typing import Any, ClassVar, cast
 from measure.engine.causal.tier import CausalTier
 from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
-from measure.record.model.framing import (
-    MEASURED,
+from measure.record.model.write_framing import MEASURED, leg_tier, stopped
+from measure.record.model.write_genai import (
     RUNTIME,
     SEQ2SEQ_SKIP,
     genai_leg_part,
     genai_pair_part,
     genai_tier_part,
-    leg_tier,
-    stopped,
 )
 from measure.suites.config import FramingConfig
 from measure.suites.golden import GoldenRows

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from measure.record.io import schema
+from measure.record.model.call_costs import CallTimings, LayoutPair, LayoutVariant, TierCalls
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import PlannedLegRate, PlanOutcome, RunPlan
 from measure.record.model.section import derived, filed_under, record_keys, renamed, required_keys
-from measure.record.model.wallclock import CallTimings, Case, LayoutPair, LayoutVariant, TierCalls, Wallclock
+from measure.record.model.wallclock import Case, Wallclock
 
 SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (Instructions, ("instructions",)),
