@@ -3,14 +3,14 @@ read here (``from_dict``) beside the builders :mod:`measure.suites.calls` fills.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from measure.record.model.convert import cube, ints, table
-from measure.record.model.section import filed_under
+from measure.record.model.section import FILED
 
 Part = dict[str, Any]
 
@@ -103,7 +103,7 @@ class LayoutVariant:
 class LayoutPair:
     """One model's merged and split decoder layouts on the same weights, repeats interleaved."""
 
-    name: str = filed_under()
+    name: str = field(metadata=FILED)
     same_outputs: bool
     merged: LayoutVariant
     split: LayoutVariant

@@ -3,14 +3,14 @@ produced; written, read and viewed here (:mod:`measure.record.model.section` say
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from measure.record.model.convert import ints
-from measure.record.model.section import filed_under
+from measure.record.model.section import FILED
 
 Part = dict[str, Any]
 
@@ -19,7 +19,7 @@ Part = dict[str, Any]
 class InstructionTier:
     """One greedy tier's counts: callgrind Ir of the decode region, one per child process (run)."""
 
-    tier: str = filed_under()
+    tier: str = field(metadata=FILED)
     tokens: int
     """Output tokens of the counted decodes (greedy decoding makes them the same every run)."""
     instructions: tuple[int, ...]

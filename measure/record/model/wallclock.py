@@ -6,7 +6,7 @@ in place (a run saves after every pass, so they are plain dicts at this edge) fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -15,7 +15,7 @@ import numpy as np
 from measure.record.model.call_costs import CallTimings, LayoutPair
 from measure.record.model.convert import array, ints, present
 from measure.record.model.cost_profile import Profile
-from measure.record.model.section import filed_under
+from measure.record.model.section import FILED
 
 Part = dict[str, Any]
 
@@ -28,7 +28,7 @@ SPECULATIVE = "speculative"
 class Case:
     """One wall-clock case: a greedy tier, or a speculative pair at one k. Samples are repeats x rows."""
 
-    name: str = filed_under()
+    name: str = field(metadata=FILED)
     kind: str
     """greedy or speculative."""
     tokens: tuple[int, ...]
