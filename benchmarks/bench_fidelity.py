@@ -130,7 +130,7 @@ def _independent(tier: str, reference: str, golden: GoldenRows) -> tuple[float, 
 def agreement(golden: GoldenRows) -> None:
     from measure.analysis.fidelity import tier_figures
     from measure.analysis.timings import Bootstrap
-    from measure.record.model.read_fidelity import fidelity
+    from measure.record.model.fidelity import Fidelity
     from measure.suites.fidelity import judge
 
     print(f"agreement with an independent computation ({len(golden)} golden rows; target: 1e-6 relative, exact)")
@@ -141,7 +141,7 @@ def agreement(golden: GoldenRows) -> None:
     for tier, reference in JUDGED.items():
         ref = load_tier(DEMO / reference)
         part = judge(ref, [load_tier(DEMO / tier)], golden)
-        (f,) = tier_figures(fidelity(part), Bootstrap(100, 1))
+        (f,) = tier_figures(Fidelity.from_dict(part), Bootstrap(100, 1))
         kld, same, n = _independent(tier, reference, golden)
         ours_same = int(sum(part["tiers"][0]["greedy"]["same_top1"]))
         rel = abs(f.greedy.kld_mean.value - kld) / kld if kld else abs(f.greedy.kld_mean.value)

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from measure.engine.kind import detect_kind
     from measure.engine.load import load_tier
     from measure.errors import MeasureError
-    from measure.record.model.read_fidelity import fidelity
+    from measure.record.model.fidelity import Fidelity
     from measure.suites.config import WallclockConfig
     from measure.suites.fidelity import judge
     from measure.suites.golden import load_golden
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     # each tier loaded again for its own pass, after the reference is let go of: one model's sessions at a time
     part = judge(reference, tiers, golden, reload=lambda t: load(t.path, t.label, t.name))
     wc = WallclockConfig()
-    judged = fidelity(part)
+    judged = Fidelity.from_dict(part)
     assert judged is not None, "judge writes a fidelity part"
     figures = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
     if args.json:

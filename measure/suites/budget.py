@@ -15,8 +15,8 @@ from typing import Any
 
 from measure.engine.session import AfterRun
 from measure.errors import MeasureError
-from measure.record.model.write_plan import plan_outcome
-from measure.record.model.write_wallclock import repeat_done
+from measure.record.model.plan import plan_outcome
+from measure.record.model.wallclock import repeat_done
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows, pick

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from measure.errors import MeasureError
-from measure.record.model.write import instructions_part, instructions_tier_part
+from measure.record.model.instructions import instructions_part, instructions_tier_part
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import SuiteConfig
 from measure.suites.golden import GoldenRows

@@ -25,7 +25,7 @@ from measure.engine.result import Decoded
 from measure.engine.session import Trace
 from measure.engine.speculative import Pair
 from measure.engine.tier import Lane, Tier
-from measure.record.model.write_wallclock import (
+from measure.record.model.call_costs import (
     add_call_repeat,
     add_layout_repeat,
     call_costs_part,

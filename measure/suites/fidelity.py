@@ -33,7 +33,7 @@ import numpy as np
 from measure.engine.speculative import mismatch
 from measure.engine.tier import Tier
 from measure.errors import MeasureError
-from measure.record.model.write_fidelity import (
+from measure.record.model.fidelity import (
     add_divergence_row,
     add_golden_row,
     add_reference_row,

@@ -20,7 +20,7 @@ from measure.engine.kind import detect_kind
 from measure.engine.lineage import FULL, Found, Lineage, find_source, lineage
 from measure.engine.load import load_tier
 from measure.engine.tier import Tier
-from measure.record.model.write_fidelity import fidelity_part, unjudged_part
+from measure.record.model.fidelity import fidelity_part, unjudged_part
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import PairSpec, TierSpec
 from measure.suites.fidelity import (

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from measure.engine.load import load_tier
-from measure.record.model.write_wallclock import (
+from measure.record.model.cost_profile import (
     add_baseline_worker,
     add_tier_worker,
     profile_part,

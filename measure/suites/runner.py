@@ -31,8 +31,8 @@ from measure.engine.speculative import Pair, open_pair
 from measure.engine.tier import Tier
 from measure.errors import MeasureError, SettingError
 from measure.record.io import SCHEMA_VERSION, new_run_id, now_iso
+from measure.record.model.plan import plan_part
 from measure.record.model.write import document, golden_part, tier_part
-from measure.record.model.write_plan import plan_part
 from measure.record.writer import RecordWriter
 from measure.suites import Loader, Progress, Say, no_progress, no_say
 from measure.suites.bandwidth import threads_of

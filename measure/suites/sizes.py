@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from measure.record.model.write_plan import framing_sample_part
+from measure.record.model.framing import framing_sample_part
 from measure.suites.config import SuiteConfig, WallclockConfig
 from measure.suites.golden import GoldenRows, pick
 from measure.suites.plan import Plan

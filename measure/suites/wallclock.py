@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from measure.engine.result import Decoded
 from measure.engine.speculative import Pair, SpeculativeDecoded
 from measure.engine.tier import Tier
-from measure.record.model.write_wallclock import (
+from measure.record.model.wallclock import (
     CasePass,
     SpeculativeCounts,
     append_pass,

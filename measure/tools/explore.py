@@ -40,8 +40,7 @@ from measure.engine.tier import Tier
 from measure.errors import MeasureError
 from measure.policy import Policy
 from measure.record.model.explore import candidate_part, explore_part, screen_part, shard_part
-from measure.record.model.read_fidelity import fidelity
-from measure.record.model.write_fidelity import fidelity_part
+from measure.record.model.fidelity import Fidelity, fidelity_part
 from measure.suites import Progress, Say, no_progress, no_say
 from measure.suites.config import SUITES, WallclockConfig, load_config
 from measure.suites.fidelity import LOGITS_PREFIX, Judged, check_streams, score_reference, score_tier
@@ -261,7 +260,7 @@ def screen_candidates(
             continue
         reference = load_tier(folder, session, label=name, name=name)
         for c, part in _judged(reference, todo, golden, session, say, row_s):
-            judged = fidelity(part)
+            judged = Fidelity.from_dict(part)
             assert judged is not None, "score_tier writes a fidelity part"
             (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
             outcome, answer, _ = judge_figures(figures, policy, role)

@@ -36,13 +36,13 @@ def test_fidelity_verdicts_name_the_fidelity_rows_not_the_framing_rows():
     """A plan scores every golden row for fidelity while framing some: the fidelity answers carry no cut; a plan
     from before fidelity had rows of its own reads the framing rows, as it scored them."""
     from measure.analysis.plan_notes import notes
-    from measure.record.model.plan import plan_of
+    from measure.record.model.plan import RunPlan
 
     doc = real_size_record(repeats=3)
     rows = doc["golden"]["rows"]
     doc["plan"]["framing_rows"] = doc["plan"]["framing_rows"][:2]
     doc["plan"]["fidelity_rows"] = list(range(rows))
-    told = notes(plan_of(doc["plan"]), rows, 6)
+    told = notes(RunPlan.from_dict(doc["plan"]), rows, 6)
     assert "fidelity" not in told and told["framing-parity"] == f"on 2 of {rows} rows"
     del doc["plan"]["fidelity_rows"]
-    assert notes(plan_of(doc["plan"]), rows, 6)["fidelity"] == f"on 2 of {rows} rows"
+    assert notes(RunPlan.from_dict(doc["plan"]), rows, 6)["fidelity"] == f"on 2 of {rows} rows"

@@ -65,11 +65,11 @@ def test_the_verb_holds_one_models_sessions_at_a_time_and_says_what_the_run_says
     from measure.analysis.fidelity import tier_figures
     from measure.analysis.timings import Bootstrap
     from measure.commands.fidelity import figures_json
-    from measure.record.model.read_fidelity import fidelity
+    from measure.record.model.fidelity import Fidelity
     from measure.suites.config import WallclockConfig
     from measure.terminal import strict_json
 
     wc = WallclockConfig()
-    figures = tier_figures(fidelity(held), Bootstrap(wc.bootstrap, wc.seed))
+    figures = tier_figures(Fidelity.from_dict(held), Bootstrap(wc.bootstrap, wc.seed))
     said = [json.loads(line) for line in out.getvalue().splitlines()]
     assert said == [json.loads(strict_json(figures_json(f))) for f in figures]

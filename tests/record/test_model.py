@@ -8,10 +8,10 @@ from tests_support import DATA_DIR
 
 from measure.record.io import load, load_record
 from measure.record.model import Record
-from measure.record.model.read_wallclock import wallclock
-from measure.record.model.write_wallclock import (
+from measure.record.model.wallclock import (
     CasePass,
     SpeculativeCounts,
+    Wallclock,
     append_pass,
     case_entry,
     greedy_facts,
@@ -145,7 +145,7 @@ def test_a_case_written_through_the_model_has_the_records_key_order_and_reads_ba
     assert greedy["outputs_stable"] is False and greedy["tokens"] == [5, 6]
     part = wallclock_header(1, 0.0, 2, "ids", True, 1e-6) | {"repeats_done": 2}
     part["cases"] = {"base-int8": greedy, "a->b@k2": spec}
-    read = wallclock(part)
+    read = Wallclock.from_dict(part)
     assert read is not None and read.timed == "ids"
     assert read.cases["base-int8"].wall_s.shape == (2, 2) and read.cases["base-int8"].first_token_s is not None
     assert read.cases["a->b@k2"].accepted_by_position == (2, 1) and read.cases["a->b@k2"].drafter_run_s is not None

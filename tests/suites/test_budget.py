@@ -167,7 +167,7 @@ def test_the_plan_prices_each_replaying_leg_at_what_the_warm_up_measured_on_each
 
     from measure.engine.load import load_tier
     from measure.record.io import schema
-    from measure.record.model.plan import plan_of
+    from measure.record.model.plan import RunPlan
     from measure.suites import budget
     from measure.suites.golden import load_golden
     from measure.suites.legs.node import NodeLeg
@@ -197,7 +197,7 @@ def test_the_plan_prices_each_replaying_leg_at_what_the_warm_up_measured_on_each
     assert len(said) == 2  # one line per precision
     part = planned.plan.to_dict()  # the record keeps what the plan was priced on, as its schema states it
     jsonschema.validate(part, {"$defs": schema()["$defs"], "$ref": "#/$defs/plan"})
-    stored = plan_of(part)
+    stored = RunPlan.from_dict(part)
     assert stored is not None
     assert {(r.leg, r.tier): (r.factor, r.precision) for r in stored.leg_rates} == {
         k: (round(r.factor, 3), r.precision) for k, r in rates.items()

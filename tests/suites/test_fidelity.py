@@ -21,7 +21,7 @@ from measure.analysis.fidelity import tier_figures
 from measure.analysis.timings import Bootstrap
 from measure.cli import main
 from measure.engine.load import load_tier
-from measure.record.model.read_fidelity import fidelity
+from measure.record.model.fidelity import Fidelity
 from measure.suites.divergence import compare_logits, log_softmax
 from measure.suites.fidelity import judge
 from measure.suites.golden import GoldenRows, load_golden
@@ -39,7 +39,7 @@ def _rows(n: int) -> GoldenRows:
 def test_a_tier_against_itself_is_perfect(name):
     tier = load_tier(DEMO / name)
     part = judge(tier, [load_tier(DEMO / name, label="again")], _rows(12))
-    (f,) = tier_figures(fidelity(part), B)
+    (f,) = tier_figures(Fidelity.from_dict(part), B)
     g = f.greedy
     assert g.kld_mean.value == g.kld_mean.lo == g.kld_mean.hi == 0.0
     assert g.kld_quantiles[1.0] == 0.0 and g.zeros == g.positions and g.hist == ()
@@ -70,7 +70,7 @@ def test_a_temperature_gives_the_divergence_computed_from_the_reference_alone(tm
     reference = load_tier(DEMO / "lm-small-fp32")
     hot = load_tier(edit_logits(DEMO / "lm-small-fp32", tmp_path / "hot", scale=0.5))  # T = 2
     rows = _rows(8)
-    (f,) = tier_figures(fidelity(judge(reference, [hot], rows)), B)
+    (f,) = tier_figures(Fidelity.from_dict(judge(reference, [hot], rows)), B)
     klds, same = [], 0
     for row in rows.rows:
         ids = reference.source_ids(row.input)

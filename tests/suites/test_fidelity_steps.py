@@ -67,7 +67,7 @@ def _opened(monkeypatch) -> list[tuple[Path, set[Path]]]:
 def _interleaved(reference, tier, golden) -> dict:
     """The tier's fidelity entry as the pass computed it before it let go of its reference: both tiers alive, the
     reference's logits recomputed beside the tier's row by row (the figures the new pass must keep bit for bit)."""
-    from measure.record.model import write_fidelity as w
+    from measure.record.model import fidelity as w
     from measure.suites.divergence import compare_logits
 
     part, klds, eos = w.tier_fidelity_part(tier.name, reference.name, "config"), [], reference.special.eos

@@ -3,8 +3,10 @@
 A record is read once (:func:`measure.record.io.load`: migrate, validate), then
 turned into these frozen dataclasses; analysis, verdicts, calibration,
 comparison, ``show`` and the site read attributes, never raw dict keys.
-A run's parts are built by :mod:`~measure.record.model.write` (each key spelled beside its reader)
-and saved as plain dicts at the storage edge (:mod:`measure.record.io`).
+Each section is one module (:mod:`~measure.record.model.wallclock` with its cost profile and call costs,
+:mod:`~measure.record.model.fidelity`, :mod:`~measure.record.model.plan`, :mod:`~measure.record.model.instructions`):
+its classes, how they are read (``from_dict``) and the builders a run fills, saved as plain dicts at the storage
+edge (:mod:`measure.record.io`); :mod:`~measure.record.model.section` says how a class's fields are its keys.
 
 Per-row samples become read-only numpy arrays (repeats x rows) here, so every
 consumer gets the same shapes and none can change a record it was handed.
@@ -13,6 +15,8 @@ framing leaves unchanged) are properties of the part they sum, written once.
 """
 
 from measure.record.model.bandwidth import BandwidthProbe, CacheLevel, Caches, KernelTiming, Traffic
+from measure.record.model.call_costs import CallTimings, LayoutPair, LayoutVariant, TierCalls
+from measure.record.model.cost_profile import Profile, ThreadSweep, WorkerSamples
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.framing import (
     FP32,
@@ -36,17 +40,7 @@ from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import Nbits, PlanOutcome, RunPlan
 from measure.record.model.read import from_document
 from measure.record.model.run import PARTS, Config, Environment, Git, Golden, Machine, Pairing, Record, TierEntry
-from measure.record.model.wallclock import (
-    CallTimings,
-    Case,
-    LayoutPair,
-    LayoutVariant,
-    Profile,
-    ThreadSweep,
-    TierCalls,
-    Wallclock,
-    WorkerSamples,
-)
+from measure.record.model.wallclock import Case, Wallclock
 
 __all__ = [
     "FP32",

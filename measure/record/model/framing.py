@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from measure.record.model.genai import GenaiPair, GenaiTier
+
+Part = dict[str, Any]
 
 FP32 = ("fp32", "fp16")
 """Precisions whose framing or speculative differences are bugs (the policy gates them)."""
@@ -278,3 +280,9 @@ class Framing:
     def python_tiers(self) -> tuple[FramingTier, ...]:
         """The Python onnxruntime leg's tiers: the ones that also carry quality."""
         return self.legs[0].tiers if self.legs else ()
+
+
+def framing_sample_part(rows: list[int], prefill_rows: int) -> Part:
+    """The framing suite's rows where a plan sampled them (0-based), and how many of them the prompt framings ran
+    on (the first ones): stated in the framing section beside what they measured."""
+    return {"rows": rows, "prefill_rows": prefill_rows}

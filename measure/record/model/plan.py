@@ -1,13 +1,19 @@
-"""A budgeted run's plan (``plan``) and a tier's quantization settings, as typed read-only views.
+"""A budgeted run's plan (``plan``), written, read and viewed here, and a tier's quantization settings.
 
-The plan is written by :mod:`measure.record.model.write_plan`; the quantization settings are the fingerprint's
-``nbits`` (read from the graph's MatMulNBits attributes when the tier was measured, not from ``tier.json``).
+The planner (:mod:`measure.suites.plan`) hands its decision over as plain values (:func:`plan_part`); the run adds
+the top-up's rounds and the seconds it spent (:func:`plan_outcome`). The quantization settings are the
+fingerprint's ``nbits`` (read from the graph's MatMulNBits attributes when the tier was measured, not from
+``tier.json``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from measure.record.model.convert import ints
+
+Part = dict[str, Any]
 
 ACCURACY_COMPUTES = {0: "fp32", 1: "fp32", 2: "fp16", 3: "bf16", 4: "int8"}
 """What a MatMulNBits kernel multiplies in at each ``accuracy_level`` (0: unset, which onnxruntime runs as 1)."""
@@ -44,11 +50,28 @@ def nbits_of(fingerprint: dict[str, Any]) -> Nbits | None:
 
 @dataclass(frozen=True)
 class PlanOutcome:
-    stopped: str | None
+    stopped: str | None = None
     """Why the top-up stopped: ``tolerance``, ``repeats``, ``budget``; None when it never ran."""
-    top_up_rounds: int
-    added_repeats: dict[str, int]
-    spent_s: float
+    top_up_rounds: int = 0
+    added_repeats: dict[str, int] = field(default_factory=dict)
+    """The repeats the top-up added, per case."""
+    spent_s: float = 0.0
+    """The wall seconds the run took."""
+
+    @classmethod
+    def from_dict(cls, o: Part | None) -> PlanOutcome | None:
+        if not o:
+            return None
+        added = {k: int(v) for k, v in (o.get("added_repeats") or {}).items()}
+        return cls(o.get("stopped"), int(o.get("top_up_rounds", 0)), added, float(o.get("spent_s", 0.0)))
+
+    def to_dict(self) -> Part:
+        return {
+            "stopped": self.stopped,
+            "top_up_rounds": self.top_up_rounds,
+            "added_repeats": self.added_repeats,
+            "spent_s": self.spent_s,
+        }
 
 
 @dataclass(frozen=True)
@@ -59,9 +82,25 @@ class PlannedLegRate:
     tier: str
     precision: str
     skipped: bool
-    factor: float | None
+    factor: float | None = None
     """The leg's seconds per token over Python onnxruntime's; None where it skipped the tier."""
-    start_s: float | None
+    start_s: float | None = None
+
+    @classmethod
+    def from_dict(cls, r: Part) -> PlannedLegRate:
+        factor, start = r.get("factor"), r.get("start_s")
+        return cls(
+            str(r["leg"]),
+            str(r["tier"]),
+            str(r["precision"]),
+            bool(r["skipped"]),
+            None if factor is None else float(factor),
+            None if start is None else float(start),
+        )
+
+    def to_dict(self) -> Part:
+        part: Part = {"leg": self.leg, "tier": self.tier, "precision": self.precision, "skipped": self.skipped}
+        return part if self.skipped else part | {"factor": self.factor, "start_s": self.start_s}
 
 
 @dataclass(frozen=True)
@@ -76,9 +115,9 @@ class RunPlan:
     wallclock_rows: tuple[int, ...]
     framing_rows: tuple[int, ...]
     max_repeats: int
-    steps: dict[str, float]
     cut: tuple[str, ...]
-    outcome: PlanOutcome | None
+    steps: dict[str, float] = field(default_factory=dict)
+    outcome: PlanOutcome | None = None
     warm_rows: tuple[int, ...] = ()
     """The golden rows the planning warm-up decoded (a sample); empty where it decoded every row."""
     fidelity_rows: tuple[int, ...] = ()
@@ -92,40 +131,53 @@ class RunPlan:
         """The cuts that touch one step (``wall-clock``, ``framing``, ``profile``, ``call-cost``, ``prompt``)."""
         return tuple(c for c in self.cut if c.startswith(step) or (step == "wall-clock" and "repeats:" in c))
 
+    @classmethod
+    def from_dict(cls, d: Part | None) -> RunPlan | None:
+        """None for a run without a budget."""
+        if not d:
+            return None
+        return cls(
+            budget_s=float(d["budget_s"]),
+            elapsed_s=float(d["elapsed_s"]),
+            minimum_s=float(d["minimum_s"]),
+            estimate_s=float(d["estimate_s"]),
+            shape={k: int(v) for k, v in d["shape"].items()},
+            wallclock_rows=ints(d["wallclock_rows"]),
+            framing_rows=ints(d["framing_rows"]),
+            max_repeats=int(d["max_repeats"]),
+            cut=tuple(d.get("cut", ())),
+            steps={k: float(v) for k, v in (d.get("steps") or {}).items()},
+            outcome=PlanOutcome.from_dict(d.get("outcome")),
+            warm_rows=ints(d.get("warm_rows")),
+            fidelity_rows=ints(d.get("fidelity_rows")),
+            leg_rates=tuple(PlannedLegRate.from_dict(r) for r in d.get("leg_rates", ())),
+        )
 
-def plan_of(d: dict[str, Any] | None) -> RunPlan | None:
-    if not d:
-        return None
-    o = d.get("outcome")
-    outcome = None
-    if o:
-        added = {k: int(v) for k, v in (o.get("added_repeats") or {}).items()}
-        outcome = PlanOutcome(o.get("stopped"), int(o.get("top_up_rounds", 0)), added, float(o.get("spent_s", 0.0)))
-    return RunPlan(
-        budget_s=float(d["budget_s"]),
-        elapsed_s=float(d["elapsed_s"]),
-        minimum_s=float(d["minimum_s"]),
-        estimate_s=float(d["estimate_s"]),
-        shape={k: int(v) for k, v in d["shape"].items()},
-        wallclock_rows=tuple(int(i) for i in d["wallclock_rows"]),
-        framing_rows=tuple(int(i) for i in d["framing_rows"]),
-        max_repeats=int(d["max_repeats"]),
-        steps={k: float(v) for k, v in (d.get("steps") or {}).items()},
-        cut=tuple(d.get("cut", ())),
-        outcome=outcome,
-        warm_rows=tuple(int(i) for i in d.get("warm_rows", ())),
-        fidelity_rows=tuple(int(i) for i in d.get("fidelity_rows", ())),
-        leg_rates=tuple(_leg_rate(r) for r in d.get("leg_rates", ())),
-    )
+    def to_dict(self) -> Part:
+        """The plan as the record keeps it; the lists older plans lack (warm rows, fidelity rows, leg rates) only
+        where they hold any."""
+        part: Part = {
+            "budget_s": self.budget_s,
+            "elapsed_s": self.elapsed_s,
+            "minimum_s": self.minimum_s,
+            "estimate_s": self.estimate_s,
+            "shape": self.shape,
+            "wallclock_rows": list(self.wallclock_rows),
+            "framing_rows": list(self.framing_rows),
+        }
+        part |= {"fidelity_rows": list(self.fidelity_rows)} if self.fidelity_rows else {}
+        part |= {"max_repeats": self.max_repeats, "steps": self.steps, "cut": list(self.cut)}
+        part |= {"warm_rows": list(self.warm_rows)} if self.warm_rows else {}
+        part |= {"leg_rates": [r.to_dict() for r in self.leg_rates]} if self.leg_rates else {}
+        return part | {"outcome": self.outcome.to_dict() if self.outcome else None}
 
 
-def _leg_rate(r: dict[str, Any]) -> PlannedLegRate:
-    factor, start = r.get("factor"), r.get("start_s")
-    return PlannedLegRate(
-        str(r["leg"]),
-        str(r["tier"]),
-        str(r["precision"]),
-        bool(r["skipped"]),
-        None if factor is None else float(factor),
-        None if start is None else float(start),
-    )
+def plan_part(decision: Part) -> Part:
+    """The plan as decided before anything was measured (:meth:`measure.suites.plan.Plan.to_dict`), no outcome."""
+    return dict(decision) | {"outcome": None}
+
+
+def plan_outcome(plan: Part, stopped: str | None, rounds: int, added: dict[str, int], spent_s: float) -> None:
+    """How the run ended against its plan: why the top-up stopped (``tolerance``, ``repeats``, ``budget``; None
+    when it never ran), its rounds, the repeats it added per case, and the wall seconds the run took."""
+    plan["outcome"] = PlanOutcome(stopped, rounds, added, spent_s).to_dict()

@@ -1,7 +1,8 @@
 """From a migrated, schema-valid document to the typed record: the only reader of raw record keys.
 
-The run's own facts (environment, config, tiers, pairing, instructions) are read here; the two large
-parts have a module each (:mod:`~measure.record.model.read_wallclock`, :mod:`~measure.record.model.read_framing`).
+The run's own facts (environment, config, tiers, pairing) are read here; each section's class reads its own
+(:meth:`~measure.record.model.wallclock.Wallclock.from_dict`, ...); framing's is still apart
+(:mod:`~measure.record.model.read_framing`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from measure.policy import policy_from
 from measure.record.model.bandwidth import traffic_of
 from measure.record.model.convert import ints
 from measure.record.model.explore import explore_of
-from measure.record.model.instructions import Instructions, instruction_tier
-from measure.record.model.plan import nbits_of, plan_of
-from measure.record.model.read_fidelity import fidelity
+from measure.record.model.fidelity import Fidelity
+from measure.record.model.instructions import Instructions
+from measure.record.model.plan import RunPlan, nbits_of
 from measure.record.model.read_framing import framing
-from measure.record.model.read_wallclock import wallclock
 from measure.record.model.run import (
     Config,
     Environment,
@@ -30,6 +30,7 @@ from measure.record.model.run import (
     TierEntry,
     WallclockSettings,
 )
+from measure.record.model.wallclock import Wallclock
 
 
 def _config(cfg: dict[str, Any]) -> Config:
@@ -109,18 +110,6 @@ def _pairing(p: dict[str, Any] | None) -> Pairing | None:
     return Pairing(p["id"], p["side"], p["partner_run_id"], p["order"], first)
 
 
-def _instructions(d: dict[str, Any] | None) -> Instructions | None:
-    if not d:
-        return None
-    return Instructions(
-        tool=d["tool"],
-        valgrind=d["valgrind"],
-        rows=int(d["rows"]),
-        runs=int(d["runs"]),
-        tiers={n: instruction_tier(n, int(t["tokens"]), ints(t["instructions"])) for n, t in d["tiers"].items()},
-    )
-
-
 def from_document(doc: dict[str, Any], source: str) -> Record:
     """A migrated, schema-valid document as a :class:`Record` (the schema guarantees the required keys)."""
     g = doc["golden"]
@@ -139,12 +128,12 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         config=_config(doc["config"]),
         golden=Golden(str(g["path"]), g["sha256"], int(g["rows"])),
         tiers={name: _tier(name, t) for name, t in doc["tiers"].items()},
-        wallclock=wallclock(doc.get("wallclock")),
+        wallclock=Wallclock.from_dict(doc.get("wallclock")),
         framing=framing(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
-        instructions=_instructions(doc.get("instructions")),
-        fidelity=fidelity(doc.get("fidelity")),
-        plan=plan_of(doc.get("plan")),
+        instructions=Instructions.from_dict(doc.get("instructions")),
+        fidelity=Fidelity.from_dict(doc.get("fidelity")),
+        plan=RunPlan.from_dict(doc.get("plan")),
         explore=explore_of(doc.get("explore")),
     )

@@ -79,13 +79,3 @@ def decode_limit_part(max_new_tokens: int | None, source: str) -> Part:
 def pairing_part(job: str, side: str, partner_run_id: str, base_first: dict[str, list[bool]]) -> Part:
     """One side of a paired job; ``base_first`` is filled in place, per case, as the repeats run."""
     return {"id": job, "side": side, "partner_run_id": partner_run_id, "order": "alternating", "base_first": base_first}
-
-
-def instructions_part(valgrind: str, rows: int, runs: int) -> Part:
-    """The callgrind counts as they start: how they are taken, no tier yet."""
-    return {"tool": "callgrind", "valgrind": valgrind, "rows": rows, "runs": runs, "tiers": {}}
-
-
-def instructions_tier_part(tokens: int) -> Part:
-    """One tier's counts as its first run makes them: the tokens its decodes produced, one count per run."""
-    return {"tokens": tokens, "instructions": []}
