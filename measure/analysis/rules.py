@@ -40,7 +40,7 @@ def _tier_verdicts(t: TierTiming, policy: Policy) -> list[Verdict]:
                 outcome,
                 answer,
                 f"exponent's 95% interval ≤ {policy.exponent_max:g}",
-                f"exponent {ci(t.exponent)}",
+                f"exponent {ci(t.exponent)}" + (" (CPU time)" if t.exponent_of == "cpu" else ""),
                 t.exponent.value,
                 t.exponent.lo,
                 t.exponent.hi,

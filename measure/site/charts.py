@@ -16,7 +16,7 @@ import numpy as np
 
 from measure.analysis.cost_model import BatchCost
 from measure.analysis.prefill import CausalTiming
-from measure.analysis.timings import PairTiming, TierTiming
+from measure.analysis.timings import PairTiming, TierTiming, exponent_rows
 from measure.record.model import FramingTier, Record
 from measure.site.chart_style import Palette, error, layout, log_ticks
 
@@ -108,12 +108,19 @@ def first_token(record: Record, tiers: tuple[CausalTiming, ...], palette: Palett
     }
 
 
+_BASIS = {"cpu": "CPU time", "wall": "wall time"}
+
+
 def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> dict[str, Any]:
+    """Row time against output length per tier, on the times its exponent was fitted on (CPU where recorded)."""
     cases = record.wallclock.cases if record.wallclock else {}
     data: list[dict[str, Any]] = []
+    basis: set[str] = set()
     for t in tiers:
         case = cases[t.tier]
-        per_row = np.median(case.wall_s, axis=0) * 1000
+        rows, of = exponent_rows(case)  # the times the exponent was fitted on
+        per_row = np.median(rows, axis=0) * 1000
+        basis.add(of)
         label = f"{t.tier} (b = {t.exponent.value:.2f})" if t.exponent else t.tier
         data.append(
             {
@@ -133,7 +140,7 @@ def growth(record: Record, tiers: tuple[TierTiming, ...], palette: Palette) -> d
                 **log_ticks([x for d in data for x in d["x"]]),
             },
             yaxis={
-                "title": {"text": "row wall time, ms (median of repeats)"},
+                "title": {"text": f"row {_BASIS[min(basis)] if len(basis) == 1 else 'time'}, ms (median of repeats)"},
                 **log_ticks([y for d in data for y in d["y"]]),
             },
         ),

@@ -87,6 +87,29 @@ def test_time_quadratic_in_length_fits_exponent_two_and_fails_the_linear_gate(re
     assert [v.subject for v in failed_gates(verdicts(record)) if v.topic == "decode-linear"] == [LITE]
 
 
+def test_the_exponent_is_fitted_on_cpu_time_where_the_record_has_it():
+    """Load stretches a long row's wall time more than a short one's (a short row fits in one scheduler slice):
+    wall time quadratic while the CPU time is linear is a machine that was busy, not a decode that is O(T^2). And
+    a decode whose CPU time is quadratic fails whatever its wall time says."""
+    doc = synthetic()
+    cases = doc["wallclock"]["cases"]
+    t = cases[PLAIN]["tokens"]
+    linear, quadratic = [1e-4 * (n + 1) for n in t], [1e-5 * (n + 1) ** 2 for n in t]
+    cases[PLAIN]["wall_s"], _ = _samples(quadratic, 0.95)  # a busy machine's wall times
+    cases[PLAIN]["cpu_s"], _ = _samples(linear, 0.95)
+    cases[LITE]["wall_s"], _ = _samples(linear, 0.9)
+    cases[LITE]["cpu_s"], _ = _samples(quadratic, 0.9)  # the work grows as T^2
+    record = from_document(doc, "synthetic")
+    found = {v.subject: v for v in verdicts(record) if v.topic == "decode-linear"}
+    assert (found[PLAIN].outcome, found[LITE].outcome) == ("success", "failure")
+    assert found[PLAIN].measured == "exponent 1.00 [1.00, 1.00] (CPU time)"
+    assert found[REF].measured == "exponent 1.00 [1.00, 1.00]"  # no CPU times recorded: wall time, said plainly
+    timing = {x.tier: x for x in tier_timings(record)}
+    assert (timing[PLAIN].exponent_of, timing[REF].exponent_of) == ("cpu", "wall")
+    cases[PLAIN]["cpu_s"][0][0] = 0.0  # a CPU time that cannot be a row's: the wall times, not a log of zero
+    assert {x.tier: x for x in tier_timings(from_document(doc, "synthetic"))}[PLAIN].exponent_of == "wall"
+
+
 def test_tier_numbers_are_the_medians_of_the_repeats(record, tiers):
     t = record.wallclock.cases[PLAIN].tokens
     total = 1e-4 * sum(n + 1 for n in t)  # the median repeat (scale 1.0)
