@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from measure.commands.progress import reporting
     from measure.suites.config import load_config
     from measure.suites.plan import parse_budget
-    from measure.tools.explore import default_grid, explore, load_grid, parse_shard
+    from measure.tools.candidates import default_grid, load_grid, parse_shard
+    from measure.tools.explore import explore
 
     budget = parse_budget(args.budget, "--budget")
     shard = None if args.shard is None else parse_shard(args.shard)
