@@ -169,22 +169,15 @@ def _ship(a: Analysis, model: str, group: list[Speed], info: Model | None) -> Sh
     group = sorted(group, key=lambda s: s.ms_per_token.value)
     passing = [s for s in group if not s.fails]
     ship = passing[0] if passing else None
-    faster = tuple(
-        (s, _failing(s)) for s in group if s.fails and (ship is None or s.ms_per_token.value < ship.ms_per_token.value)
-    )
+    faster = _faster_failing(group, ship)
     exports = info.sources if info is not None else ()
-    missing = info.missing if info is not None else None
     if ship is None:
+        missing = info.missing if info is not None else None
         return Ship(model, group[0].kind, None, None, None, r.plain, faster, (), missing=missing, exports=exports)
     ties = tuple(
         s.tier for s in passing[1:] if (e := _paired(r, s.tier, ship.tier)) is not None and e.lo <= 1.0 <= e.hi
     )
-    if model.startswith(KIND_MODEL):
-        ref = kind_reference(r, ship.kind)
-    else:
-        ref = info.reference if info is not None else None
-        missing = missing if info is not None else f"no timed full-precision tier of {model}"
-    ref = ref if ref != ship.tier else None
+    ref, missing = _reference(r, model, ship, info)
     plain = r.plain if r.plain not in (None, ship.tier) and r.tiers[r.plain].kind == ship.kind else None
     cold = cold_load_ratio(r, ship.tier, ref) if ref else None
     return Ship(
@@ -202,6 +195,26 @@ def _ship(a: Analysis, model: str, group: list[Speed], info: Model | None) -> Sh
         cold if cold is not None and cold.lo > 1 else None,
         exports,
     )
+
+
+def _faster_failing(group: list[Speed], ship: Speed | None) -> tuple[tuple[Speed, str], ...]:
+    """The tiers ruled out that are faster than the shipped one (all of them where none ships), with why."""
+    return tuple(
+        (s, _failing(s)) for s in group if s.fails and (ship is None or s.ms_per_token.value < ship.ms_per_token.value)
+    )
+
+
+def _reference(r: Record, model: str, ship: Speed, info: Model | None) -> tuple[str | None, str | None]:
+    """The tier the shipped one is read against (None where that is the shipped tier itself), and why the model
+    has no timed reference: a kind's tiers unjudged are read against the kind's reference."""
+    missing = info.missing if info is not None else None
+    if model.startswith(KIND_MODEL):
+        ref = kind_reference(r, ship.kind)
+    elif info is not None:
+        ref = info.reference
+    else:
+        ref, missing = None, f"no timed full-precision tier of {model}"
+    return (ref if ref != ship.tier else None), missing
 
 
 def _speculative(a: Analysis, fastest: dict[str, Speed]) -> tuple[Speculative, ...]:

@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from measure.commands.run import _progress
+    from measure.commands.progress import progress_bar
     from measure.errors import MeasureError
     from measure.suites.config import load_config
     from measure.suites.paired import run_paired
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         new = replace(new, wallclock=replace(new.wallclock, repeats=args.repeats))
     if args.rows is not None and args.rows < 1:
         raise MeasureError(f"--rows {args.rows}: expected at least 1")
-    bar, update = _progress()
+    bar, update = progress_bar()
     call = (base, new, args.out)
     options = {"argv": sys.argv, "progress": update, "rows": args.rows, "profile": args.profile}
     if bar is not None:

@@ -11,7 +11,6 @@ recipes, and says what was dropped and why.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
@@ -69,29 +68,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from measure import bundled
-    from measure.commands.run import _progress
+    from measure.commands.progress import reporting
     from measure.suites.config import load_config
-    from measure.suites.heartbeat import Heartbeat
     from measure.suites.plan import parse_budget
-    from measure.tools.explore import default_grid, explore, load_grid, parse_shard
+    from measure.tools.candidates import default_grid, load_grid, parse_shard
+    from measure.tools.explore import explore
 
     budget = parse_budget(args.budget, "--budget")
     shard = None if args.shard is None else parse_shard(args.shard)
     grid = load_grid(args.grid) if args.grid is not None else default_grid(args.calibration is not None)
     config = load_config(args.config) if args.config is not None else None
-    bar, update = _progress()
-    beat = Heartbeat(update)
-
-    def say(line: str) -> None:
-        if bar is not None:
-            bar.console.print(line)
-        else:
-            print(line, file=sys.stderr)
-
-    with contextlib.ExitStack() as stack:
-        if bar is not None:
-            stack.enter_context(bar)
-        stack.enter_context(beat)
+    with reporting() as (progress, say):
         path = explore(
             list(args.references),
             grid,
@@ -107,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             baseline=None if args.baseline == "none" else args.baseline,
             shard=shard,
             argv=sys.argv,
-            progress=beat,
+            progress=progress,
             say=say,
         )
     print(path)

@@ -9,15 +9,8 @@ Progress bars on a terminal, plain lines in CI, a line at least every 10 s whate
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # rich is imported only where a bar is drawn
-    from rich.progress import Progress, TaskID
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,49 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _progress() -> tuple[Progress | None, Callable[[str, int, int], None]]:
-    """A rich progress bar on a terminal; one plain line a step in CI or when piped."""
-    if sys.stderr.isatty() and not os.environ.get("CI"):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-        )
-        tasks: dict[str, TaskID] = {}
-
-        def update(what: str, done: int, total: int) -> None:
-            suite = what.split()[0]
-            if suite not in tasks:
-                tasks[suite] = bar.add_task(suite, total=total)
-            bar.update(tasks[suite], completed=done, total=total, description=what[:60])
-
-        return bar, update
-
-    def plain(what: str, done: int, total: int) -> None:
-        print(f"[{done}/{total}] {what}", file=sys.stderr, flush=True)
-
-    return None, plain
-
-
 def run(args: argparse.Namespace) -> int:
-    from measure.suites.heartbeat import Heartbeat
+    from measure.commands.progress import reporting
     from measure.suites.run_options import options_from_args
     from measure.suites.runner import execute
 
     options = options_from_args(args.config, args.suites, args.results, args.budget, args.instructions, sys.argv)
-    bar, update = _progress()
-    beat = Heartbeat(update)
-
-    def say(line: str) -> None:
-        if bar is not None:
-            bar.console.print(line)
-        else:
-            print(line, file=sys.stderr)
-
-    with contextlib.ExitStack() as stack:
-        if bar is not None:
-            stack.enter_context(bar)
-        stack.enter_context(beat)
-        path = execute(options, progress=beat, say=say)
+    with reporting() as (progress, say):
+        path = execute(options, progress=progress, say=say)
     print(path)
     return 0

@@ -283,7 +283,15 @@ def check_layouts(doc: Doc, source: str) -> None:
 
 
 def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
-    wallclock, rows, where = doc["wallclock"], rows_of(doc, "wallclock"), f"wallclock/cases/{name}"
+    rows, where = rows_of(doc, "wallclock"), f"wallclock/cases/{name}"
+    _check_case_repeats(doc, case, rows, where, source)
+    _check_case_samples(case, rows, where, source)
+    _check_case_counts(case, rows, where, source)
+
+
+def _check_case_repeats(doc: Doc, case: Doc, rows: int, where: str, source: str) -> None:
+    """A token count per golden row, and as many repeats as the config asked (more only where a budget topped up)."""
+    wallclock = doc["wallclock"]
     if len(case["tokens"]) != rows:
         raise fail(source, f"{where}/tokens", f"expected one per golden row ({rows})")
     topped_up = doc.get("plan") is not None and len(case["wall_s"]) > wallclock["repeats"]  # a budget's top-up
@@ -295,6 +303,10 @@ def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
         )
     if len(case["wall_s"]) and not sum(case["tokens"]):
         raise fail(source, f"{where}/tokens", "timed, but no token was decoded")
+
+
+def _check_case_samples(case: Doc, rows: int, where: str, source: str) -> None:
+    """One sample per golden row in every repeat, and one list per repeat of ``wall_s``."""
     for key in CASE_SECONDS:
         if any(len(rep) != rows for rep in case.get(key, [])):
             raise fail(source, f"{where}/{key}", f"expected one list of {rows} seconds per repeat")
@@ -304,6 +316,10 @@ def _check_case(doc: Doc, name: str, case: Doc, source: str) -> None:
             raise fail(source, f"{where}/{key}", f"expected one list per repeat of wall_s ({repeats})")
     if len(case.get("first_token_s", [])) > repeats:
         raise fail(source, f"{where}/first_token_s", f"expected at most one list per repeat of wall_s ({repeats})")
+
+
+def _check_case_counts(case: Doc, rows: int, where: str, source: str) -> None:
+    """A case's counts: one per draft position (``k``) or per golden row, never more accepted than proposed."""
     for key in CASE_BY_POSITION:
         if key in case and len(case[key]) != case["k"]:
             raise fail(source, f"{where}/{key}", f"expected {case['k']} counts (k)")

@@ -19,7 +19,7 @@ from measure.errors import MeasureError
 from measure.record.io import load_record, validate, write_record
 from measure.record.model.read import from_document
 from measure.record.shards import join, join_files, load_shards
-from measure.tools.explore import Candidate, deal, parse_shard
+from measure.tools.candidates import Candidate, deal, parse_shard
 from measure.tools.recipes import NAMED
 
 LM = bundled.CONFIG.parent / "lm-small-fp32"

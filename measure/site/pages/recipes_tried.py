@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from measure.analysis.record_analysis import Analysis
-from measure.record.model.explore import Candidate, Screen, ScreenFigure
+from measure.analysis.stats import Estimate
+from measure.record.model.explore import Candidate, Explore, Screen, ScreenFigure
 from measure.site.context import Md, badge, link, md, trusted
 from measure.site.evidence import row_id
 
@@ -81,24 +82,27 @@ def recipes_tried(a: Analysis) -> RecipesTried | None:
     timed = {t.tier: t.ms_per_token for t in a.tiers}
     counts = {s.rows for c in ex.candidates if (s := c.screen) is not None}
     rows_said = ex.screen_rows if counts <= {ex.screen_rows} else None
-    out = []
-    for c in ex.candidates:
-        ms = timed.get(c.tier) if c.measured else None
-        tier = link(c.tier, f"wallclock.md#{row_id('tier', c.tier)}") if ms is not None else md(c.tier)
-        speed = trusted(f"{ms.value:.3f}<br><small>[{ms.lo:.3f}, {ms.hi:.3f}]</small>") if ms else md("-")
-        own_rows = c.screen.rows if c.screen is not None and rows_said is None else None
-        out.append(
-            CandidateRow(
-                trusted(
-                    f'{md(c.recipe_name)}<br><small class="measure-recipe">{_settings(c)}of {md(c.reference)}</small>'
-                ),
-                tier,
-                _stage(c),
-                speed,
-                *_figures(c.screen, own_rows),
-                md(c.reason) if c.reason else md("-"),
-            )
-        )
+    rows = tuple(_row(c, timed.get(c.tier) if c.measured else None, rows_said) for c in ex.candidates)
+    return RecipesTried(_lead(ex, rows_said), rows)
+
+
+def _row(c: Candidate, ms: Estimate | None, rows_said: int | None) -> CandidateRow:
+    """``ms``: the tier's ms/token where the run timed it; ``rows_said``: the screen's rows where the lead says them."""
+    tier = link(c.tier, f"wallclock.md#{row_id('tier', c.tier)}") if ms is not None else md(c.tier)
+    speed = trusted(f"{ms.value:.3f}<br><small>[{ms.lo:.3f}, {ms.hi:.3f}]</small>") if ms else md("-")
+    own_rows = c.screen.rows if c.screen is not None and rows_said is None else None
+    return CandidateRow(
+        trusted(f'{md(c.recipe_name)}<br><small class="measure-recipe">{_settings(c)}of {md(c.reference)}</small>'),
+        tier,
+        _stage(c),
+        speed,
+        *_figures(c.screen, own_rows),
+        md(c.reason) if c.reason else md("-"),
+    )
+
+
+def _lead(ex: Explore, rows_said: int | None) -> Md:
+    """What was tried, from which grid, how it was screened, and how many each stage dropped."""
     references = list(dict.fromkeys(c.reference for c in ex.candidates))
     recipes = len({c.recipe_name for c in ex.candidates})
     dropped = [c.dropped for c in ex.candidates if c.dropped is not None]
@@ -113,4 +117,4 @@ def recipes_tried(a: Analysis) -> RecipesTried | None:
         + f". The screening is the fidelity pass on {rows}, judged by the policy's {md(ex.role)} bounds; "
         "its figures are against each candidate's reference, with 95% intervals."
     )
-    return RecipesTried(trusted(lead), tuple(out))
+    return trusted(lead)

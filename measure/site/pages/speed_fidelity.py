@@ -73,6 +73,31 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
     Pareto front (nothing of the model faster and closer) in its colour; the policy's KLD bounds as lines; each
     pair at its best k as its verifier's fidelity."""
     shown_tiers = [s for s in d.speeds if s.fidelity is not None or s.precision in FULL]  # an unjudged tier: no y
+    data, at = _families(d, shown_tiers, palette)
+    data += _pairs(d, palette)  # after the families: the palette gives colours in the order asked
+    ys = [y for _, y in at.values()]
+    tops = [max(_kld(s)[2], FLOOR) for s in shown_tiers]  # each interval's upper end: the range holds it
+    # the x range holds every interval's upper end, not only the points (a wide interval ran off the edge)
+    x_max = max((s.ms_per_token.hi for s in shown_tiers if math.isfinite(s.ms_per_token.hi)), default=1.0)
+    x_max = max([x_max, *(x for x, _ in at.values()), *(p.ms_per_token.value for p in d.speculative)])
+    return {
+        "data": data,
+        "layout": chart_style.layout(
+            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.05 * x_max]},
+            yaxis={
+                "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
+                **chart_style.log_ticks(ys + list(policy_bounds.values())),
+                **_log_range(ys + tops + list(policy_bounds.values())),
+            },
+            shapes=_bound_lines(policy_bounds),
+        ),
+    }
+
+
+def _families(
+    d: Decision, shown_tiers: list[Speed], palette: chart_style.Palette
+) -> tuple[list[dict[str, Any]], dict[str, tuple[float, float]]]:
+    """Each model's tiers as points, fastest first, then its Pareto front; and where each tier's point lies."""
     families: dict[str, list[Speed]] = defaultdict(list)
     for s in sorted(shown_tiers, key=lambda s: s.ms_per_token.value):
         families[s.model].append(s)
@@ -86,22 +111,29 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
             data.append(point)
             at[s.tier] = (point["x"][0], point["y"][0])
         front = [at[t] for t in d.fronts.get(model, ()) if t in at]
-        if len(front) < 2:  # one point is no line
-            continue
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "Pareto front",
-                "legendgroup": model,
-                "legendgrouptitle": {"text": title},
-                "x": [x for x, _ in front],
-                "y": [y for _, y in front],
-                "line": {"color": color, "dash": "dot", "shape": "hv"},
-                "hoverinfo": "skip",
-            }
-        )
+        if len(front) >= 2:  # one point is no line
+            data.append(_front(model, title, color, front))
+    return data, at
+
+
+def _front(model: str, title: str, color: str, front: list[tuple[float, float]]) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": "Pareto front",
+        "legendgroup": model,
+        "legendgrouptitle": {"text": title},
+        "x": [x for x, _ in front],
+        "y": [y for _, y in front],
+        "line": {"color": color, "dash": "dot", "shape": "hv"},
+        "hoverinfo": "skip",
+    }
+
+
+def _pairs(d: Decision, palette: chart_style.Palette) -> list[dict[str, Any]]:
+    """Each speculative pair a star at its best k, as high as its verifier's mean KLD."""
     speeds = {s.tier: s for s in d.speeds}
+    data = []
     for p in d.speculative:
         v = speeds.get(p.verifier)
         g = v.fidelity.greedy if v and v.fidelity else None
@@ -117,12 +149,12 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
                 "hovertemplate": "%{text}: %{x:.3f} ms/token<extra></extra>",
             }
         )
-    ys = [y for _, y in at.values()]
-    tops = [max(_kld(s)[2], FLOOR) for s in shown_tiers]  # each interval's upper end: the range holds it
-    # the x range holds every interval's upper end, not only the points (a wide interval ran off the edge)
-    x_max = max((s.ms_per_token.hi for s in shown_tiers if math.isfinite(s.ms_per_token.hi)), default=1.0)
-    x_max = max([x_max, *(x for x, _ in at.values()), *(p.ms_per_token.value for p in d.speculative)])
-    shapes = [
+    return data
+
+
+def _bound_lines(policy_bounds: dict[str, float]) -> list[dict[str, Any]]:
+    """The policy's KLD bounds, lowest first, each a dashed line across the chart with its role."""
+    return [
         {
             "type": "line",
             "xref": "paper",
@@ -135,15 +167,3 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
         }
         for role, bound in sorted(policy_bounds.items(), key=lambda kv: kv[1])
     ]
-    return {
-        "data": data,
-        "layout": chart_style.layout(
-            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.05 * x_max]},
-            yaxis={
-                "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
-                **chart_style.log_ticks(ys + list(policy_bounds.values())),
-                **_log_range(ys + tops + list(policy_bounds.values())),
-            },
-            shapes=shapes,
-        ),
-    }
