@@ -23,7 +23,7 @@ from measure import bundled
 from measure.cli import main
 from measure.record.io import load_record, validate
 from measure.record.model import from_document
-from measure.record.model.write_genai import SEQ2SEQ_SKIP
+from measure.record.model.genai import SEQ2SEQ_SKIP
 
 DEMO = bundled.CONFIG.parent
 ROWS = 8
