@@ -76,7 +76,7 @@ def _print_leg(leg, python: dict, w: int, pw: int) -> None:
             f"  {t.tier:<{w}}{t.precision:<{pw}}{t.rows_same}/{t.rows} rows single == batched "
             f"(present |diff| <= {t.present_max_abs_diff:.1e}){speed}"
         )
-    for p in leg.speculative:
+    for p in leg.pairs:
         _print_genai_pair(p, w)
 
 

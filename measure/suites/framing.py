@@ -20,7 +20,9 @@ from typing import Any
 
 from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
-from measure.record.model.write_framing import acceptance_part, differing, framing_part, python_leg
+from measure.record.model.acceptance import acceptance_part, differing
+from measure.record.model.framing import framing_part
+from measure.record.model.framing_leg import python_leg
 from measure.suites import Progress, Save, no_progress
 from measure.suites.config import FramingConfig
 from measure.suites.golden import GoldenRows

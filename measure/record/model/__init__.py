@@ -4,7 +4,8 @@ A record is read once (:func:`measure.record.io.load`: migrate, validate), then
 turned into these frozen dataclasses; analysis, verdicts, calibration,
 comparison, ``show`` and the site read attributes, never raw dict keys.
 Each section is one module (:mod:`~measure.record.model.wallclock` with its cost profile and call costs,
-:mod:`~measure.record.model.fidelity`, :mod:`~measure.record.model.plan`, :mod:`~measure.record.model.instructions`):
+:mod:`~measure.record.model.fidelity`, :mod:`~measure.record.model.plan`, :mod:`~measure.record.model.instructions`,
+:mod:`~measure.record.model.framing` with its legs, tiers, blocks, acceptance and the genai leg's figures):
 its classes, how they are read (``from_dict``) and the builders a run fills, saved as plain dicts at the storage
 edge (:mod:`measure.record.io`); :mod:`~measure.record.model.section` says how a class's fields are its keys.
 
@@ -14,28 +15,16 @@ Simple sums that several pages print (argmax agreement, rows whose decode
 framing leaves unchanged) are properties of the part they sum, written once.
 """
 
+from measure.record.model.acceptance import Acceptance, Counts, Differing
 from measure.record.model.bandwidth import BandwidthProbe, CacheLevel, Caches, KernelTiming, Traffic
 from measure.record.model.call_costs import CallTimings, LayoutPair, LayoutVariant, TierCalls
 from measure.record.model.cost_profile import Profile, ThreadSweep, WorkerSamples
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
-from measure.record.model.framing import (
-    FP32,
-    SOFTWARE_ADAPTER,
-    Acceptance,
-    Adapter,
-    Block,
-    Counts,
-    Differing,
-    Divergence,
-    Execution,
-    Framing,
-    FramingTier,
-    Leg,
-    LegTiming,
-    Miss,
-    Quality,
-)
-from measure.record.model.genai import GenaiPair, GenaiTier, Spread
+from measure.record.model.framing import Framing, FramingSample
+from measure.record.model.framing_blocks import Block, LayerDiff
+from measure.record.model.framing_leg import SOFTWARE_ADAPTER, Adapter, Execution, Leg
+from measure.record.model.framing_tier import FP32, Divergence, FramingTier, LegTiming, Miss, Quality
+from measure.record.model.genai import GenaiMeasure, GenaiPair, GenaiTier, PairedSpread, Spread
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import Nbits, PlanOutcome, RunPlan
 from measure.record.model.read import from_document
@@ -63,7 +52,9 @@ __all__ = [
     "Fidelity",
     "FidelityReference",
     "Framing",
+    "FramingSample",
     "FramingTier",
+    "GenaiMeasure",
     "GenaiPair",
     "GenaiTier",
     "Git",
@@ -71,6 +62,7 @@ __all__ = [
     "InstructionTier",
     "Instructions",
     "KernelTiming",
+    "LayerDiff",
     "LayoutPair",
     "LayoutVariant",
     "Leg",
@@ -79,6 +71,7 @@ __all__ = [
     "Miss",
     "Nbits",
     "PairFidelity",
+    "PairedSpread",
     "Pairing",
     "PathFidelity",
     "PlanOutcome",

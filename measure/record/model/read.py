@@ -1,8 +1,8 @@
 """From a migrated, schema-valid document to the typed record: the only reader of raw record keys.
 
 The run's own facts (environment, config, tiers, pairing) are read here; each section's class reads its own
-(:meth:`~measure.record.model.wallclock.Wallclock.from_dict`, ...); framing's is still apart
-(:mod:`~measure.record.model.read_framing`).
+(:meth:`~measure.record.model.wallclock.Wallclock.from_dict`,
+:meth:`~measure.record.model.framing.Framing.from_dict`, ...).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from measure.record.model.bandwidth import traffic_of
 from measure.record.model.convert import ints
 from measure.record.model.explore import explore_of
 from measure.record.model.fidelity import Fidelity
+from measure.record.model.framing import Framing
 from measure.record.model.instructions import Instructions
 from measure.record.model.plan import RunPlan, nbits_of
-from measure.record.model.read_framing import framing
 from measure.record.model.run import (
     Config,
     Environment,
@@ -129,7 +129,7 @@ def from_document(doc: dict[str, Any], source: str) -> Record:
         golden=Golden(str(g["path"]), g["sha256"], int(g["rows"])),
         tiers={name: _tier(name, t) for name, t in doc["tiers"].items()},
         wallclock=Wallclock.from_dict(doc.get("wallclock")),
-        framing=framing(doc.get("framing")),
+        framing=Framing.from_dict(doc.get("framing")),
         test_slowdown_factor=doc.get("test_slowdown_factor"),
         pairing=_pairing(doc.get("pairing")),
         instructions=Instructions.from_dict(doc.get("instructions")),

@@ -9,7 +9,9 @@ from measure.policy import Policy
 from measure.record.model.bandwidth import Traffic
 from measure.record.model.explore import Explore
 from measure.record.model.fidelity import Fidelity
-from measure.record.model.framing import Framing, FramingTier, Leg
+from measure.record.model.framing import Framing
+from measure.record.model.framing_leg import Leg
+from measure.record.model.framing_tier import FramingTier
 from measure.record.model.instructions import Instructions
 from measure.record.model.plan import Nbits, RunPlan
 from measure.record.model.wallclock import Wallclock

@@ -228,7 +228,7 @@ def _misses(tiers: tuple[FramingTier, ...]) -> tuple[MissRow, ...]:
     """The first 20 golden rows each tier misses, the difference marked."""
     out = []
     for t in tiers:
-        for miss in (t.quality.misses if t.quality else ())[:20]:
+        for miss in ((t.quality.misses if t.quality else None) or ())[:20]:
             expected, output = marked(miss.expected, miss.output)
             out.append(MissRow(md(t.tier), miss.line, md(miss.input), expected, output))
     return tuple(out)

@@ -83,7 +83,7 @@ def _times(x: float | None) -> str:
 def genai_pairs(record: Record) -> tuple[GenaiPairRow, ...]:
     out = []
     for leg in record.legs[1:]:
-        for p in leg.speculative:
+        for p in leg.pairs:
             if not p.measured:
                 out.append(GenaiPairRow(md(p.name), p.k, md(f"{p.status}: {p.reason}"), *(md("-"),) * 4))
                 continue
@@ -137,7 +137,7 @@ def _parted(record: Record) -> tuple[PartedRow, ...]:
     for leg in record.legs[1:]:
         for t in leg.tiers:
             ref = python.get(t.tier)
-            for d in t.divergence[:PARTED_PER_TIER]:
+            for d in (t.divergence or ())[:PARTED_PER_TIER]:
                 ours = ref.outputs[d.row] if ref and d.row < len(ref.outputs) else ""
                 theirs = t.outputs[d.row] if d.row < len(t.outputs) else ""
                 a, b = marked(ours, theirs)

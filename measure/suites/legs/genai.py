@@ -16,14 +16,9 @@ from typing import Any, ClassVar, cast
 from measure.engine.causal.tier import CausalTier
 from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
-from measure.record.model.write_framing import MEASURED, leg_tier, stopped
-from measure.record.model.write_genai import (
-    RUNTIME,
-    SEQ2SEQ_SKIP,
-    genai_leg_part,
-    genai_pair_part,
-    genai_tier_part,
-)
+from measure.record.model.framing_tier import leg_tier
+from measure.record.model.genai import RUNTIME, SEQ2SEQ_SKIP, genai_leg_part, genai_pair_part, genai_tier_part
+from measure.record.model.status import MEASURED, stopped
 from measure.suites.config import FramingConfig
 from measure.suites.golden import GoldenRows
 from measure.suites.legs.contract import LegSetup

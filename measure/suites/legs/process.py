@@ -12,7 +12,9 @@ from typing import Any, ClassVar
 
 from measure.engine.speculative import Pair
 from measure.engine.tier import Tier
-from measure.record.model.write_framing import MEASURED, divergence, leg_tier, leg_tier_measured, runtime_leg, stopped
+from measure.record.model.framing_leg import runtime_leg
+from measure.record.model.framing_tier import divergence, leg_tier, leg_tier_measured
+from measure.record.model.status import MEASURED, stopped
 from measure.suites.golden import GoldenRows
 from measure.suites.legs import node_driver
 from measure.suites.legs.contract import LegFailed, LegSetup, LegSkipped, LegUnavailable, NotStarted

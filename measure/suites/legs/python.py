@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from measure.engine.tier import Tier
-from measure.record.model.write_framing import block_facts, layer_facts, miss, python_tier, quality_part
+from measure.record.model.framing_blocks import block_facts, layer_facts
+from measure.record.model.framing_tier import miss, python_tier, quality_part
 from measure.suites.config import FramingConfig
 from measure.suites.finite import require_finite
 from measure.suites.golden import GoldenRows, char_error_rate

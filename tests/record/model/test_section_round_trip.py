@@ -1,6 +1,7 @@
 """Every section of every golden record read into its class and written back is the section it was, key for key.
 
-So the class holds every key a run writes (none read past, none dropped) and writes it as the run did.
+So the class holds every key a run writes (none read past, none dropped) and writes it as the run did. No golden
+record has an onnxruntime-genai leg; ``tests/suites/test_genai_leg.py`` reads and writes back a real run's.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 from measure.record.io import load_record
 from measure.record.model.fidelity import Fidelity
+from measure.record.model.framing import Framing
 from measure.record.model.instructions import Instructions
 from measure.record.model.plan import RunPlan
 
@@ -25,6 +27,7 @@ SECTIONS: dict[str, Section] = {
     "instructions": Instructions.from_dict,
     "plan": RunPlan.from_dict,
     "fidelity": Fidelity.from_dict,
+    "framing": Framing.from_dict,
 }
 """Each top-level section and the class method that reads it."""
 

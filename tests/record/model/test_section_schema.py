@@ -14,12 +14,22 @@ from typing import Any
 import pytest
 
 from measure.record.io import schema
+from measure.record.model.acceptance import Acceptance, Counts, Differing
 from measure.record.model.call_costs import CallTimings, LayoutPair, LayoutVariant, TierCalls
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
+from measure.record.model.framing import Framing, FramingSample
+from measure.record.model.framing_blocks import Block, LayerDiff
+from measure.record.model.framing_leg import Adapter, Execution, Leg
+from measure.record.model.framing_tier import Divergence, FramingTier, LegTiming, Miss, Quality
+from measure.record.model.genai import GenaiMeasure, GenaiPair, GenaiTier, PairedSpread, Spread
 from measure.record.model.instructions import Instructions, InstructionTier
 from measure.record.model.plan import PlannedLegRate, PlanOutcome, RunPlan
 from measure.record.model.section import derived, filed_under, record_keys, renamed, required_keys
 from measure.record.model.wallclock import Case, Wallclock
+
+LEG = ("framing", "legs", "[]")
+TIER = (*LEG, "tiers", "[]")
+"""Any leg's (the Python leg's tiers are these too, with ``quality`` required by its own ``prefixItems``)."""
 
 SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (Instructions, ("instructions",)),
@@ -38,6 +48,29 @@ SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (LayoutVariant, ("wallclock", "layouts", "*", "merged")),
     (PlanOutcome, ("plan", "outcome")),
     (PlannedLegRate, ("plan", "leg_rates", "[]")),
+    (Framing, ("framing",)),
+    (FramingSample, ("framing", "sample")),
+    (Acceptance, ("framing", "acceptance", "[]")),
+    (Counts, ("framing", "acceptance", "[]", "probe")),
+    (Differing, ("framing", "acceptance", "[]", "differing", "[]")),
+    (Leg, LEG),
+    (Execution, (*LEG, "execution")),
+    (Adapter, (*LEG, "execution", "adapter")),
+    (FramingTier, TIER),
+    (Block, (*TIER, "blocks", "[]")),
+    (Block, (*TIER, "prefill", "[]")),
+    (LayerDiff, (*TIER, "blocks", "[]", "layers", "[]")),
+    (Quality, (*TIER, "quality")),
+    (Miss, (*TIER, "quality", "misses", "[]")),
+    (Divergence, (*TIER, "divergence", "[]")),
+    (LegTiming, (*TIER, "timing")),
+    (GenaiTier, (*TIER, "genai")),
+    (Spread, (*TIER, "genai", "ms_per_step")),
+    (Spread, (*TIER, "genai", "first_token_ms")),
+    (PairedSpread, (*TIER, "genai", "measure_over_og")),
+    (GenaiPair, (*LEG, "speculative", "[]")),
+    (Counts, (*LEG, "speculative", "[]", "acceptance")),
+    (GenaiMeasure, (*LEG, "speculative", "[]", "measure")),
 ]
 """Each section class and where its object lies in the schema: a property's name, ``[]`` an array's items, ``*``
 a map's values."""
@@ -81,7 +114,7 @@ def differences(cls: type, obj: dict[str, Any]) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(("cls", "path"), SECTIONS, ids=[c.__name__ for c, _ in SECTIONS])
+@pytest.mark.parametrize(("cls", "path"), SECTIONS, ids=[f"{c.__name__}:{'.'.join(p)}" for c, p in SECTIONS])
 def test_schema_object_is_the_class(cls: type, path: tuple[str, ...]) -> None:
     assert differences(cls, schema_object(path, schema())) == []
 
