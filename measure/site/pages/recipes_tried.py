@@ -9,7 +9,9 @@ Recipe names, reasons and tier names come from user files: every one goes throug
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.stats import Estimate
@@ -69,8 +71,23 @@ def _figures(s: Screen | None, rows: int | None) -> tuple[Md, Md, Md]:
     return _figure(s.kld_mean, ".2g", rows), _figure(s.same_top1, ".1%", None), _figure(s.ppl_ratio, ".4f", None)
 
 
+_SAID: dict[str, Callable[[Any], str]] = {
+    "bits": lambda v: f"{v}-bit",
+    "per_channel": lambda v: "per-channel" if v else "per-tensor",
+    "symmetric": lambda v: "symmetric" if v else "asymmetric",
+    "block_size": lambda v: f"block {v}",
+    "accuracy_level": lambda v: f"accuracy level {v}",
+}
+"""How a recipe's settings read in a cell (``per-tensor``, not ``per_channel False``); other keys as ``key value``."""
+
+
+def _setting(key: str, value: Any) -> str:
+    return _SAID[key](value) if key in _SAID else f"{key} {value}"
+
+
 def _settings(c: Candidate) -> str:
-    said = " · ".join(f"{k} {v}" for k, v in c.recipe.items() if k != "name")
+    """The recipe's settings but its name; an unset one (None, the quantizer's default) is not said."""
+    said = " · ".join(_setting(k, v) for k, v in c.recipe.items() if k != "name" and v is not None)
     return f'<span class="measure-settings">{md(said)}<br></span>' if said else ""
 
 

@@ -78,12 +78,12 @@ def speed_fidelity(d: Decision, policy_bounds: dict[str, float], palette: chart_
     ys = [y for _, y in at.values()]
     tops = [max(_kld(s)[2], FLOOR) for s in shown_tiers]  # each interval's upper end: the range holds it
     # the x range holds every interval's upper end, not only the points (a wide interval ran off the edge)
-    x_max = max((s.ms_per_token.hi for s in shown_tiers if math.isfinite(s.ms_per_token.hi)), default=1.0)
-    x_max = max([x_max, *(x for x, _ in at.values()), *(p.ms_per_token.value for p in d.speculative)])
+    xs = [x for x, _ in at.values()] + [p.ms_per_token.value for p in d.speculative]
+    ends = [e for s in shown_tiers for e in (s.ms_per_token.lo, s.ms_per_token.hi) if 0 < e < math.inf]
     return {
         "data": data,
         "layout": chart_style.layout(
-            xaxis={"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.05 * x_max]},
+            xaxis=_speed_axis(xs + ends),
             yaxis={
                 "title": {"text": f"mean KLD, nats (log; 0 at {FLOOR:g})"},
                 **chart_style.log_ticks(ys + list(policy_bounds.values())),
@@ -150,6 +150,26 @@ def _pairs(d: Decision, palette: chart_style.Palette) -> list[dict[str, Any]]:
             }
         )
     return data
+
+
+SPREAD_LOG = 10.0
+"""Speeds further apart than this (slowest over fastest, intervals included) are drawn on a log axis: an explore
+run's recipes span 55 to 1,350 ms/token on a trained model, and on a linear axis the fast ones, the ones worth
+reading, share a tenth of its width."""
+
+
+def _speed_axis(values: list[float]) -> dict[str, Any]:
+    """The x axis: every point and interval end inside, from 0 (linear) or on decades (log, where they spread)."""
+    found = [v for v in values if 0 < v < math.inf] or [1.0]
+    low, high = min(found), max(found)
+    if high / low <= SPREAD_LOG:
+        return {"title": {"text": "ms per output token (95% interval)"}, "range": [0, 1.05 * high]}
+    return {
+        "title": {"text": "ms per output token (95% interval; log)"},
+        "type": "log",
+        **chart_style.log_ticks(found),
+        "range": [math.log10(low) - 0.05, math.log10(high) + 0.05],
+    }
 
 
 def _bound_lines(policy_bounds: dict[str, float]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ def _with_dropped() -> dict:
     measured = doc["explore"]["candidates"][2]
     screened = copy.deepcopy(measured) | {"tier": "small-int4", "dropped": "fidelity", "reason": HOSTILE}
     screened["recipe"] = {"name": "int4<b>", "method": "matmul-nbits", "bits": 4, "block_size": 32}
+    screened["recipe"] |= {"symmetric": False, "accuracy_level": None}
     screened["screen"]["outcome"] = "failure"
     refused = {
         "reference": "small-fp32",
@@ -75,3 +76,10 @@ def test_the_overview_of_an_explore_run_lists_the_dropped_candidate_escaped(tmp_
     row = next(line for line in page.splitlines() if "small-int4" in line and "dropped at screening" in line)
     assert html.unescape(row).count(HOSTILE) == 1 and "int4<b>" in html.unescape(row)
     assert any("small-static" in line and "dropped at quantize" in line for line in page.splitlines())
+
+
+def test_a_recipes_settings_read_as_words_and_an_unset_one_is_not_said():
+    found = recipes_tried(analyse(from_document(_with_dropped(), "constructed")))
+    assert found is not None
+    said = _text(found.rows[4].recipe)
+    assert "4-bit · block 32 · asymmetric" in said and "None" not in said and "accuracy" not in said

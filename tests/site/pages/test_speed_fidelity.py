@@ -85,11 +85,28 @@ def test_the_x_range_holds_every_interval_and_no_user_string_is_template_or_mark
     doc = timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10})
     d = _decision(doc)
     figure = speed_fidelity(d, {"default": 0.05}, charts.Palette())
-    his = [s.ms_per_token.hi for s in d.speeds]
-    assert figure["layout"]["xaxis"]["range"][1] >= max(his)
+    assert _right_edge(figure["layout"]["xaxis"]) >= max(s.ms_per_token.hi for s in d.speeds)
     for trace in figure["data"]:
         template = trace.get("hovertemplate", "")
         assert not any(s.tier in template for s in d.speeds), template
     titled = {"data": [{"name": "<b>x</b>", "legendgrouptitle": {"text": "<i>m</i> model"}}], "layout": {}}
     chart("c", "t", titled)
     assert titled["data"][0]["legendgrouptitle"]["text"] == "&lt;i&gt;m&lt;/i&gt; model"
+
+
+def _right_edge(axis: dict) -> float:
+    return 10 ** axis["range"][1] if axis.get("type") == "log" else axis["range"][1]
+
+
+def test_speeds_spread_past_ten_times_are_drawn_on_a_log_axis_that_holds_them_all(golden):
+    """An explore run's recipes spread from 55 to 1,350 ms/token: on a linear axis the fast ones share a tenth of
+    it. Past ``SPREAD_LOG`` the axis is logarithmic, and every point and interval end is inside it."""
+    near = speed_fidelity(
+        _decision(timed_cases(golden, {"base-fp32": 0.40, "base-int8": 0.20, "small-int4": 0.10})), {}, charts.Palette()
+    )
+    assert near["layout"]["xaxis"].get("type") != "log" and near["layout"]["xaxis"]["range"][0] == 0
+    d = _decision(timed_cases(golden, {"base-fp32": 4.0, "base-int8": 0.20, "small-int4": 0.10}))
+    axis = speed_fidelity(d, {}, charts.Palette())["layout"]["xaxis"]
+    assert axis["type"] == "log" and "log" in axis["title"]["text"]
+    lo, hi = axis["range"]
+    assert 10**lo <= min(s.ms_per_token.lo for s in d.speeds) and 10**hi >= max(s.ms_per_token.hi for s in d.speeds)
