@@ -20,11 +20,11 @@ samples have the shape of ``wall_s`` and are read the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter, process_time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from measure.engine.result import Decoded
 from measure.engine.speculative import Pair, SpeculativeDecoded
@@ -43,8 +43,16 @@ from measure.record.model.wallclock import (
 from measure.suites import RESOLUTION_S, Loader, Progress, Save, no_progress, us
 from measure.suites.config import WallclockConfig
 
-if TYPE_CHECKING:  # units.py builds on this module's cases
-    from measure.suites.units import Units
+
+class CaseUnits(Protocol):
+    """What the timing loop needs of its units (:class:`~measure.suites.units.Units`, which builds on this
+    module's cases): the case names in order, and each unit's cases with its sessions held for the step."""
+
+    @property
+    def case_names(self) -> list[str]: ...
+
+    def each(self, fresh_row: str | None = None, only: set[str] | None = None) -> Iterator[list[CaseSpec]]: ...
+
 
 TIMED = "ids"
 """What ``wall_s`` spans in records this module writes (``wallclock.timed``): token ids in -> ids out."""
@@ -177,7 +185,7 @@ def _header(config: WallclockConfig) -> dict[str, Any]:
 
 
 def run_wallclock(
-    units: Units,
+    units: CaseUnits,
     texts: list[str],
     config: WallclockConfig,
     out: dict[str, Any],
@@ -218,7 +226,7 @@ def run_wallclock(
 
 
 def warm_up(
-    units: Units, texts: list[str], config: WallclockConfig, progress: Progress = no_progress, total: int = 0
+    units: CaseUnits, texts: list[str], config: WallclockConfig, progress: Progress = no_progress, total: int = 0
 ) -> int:
     """Untimed passes over every case: at least ``warmup`` and ``warmup_s`` seconds; returns the passes made.
 
