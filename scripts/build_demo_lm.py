@@ -278,14 +278,17 @@ def export_legacy(hf: Path, split: Path, merged: Path) -> None:
 
 def quantize(src: Path, dst: Path, to: str) -> dict:
     """One ``model.onnx``, quantized by the very functions ``measure quantize`` calls."""
-    from measure.tools.quantize import _int4, _int8
+    import shutil
+    import tempfile
+
+    from measure.tools.onnxruntime_quantizers import quantize_graph
+    from measure.tools.recipes import NAMED
 
     fresh(dst)
-    params = (
-        _int8(src / "model.onnx", dst / "model.onnx")
-        if to == "int8"
-        else _int4(src / "model.onnx", dst / "model.onnx", 32, None)
-    )
+    with tempfile.TemporaryDirectory() as work:  # the quantizers write beside their input: a private copy
+        copy = Path(work) / "model.onnx"
+        shutil.copyfile(src / "model.onnx", copy)
+        params = quantize_graph(src / "model.onnx", copy, dst / "model.onnx", NAMED[to], {}, ())
     return params | {"from": src.name}
 
 
