@@ -108,13 +108,13 @@ class Asks:
     judged: tuple[tuple[str, str], ...] = ()
     """The fidelity pass's tiers and the reference each is judged against (empty: no fidelity pass)."""
     leg_rates: Mapping[tuple[str, str], LegRate] = field(default_factory=dict)
+    """What the warm-up measured of a replaying leg on a tier, by (leg key, tier name); a pair not here takes
+    the leg's stated :class:`~measure.suites.legs.cost.LegCost` (its ``factor`` and ``start_s``)."""
     fidelity_row_s: Mapping[str, float] = field(default_factory=dict)
     """Seconds one golden row of the fidelity pass was seen to take per tier (a reference: its greedy path and
     both streams; a judged tier: its scoring), where a caller measured them (``measure explore``'s screening is
     that very pass on the first rows): the estimate takes the larger of this and its own model, which counts
     the calls but not the scoring around them (a softmax and a KLD over the whole vocabulary at every token)."""
-    """What the warm-up measured of a replaying leg on a tier, by (leg key, tier name); a pair not here takes
-    the leg's stated :class:`~measure.suites.legs.cost.LegCost` (its ``factor`` and ``start_s``)."""
 
 
 @dataclass(frozen=True)
