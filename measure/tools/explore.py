@@ -53,6 +53,7 @@ from measure.tools.candidates import (
     quantize_candidates,
     with_baseline,
 )
+from measure.tools.screen_cache import ScreenCache, Screened, screen_key
 from measure.writing import make_dirs, toml_value, write_text
 
 DEFAULT_BASELINE = "int8"
@@ -70,40 +71,64 @@ def screen_candidates(
     role: str,
     say: Say,
     row_s: dict[str, float] | None = None,
+    cache: ScreenCache | None = None,
 ) -> None:
     """The fidelity pass on ``golden``'s rows, each reference's candidates in turn (one tier loaded at a time);
     a candidate the policy's bounds for ``role`` already fail is dropped, its figures kept either way.
     ``row_s`` receives the seconds a row took each tier (and reference), scoring without loading: the run's
-    fidelity pass on every row is this pass again, and its plan charges at least that."""
-    wc = WallclockConfig()
+    fidelity pass on every row is this pass again, and its plan charges at least that. ``cache``: figures an
+    earlier pass measured of an unchanged tier are judged again, not measured (the reference is then loaded only
+    where some tier of it is not in the cache), and what this pass measures is added to it."""
     row_s = {} if row_s is None else row_s
     for name, folder in references.items():
         todo = [c for c in candidates if c.reference == name and c.dropped is None]
-        if not todo:
+        keys = {c.tier: screen_key(folder, c.folder, golden) for c in todo} if cache is not None else {}
+        fresh = []
+        for c in todo:
+            kept = cache.get(c.tier, keys[c.tier]) if cache is not None else None
+            if kept is None:
+                fresh.append(c)
+                continue
+            row_s[c.tier] = kept.tier_row_s
+            row_s.setdefault(name, kept.reference_row_s)
+            say(f"explore: {c.tier}: screened before (unchanged since), judged again")
+            _judge(c, kept.part, len(golden), policy, role, say)
+        if not fresh:
             continue
         reference = load_tier(folder, session, label=name, name=name)
-        for c, part in _judged(reference, todo, golden, session, say, row_s):
-            judged = Fidelity.from_dict(part)
-            assert judged is not None, "score_tier writes a fidelity part"
-            (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
-            outcome, answer, _ = judge_figures(figures, policy, role)
-            g = figures.greedy
-            c.screen = screen_part(
-                len(golden),
-                outcome,
-                {
-                    "kld_mean": (g.kld_mean.value, g.kld_mean.lo, g.kld_mean.hi),
-                    "same_top1": (g.same_top1.value, g.same_top1.lo, g.same_top1.hi),
-                    "ppl_ratio": (figures.ppl_ratio.value, figures.ppl_ratio.lo, figures.ppl_ratio.hi),
-                },
-            )
-            if outcome == "failure":
-                c.dropped = "fidelity"
-                c.reason = f"on the first {len(golden)} golden rows, {answer.removeprefix('no: ')} (role {role})"
-                timed = "; timed all the same, as the baseline" if c.baseline else ""
-                say(f"explore: {c.tier}: dropped: {c.reason}{timed}")
-            else:
-                say(f"explore: {c.tier}: kept ({answer})")
+        for c, part in _judged(reference, fresh, golden, session, say, row_s):
+            if cache is not None:
+                cache.put(c.tier, keys[c.tier], Screened(part, row_s[c.tier], row_s[name]))
+            _judge(c, part, len(golden), policy, role, say)
+    if cache is not None and cache.note is not None:
+        say(f"explore: {cache.note}")
+
+
+def _judge(c: Candidate, part: dict[str, Any], rows: int, policy: Policy, role: str, say: Say) -> None:
+    """One candidate's screening figures (a fidelity part of one tier) against the policy's bounds for ``role``:
+    kept, or dropped with the figures past their bounds."""
+    judged = Fidelity.from_dict(part)
+    assert judged is not None, "score_tier writes a fidelity part"
+    wc = WallclockConfig()
+    (figures,) = tier_figures(judged, Bootstrap(wc.bootstrap, wc.seed))
+    outcome, answer, _ = judge_figures(figures, policy, role)
+    g = figures.greedy
+    c.screen = screen_part(
+        rows,
+        outcome,
+        {
+            "kld_mean": (g.kld_mean.value, g.kld_mean.lo, g.kld_mean.hi),
+            "same_top1": (g.same_top1.value, g.same_top1.lo, g.same_top1.hi),
+            "ppl_ratio": (figures.ppl_ratio.value, figures.ppl_ratio.lo, figures.ppl_ratio.hi),
+        },
+    )
+    if outcome == "failure":
+        c.dropped = "fidelity"
+        c.reason = f"on the first {rows} golden rows, {answer.removeprefix('no: ')} (role {role})"
+        timed = "; timed all the same, as the baseline" if c.baseline else ""
+        say(f"explore: {c.tier}: dropped: {c.reason}{timed}")
+    else:
+        say(f"explore: {c.tier}: kept ({answer})")
 
 
 def _judged(
@@ -243,7 +268,8 @@ def explore(
     quantize_candidates(candidates, folders, calibration, say)
     screen = GoldenRows(rows.path, rows.sha256, rows.rows[:screen_rows])
     row_s: dict[str, float] = {}
-    screen_candidates(candidates, folders, screen, session, policy, role, say, row_s)
+    cache = ScreenCache.open(out)
+    screen_candidates(candidates, folders, screen, session, policy, role, say, row_s, cache)
     kept = [c for c in candidates if c.timed]
     anchors = [c for c in kept if c.baseline] + kept
     plain = anchors[0].tier if anchors else references[0].name  # nothing left: the first reference anchors them
@@ -262,17 +288,22 @@ def explore(
     )
     left = _left_s(budget_s, started, out)
     say(f"explore: measuring {len(kept)} recipes and {len(references)} references in the {left:.0f} s left")
-    return run_suites(
-        config,
-        list(SUITES),
-        results,
-        argv=argv,
-        progress=progress,
-        budget_s=left,
-        say=say,
-        parts={"explore": part},
-        fidelity_row_s=row_s,
-    )
+    try:
+        return run_suites(
+            config,
+            list(SUITES),
+            results,
+            argv=argv,
+            progress=progress,
+            budget_s=left,
+            say=say,
+            parts={"explore": part},
+            fidelity_row_s=row_s,
+        )
+    except MeasureError as exc:  # a budget refused after the screening, say: what it measured is kept
+        if not cache.entries:
+            raise
+        raise MeasureError(f"{exc}; the screening is kept in {cache.path}, judged again by a search run again") from exc
 
 
 def _shard_of(candidates: list[Candidate], shard: tuple[int, int], baseline: str | None) -> list[Candidate]:
@@ -293,7 +324,8 @@ def _left_s(budget_s: float, started: float, out: Path) -> float:
     left = budget_s - (perf_counter() - started)
     if left <= 0:
         raise MeasureError(
-            f"explore --budget: {budget_s:g} s were spent quantizing and screening; nothing was measured (give a "
-            f"larger budget; the tiers are in {out}, made again only where missing)"
+            f"explore --budget: {budget_s:g} s were spent quantizing and screening; nothing was timed (give a "
+            f"larger budget; the tiers are in {out}, made again only where missing, and their screening in "
+            f"{out / 'screening.json'}, judged again where unchanged)"
         )
     return left

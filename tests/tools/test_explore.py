@@ -84,6 +84,57 @@ def test_the_screening_drops_what_fails_and_keeps_what_it_cannot_fail(tmp_path):
     assert any("lm-small-bad: dropped" in line for line in said)
 
 
+def test_a_search_run_again_judges_what_it_screened_before_and_screens_what_changed(tmp_path, monkeypatch):
+    """The screening's figures are kept beside the tiers (``screening.json``): a search run again (a budget
+    refused after the screening, say) judges them again without loading a tier or the reference; a tier made
+    again is screened again; a cache that cannot be read is said in a line and the pass measures all the same."""
+    from measure.engine.options import SessionConfig
+    from measure.tools import explore as explore_module
+    from measure.tools.screen_cache import NAME, ScreenCache
+
+    same, bad = tmp_path / "lm-small-same", tmp_path / "lm-small-bad"
+    for folder in (same, bad):
+        shutil.copytree(LM, folder)
+    _head(bad, None)
+    golden = load_golden(bundled.GOLDEN)
+    rows = type(golden)(golden.path, golden.sha256, golden.rows[:6])
+    policy = explore_policy(Policy(), "plain")
+
+    def screen(cache: ScreenCache) -> tuple[list[Candidate], list[str], dict[str, float]]:
+        found = [
+            Candidate("lm-small-fp32", NAMED["int8"], "lm-small-same", same),
+            Candidate("lm-small-fp32", NAMED["int4"], "lm-small-bad", bad),
+        ]
+        said: list[str] = []
+        row_s: dict[str, float] = {}
+        screen_candidates(
+            found, {"lm-small-fp32": LM}, rows, SessionConfig(), policy, "plain", said.append, row_s, cache
+        )
+        return found, said, row_s
+
+    first, _, first_s = screen(ScreenCache.open(tmp_path))
+    assert (tmp_path / NAME).is_file()
+    loads = explore_module.load_tier
+
+    def nothing_loaded(*args, **kwargs):
+        raise AssertionError("a tier screened before was loaded again")
+
+    monkeypatch.setattr(explore_module, "load_tier", nothing_loaded)
+    again, said, again_s = screen(ScreenCache.open(tmp_path))
+    assert [c.screen for c in again] == [c.screen for c in first] and again_s == first_s
+    assert [c.dropped for c in again] == [None, "fidelity"] and again[1].reason == first[1].reason
+    assert sum("screened before" in line for line in said) == 2
+    monkeypatch.setattr(explore_module, "load_tier", loads)
+    onnx.save(onnx.load(str(same / "model.onnx")), str(same / "model.onnx"))  # the tier made again
+    _, said, _ = screen(ScreenCache.open(tmp_path))
+    assert not any("lm-small-same: screened before" in line for line in said)
+    assert any("lm-small-bad: screened before" in line for line in said)
+    (tmp_path / NAME).write_text("{not json", encoding="utf-8")
+    redone, said, _ = screen(ScreenCache.open(tmp_path))
+    assert [c.screen for c in redone] == [c.screen for c in first]
+    assert any(NAME in line and "screened again" in line for line in said)
+
+
 def test_the_search_policy_holds_every_tier_to_the_roles_bounds():
     policy = explore_policy(Policy(), "plain")
     assert {policy.bound("kld_mean_max", r) for r in ("plain", "lite", "verifier", "default")} == {0.01}
