@@ -16,6 +16,7 @@ import pytest
 from measure.record.io import schema
 from measure.record.model.acceptance import Acceptance, Counts, Differing
 from measure.record.model.call_costs import CallTimings, LayoutPair, LayoutVariant, TierCalls
+from measure.record.model.explore import Candidate, Explore, Joined, Screen, ScreenFigure, Shard
 from measure.record.model.fidelity import Fidelity, FidelityReference, PairFidelity, PathFidelity, TierFidelity
 from measure.record.model.framing import Framing, FramingSample
 from measure.record.model.framing_blocks import Block, LayerDiff
@@ -71,6 +72,12 @@ SECTIONS: list[tuple[type, tuple[str, ...]]] = [
     (GenaiPair, (*LEG, "speculative", "[]")),
     (Counts, (*LEG, "speculative", "[]", "acceptance")),
     (GenaiMeasure, (*LEG, "speculative", "[]", "measure")),
+    (Explore, ("explore",)),
+    (Shard, ("explore", "shard")),
+    (Joined, ("explore", "joined")),
+    (Candidate, ("explore", "candidates", "[]")),
+    (Screen, ("explore", "candidates", "[]", "screen")),
+    (ScreenFigure, ("explore", "candidates", "[]", "screen", "kld_mean")),
 ]
 """Each section class and where its object lies in the schema: a property's name, ``[]`` an array's items, ``*``
 a map's values."""
