@@ -19,7 +19,8 @@ from measure.engine.meta import read_json_object
 from measure.errors import MeasureError
 from measure.record.model.explore import candidate_part
 from measure.suites import Say
-from measure.tools.quantize import folder_graphs, quantize_recipe, require_full_precision
+from measure.tools.quantize import folder_graphs, require_full_precision
+from measure.tools.quantize_worker import quantize_apart
 from measure.tools.recipes import NAMED, Recipe, parse_recipe, read_toml
 
 DEFAULT_GRID = ("int8", "int8-per-channel", "int4", "int4-level4", "int4-asym", "int8-nbits", "int8-nbits-level0")
@@ -197,7 +198,7 @@ def quantize_candidates(
             continue
         cal = calibration if c.recipe.method == "static-int8" else None
         try:
-            quantize_recipe(references[c.reference], c.folder, c.recipe, calibration=cal)
+            quantize_apart(references[c.reference], c.folder, c.recipe, cal)  # its memory given back after
         except MeasureError as exc:
             c.dropped, c.reason = "quantize", str(exc)
             say(f"explore: {c.tier}: dropped: {exc}")
