@@ -27,6 +27,7 @@ from measure.analysis.profile import cold_load_ratio
 from measure.analysis.record_analysis import Analysis
 from measure.analysis.rules import gateable
 from measure.analysis.stats import Estimate, paired_ratio
+from measure.analysis.timings import common_repeats
 from measure.analysis.verdict import Verdict
 from measure.record.model import FP32, Record
 
@@ -142,11 +143,13 @@ class Decision:
 
 
 def _paired(record: Record, num: str, den: str, level: float = 0.95) -> Estimate | None:
+    """``num``'s time over ``den``'s, repeats paired: the repeats both have (a budget's top-up gives more to the
+    cases whose intervals are widest, as :func:`~measure.analysis.timings.common_repeats` says)."""
     cases = record.wallclock.cases if record.wallclock else {}
     a, b = cases.get(num), cases.get(den)
-    if a is None or b is None or not a.measured or not b.measured or a.repeats != b.repeats or a.repeats < 1:
+    if a is None or b is None or not a.measured or not b.measured or min(a.repeats, b.repeats) < 1:
         return None
-    return paired_ratio(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token, level=level)
+    return paired_ratio(*common_repeats(a.per_repeat_ms_per_token, b.per_repeat_ms_per_token), level=level)
 
 
 def _failing(s: Speed) -> str:
