@@ -154,8 +154,8 @@ def _pairs(d: Decision, palette: chart_style.Palette) -> list[dict[str, Any]]:
 
 SPREAD_LOG = 10.0
 """Speeds further apart than this (slowest over fastest, intervals included) are drawn on a log axis: an explore
-run's recipes span 55 to 1,350 ms/token on a trained model, and on a linear axis the fast ones, the ones worth
-reading, share a tenth of its width."""
+run's recipes on SmolLM2-135M span 24 to 260 ms/token (55 to 1,350 on a busy machine), and on a linear axis the
+fast ones, the ones worth reading, share a tenth of its width."""
 
 
 def _speed_axis(values: list[float]) -> dict[str, Any]:
