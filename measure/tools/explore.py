@@ -53,7 +53,7 @@ from measure.tools.candidates import (
     quantize_candidates,
     with_baseline,
 )
-from measure.tools.screen_cache import ScreenCache, Screened, screen_key
+from measure.tools.screen_cache import ScreenCache, Screened, folder_files, screen_key
 from measure.writing import make_dirs, toml_value, write_text
 
 DEFAULT_BASELINE = "int8"
@@ -82,7 +82,8 @@ def screen_candidates(
     row_s = {} if row_s is None else row_s
     for name, folder in references.items():
         todo = [c for c in candidates if c.reference == name and c.dropped is None]
-        keys = {c.tier: screen_key(folder, c.folder, golden) for c in todo} if cache is not None else {}
+        ref_files = folder_files(folder) if cache is not None and todo else []
+        keys = {c.tier: screen_key(ref_files, c.folder, golden) for c in todo} if cache is not None else {}
         fresh = []
         for c in todo:
             kept = cache.get(c.tier, keys[c.tier]) if cache is not None else None

@@ -37,7 +37,7 @@ class Screened:
     reference_row_s: float
 
 
-def _files(folder: Path) -> list[list[Any]]:
+def folder_files(folder: Path) -> list[list[Any]]:
     """Every file under ``folder`` as (relative name, bytes, mtime in ns): what a tier or a reference is made of."""
     found = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -46,13 +46,14 @@ def _files(folder: Path) -> list[list[Any]]:
     return found
 
 
-def screen_key(reference: Path, tier: Path, golden: GoldenRows) -> dict[str, Any]:
-    """What a tier's screening figures rest on; an entry stands only while all of it is unchanged."""
+def screen_key(reference: list[list[Any]], tier: Path, golden: GoldenRows) -> dict[str, Any]:
+    """What a tier's screening figures rest on (``reference``: its reference's :func:`folder_files`, walked once
+    for all its tiers); an entry stands only while all of it is unchanged."""
     return {
         "measure": measure.__version__,
         "golden": {"sha256": golden.sha256, "rows": len(golden)},
-        "reference": _files(reference),
-        "tier": _files(tier),
+        "reference": reference,
+        "tier": folder_files(tier),
     }
 
 
