@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from measure.analysis.resample import resample_counts, resample_indices
+from measure.analysis.resample import resample_indices, resampled_sums
 from measure.analysis.stats import Estimate, percentile_interval
 from measure.analysis.timings import Bootstrap, bootstrap_of
 from measure.analysis.verdict import Verdict, against, ci
@@ -125,12 +125,11 @@ class _Draws:
         return v[self.idx]
 
     def sums(self, v: np.ndarray) -> np.ndarray:
-        """``v[idx].sum(axis=-1)``, the same bits: whole numbers (positions, counts) as one product with the draw
-        counts, exact below 2**53; anything else gathered and summed."""
+        """``v[idx].sum(axis=-1)`` as one product with the draw counts (:func:`resampled_sums`): whole numbers
+        (positions, counts) exactly below 2**53, other floats up to the order of the additions (their last bits);
+        a row that is not finite is gathered, so it spoils only the resamples that drew it."""
         with np.errstate(over="ignore", invalid="ignore"):  # a sum past a float's range is infinite, as before
-            if v.size and np.isfinite(v).all() and np.abs(v).sum() < 2.0**53 and (v == np.rint(v)).all():
-                return resample_counts(self.seed, self.resamples, self.rows) @ v
-            return v[self.idx].sum(axis=-1)
+            return resampled_sums(v, self.seed, self.resamples)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, draws: _Draws, den_sums: np.ndarray | None = None) -> Estimate:
@@ -145,10 +144,11 @@ def _ratio(num: np.ndarray, den: np.ndarray, draws: _Draws, den_sums: np.ndarray
     return Estimate(value, lo, hi)
 
 
-def _path(p: PathFidelity, positions: np.ndarray, draws: _Draws) -> PathFigures:
+def _path(p: PathFidelity, positions: np.ndarray, draws: _Draws, sums: np.ndarray | None = None) -> PathFigures:
+    """``sums``: ``positions``' resampled sums, when the caller has them (a reference's, shared by its tiers)."""
     n = int(positions.sum())
     same = np.asarray(p.same_top1[: positions.size], dtype=float)
-    position_sums = draws.sums(positions) if n else None
+    position_sums = (draws.sums(positions) if sums is None else sums) if n else None
     return PathFigures(
         positions=n,
         kld_mean=_ratio(np.asarray(p.kld[: positions.size]), positions, draws, position_sums),
@@ -190,10 +190,16 @@ def _log_ratio_of_sums(
 
 
 def _ppl_ratio(
-    tier_nll: np.ndarray, ref_nll: np.ndarray, positions: np.ndarray, draws: _Draws, ref_sums: np.ndarray
+    tier_nll: np.ndarray,
+    ref_nll: np.ndarray,
+    positions: np.ndarray,
+    draws: _Draws,
+    ref_sums: np.ndarray,
+    position_sums: np.ndarray,
 ) -> Estimate:
     """exp((sum NLL_tier - sum NLL_ref) / positions), resampled over rows; past a float's range, infinite; NaN
-    throughout over no position. ``ref_sums``: the reference's resampled NLL sums (shared by its tiers)."""
+    throughout over no position. ``ref_sums``, ``position_sums``: the reference's resampled NLL and position sums
+    (shared by its tiers)."""
     if not positions.sum():
         return Estimate(float("nan"), float("nan"), float("nan"))
     with np.errstate(over="ignore"):
@@ -202,7 +208,7 @@ def _ppl_ratio(
             _log_ratio_of_sums(
                 draws.sums(tier_nll),
                 ref_sums,
-                draws.sums(positions),
+                position_sums,
                 lambda: (draws.gathered(tier_nll), draws.gathered(ref_nll), draws.gathered(positions)),
             )
         )
@@ -232,7 +238,7 @@ def _rows(path: PathFidelity, *per_row: Sized) -> int:
 def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]:
     """Every judged tier's figures from a fidelity block (a record's, or ``measure fidelity``'s own)."""
     out = []
-    ref_sums: dict[tuple[str, int], np.ndarray] = {}  # a reference's resampled NLL sums, shared by its tiers
+    shared: dict[tuple[str, int], tuple[np.ndarray, ...]] = {}  # a reference's resampled sums, for all its tiers
     for t in fid.tiers:
         ref: FidelityReference = fid.references[t.reference]
         rows = _rows(t.greedy, t.golden_nll, ref.greedy_positions, ref.golden_positions, ref.golden_nll)
@@ -240,8 +246,9 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
         golden_pos = np.asarray(ref.golden_positions[:rows], dtype=float)
         ref_nll, tier_nll = np.asarray(ref.golden_nll[:rows]), np.asarray(t.golden_nll[:rows])
         draws = _Draws(b.seed, b.resamples, rows)
-        if (t.reference, rows) not in ref_sums:
-            ref_sums[t.reference, rows] = draws.sums(ref_nll)
+        if (t.reference, rows) not in shared:
+            shared[t.reference, rows] = tuple(map(draws.sums, (ref_nll, greedy_pos, golden_pos)))
+        ref_sums, greedy_sums, golden_sums = shared[t.reference, rows]
         n_golden = golden_pos.sum()
         out.append(
             TierFidelityFigures(
@@ -249,10 +256,10 @@ def tier_figures(fid: Fidelity, b: Bootstrap) -> tuple[TierFidelityFigures, ...]
                 reference=t.reference,
                 reference_in_run=ref.in_run,
                 source=t.source,
-                greedy=_path(t.greedy, greedy_pos, draws),
+                greedy=_path(t.greedy, greedy_pos, draws, greedy_sums),
                 ppl_ref=_perplexity(ref_nll, golden_pos),
                 ppl_tier=_perplexity(tier_nll, golden_pos),
-                ppl_ratio=_ppl_ratio(tier_nll, ref_nll, golden_pos, draws, ref_sums[t.reference, rows]),
+                ppl_ratio=_ppl_ratio(tier_nll, ref_nll, golden_pos, draws, ref_sums, golden_sums),
                 golden_kld_mean=_per_position(t.golden_kld, n_golden),
                 golden_same_top1=_per_position(t.golden_same_top1, n_golden),
             )

@@ -69,9 +69,10 @@ def _pack_columns(node: Any) -> Any:
     return {ROWS: len(items), COLUMNS: columns}
 
 
-def _repeat(value: Any, n: int) -> list[Any]:
-    """``n`` copies of a fact stored once: each its own object, so changing one row never changes another."""
-    if not isinstance(value, (list, dict)):
+def _repeat(value: Any, n: int, shared: bool = False) -> list[Any]:
+    """``n`` copies of a fact stored once: each its own object, so changing one row never changes another
+    (``shared``: the one object ``n`` times, for a reader that never changes the document)."""
+    if shared or not isinstance(value, (list, dict)):
         return [value] * n
     import orjson
 
@@ -80,31 +81,33 @@ def _repeat(value: Any, n: int) -> list[Any]:
 
 
 _WALKED = (dict, list)
+_WALKED_TYPES = frozenset(_WALKED)
 
 
-def _unpack_rows(n: int, columns: dict[str, Any]) -> list[dict[str, Any]]:
+def _unpack_rows(n: int, columns: dict[str, Any], shared: bool) -> list[dict[str, Any]]:
     """A packed list's rows from its columns (a column stored as ``{SAME: value}`` repeats one value)."""
-    cols = {k: _repeat(v[SAME], n) if type(v) is dict and list(v) == [SAME] else v for k, v in columns.items()}
+    cols = {k: _repeat(v[SAME], n, shared) if type(v) is dict and list(v) == [SAME] else v for k, v in columns.items()}
     if not all(isinstance(v, list) and len(v) == n for v in cols.values()):
         raise ValueError("a packed list's columns differ in length from its rows")
-    walk = [k for k, v in cols.items() if any(type(x) in _WALKED for x in v)]  # the rest are scalars
+    walk = [k for k, v in cols.items() if not _WALKED_TYPES.isdisjoint(map(type, v))]  # the rest are scalars
     rows = [{k: v[i] for k, v in cols.items()} for i in range(n)]
     for row in rows:
         for k in walk:
-            row[k] = _unpack_columns(row[k])
+            row[k] = _unpack_columns(row[k], shared)
     return rows
 
 
-def _unpack_columns(node: Any) -> Any:
+def _unpack_columns(node: Any, shared: bool = False) -> Any:
+    """``node`` with every packed list made rows again; ``shared``: see :func:`_repeat`."""
     if type(node) is list:
-        return [_unpack_columns(v) if type(v) in _WALKED else v for v in node] if nested(node) else node
+        return [_unpack_columns(v, shared) if type(v) in _WALKED else v for v in node] if nested(node) else node
     if type(node) is not dict:
         return node
     if len(node) == 2 and ROWS in node and COLUMNS in node:
         n, columns = node[ROWS], node[COLUMNS]
         if isinstance(columns, dict) and type(n) is int:
-            return _unpack_rows(n, columns)
-    return {k: _unpack_columns(v) if type(v) in _WALKED else v for k, v in node.items()}
+            return _unpack_rows(n, columns, shared)
+    return {k: _unpack_columns(v, shared) if type(v) in _WALKED else v for k, v in node.items()}
 
 
 def _tiers_by_name(leg: Any) -> dict[str, dict[str, Any]] | None:
@@ -147,8 +150,9 @@ def _marker(value: Any) -> bool:
     return type(value) is dict and len(value) == 1 and value.get(FIRST_LEG) is True
 
 
-def _restore_first_leg(framing: Any) -> Any:
-    """Each marker of :func:`_share_first_leg` replaced by its own copy of the first leg's fact."""
+def _restore_first_leg(framing: Any, shared: bool = False) -> Any:
+    """Each marker of :func:`_share_first_leg` replaced by its own copy of the first leg's fact (``shared``: by
+    the fact itself, see :func:`_repeat`)."""
     legs = framing.get("legs") if isinstance(framing, dict) else None
     if not isinstance(legs, list) or len(legs) < 2:
         return framing
@@ -164,7 +168,7 @@ def _restore_first_leg(framing: Any) -> Any:
                 ref = (first or {}).get(t.get("tier"), {})  # type: ignore[arg-type]
                 if key not in ref:
                     raise ValueError(f"{t.get('tier')!r}'s {key} is stored as the first leg's, which has none")
-                t[key] = _repeat(ref[key], 1)[0]
+                t[key] = _repeat(ref[key], 1, shared)[0]
     return framing
 
 
@@ -196,7 +200,9 @@ def unpack(
     ``spans``: where to note each seconds field made from packed integers
     (see :class:`~measure.record.sample_codec.Unpacked`).
     ``arrays``: leave those fields as read-only float arrays instead of lists (for a reader that makes the
-    record model straight away and never writes the document out: no float object per sample).
+    record model straight away and never writes the document out: no float object per sample), and let a fact
+    stored once stand for every place it fills as one object, not copies (a reader that never changes the
+    document cannot tell).
     """
     doc = dict(doc)
     failures = (TypeError, ValueError, KeyError, IndexError, RecursionError)
@@ -211,7 +217,7 @@ def unpack(
             ) from exc
     if isinstance(doc.get("framing"), dict):
         try:
-            doc["framing"] = _restore_first_leg(_unpack_columns(doc["framing"]))
+            doc["framing"] = _restore_first_leg(_unpack_columns(doc["framing"], arrays), arrays)
         except failures as exc:
             raise MeasureError(f"{source}: field framing: packed columns do not unpack ({exc})") from exc
     return doc

@@ -28,7 +28,7 @@ from measure.writing import write_bytes
 
 HEX = frozenset("0123456789abcdef")
 
-ANALYSIS_VERSION = 13
+ANALYSIS_VERSION = 14
 """Bump whenever a summary's content or a comparison's rules change: every cache entry is then rebuilt."""
 
 

@@ -354,6 +354,22 @@ def test_later_legs_store_the_python_legs_facts_once_and_unpack_bit_for_bit():
     assert shared < plain - 4_000, (shared, plain)  # 4.4 kB of 36 here
 
 
+def test_a_reader_that_makes_the_record_at_once_shares_a_fact_stored_once_and_reads_the_same_record():
+    """``arrays=True`` (the record model's reader, which never changes the document) lets one fact stand for every
+    place it fills, the first leg's and a column's repeated values alike, instead of copying it: the same
+    document, the same record."""
+    from measure.record.model import from_document
+
+    doc = load_record(DATA_DIR / "record-v4.json")
+    packed = orjson.loads(orjson.dumps(pack(doc)))
+    shared = unpack(orjson.loads(orjson.dumps(packed)), "x", arrays=True)
+    legs = shared["framing"]["legs"]
+    assert legs[1]["tiers"][0]["output_ids"] is legs[0]["tiers"][0]["output_ids"]
+    copied = unpack(orjson.loads(orjson.dumps(packed)), "x")
+    assert orjson.dumps(shared["framing"]) == orjson.dumps(copied["framing"]) == orjson.dumps(doc["framing"])
+    assert from_document(shared, "x").framing == from_document(copied, "x").framing
+
+
 def test_a_leg_that_decodes_otherwise_keeps_its_own_facts_and_version_4_is_stored_as_it_was():
     doc = load_record(DATA_DIR / "record-v4.json")
     node = doc["framing"]["legs"][1]["tiers"][0]

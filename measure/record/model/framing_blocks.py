@@ -28,8 +28,16 @@ class LayerDiff:
 
     @classmethod
     def from_dict(cls, x: Part) -> LayerDiff:
-        figures = ("key_mean_abs_diff", "key_max_abs_diff", "value_mean_abs_diff", "value_max_abs_diff")
-        return cls(int(x["layer"]), *(x.get(k, 0.0) for k in (*figures, "key_mean_abs", "value_mean_abs")))
+        get = x.get  # a record holds hundreds of these: each read spelled out, not looped over
+        return cls(
+            int(x["layer"]),
+            get("key_mean_abs_diff", 0.0),
+            get("key_max_abs_diff", 0.0),
+            get("value_mean_abs_diff", 0.0),
+            get("value_max_abs_diff", 0.0),
+            get("key_mean_abs", 0.0),
+            get("value_mean_abs", 0.0),
+        )
 
     def to_dict(self) -> Part:
         return layer_facts(
