@@ -110,3 +110,17 @@ def test_speeds_spread_past_ten_times_are_drawn_on_a_log_axis_that_holds_them_al
     assert axis["type"] == "log" and "log" in axis["title"]["text"]
     lo, hi = axis["range"]
     assert 10**lo <= min(s.ms_per_token.lo for s in d.speeds) and 10**hi >= max(s.ms_per_token.hi for s in d.speeds)
+
+
+def test_a_log_speed_axis_starts_at_a_labelled_tick_left_of_the_fastest_point():
+    """SmolLM2's recipes span 24 to 260 ms/token: the axis began at 21, between the ticks 20 and 50, and the fastest
+    points had no number left of them. It now starts at the tick at or below the fastest value."""
+    from measure.site.pages.speed_fidelity import _speed_axis
+
+    axis = _speed_axis([24.0, 26.0, 120.0, 260.0])
+    lo, hi = axis["range"]
+    labelled = [t for t in axis["tickvals"] if lo <= math.log10(t) <= hi]
+    assert axis["type"] == "log" and min(labelled) <= 24.0 and 20.0 in labelled
+    assert 10**hi >= 260.0 and 10**lo > 10.0  # no further left than that tick needs
+    near = _speed_axis([10.0, 150.0])  # the fastest on a tick: the axis starts just left of it, as before
+    assert near["range"][0] == math.log10(10.0) - 0.05
