@@ -132,7 +132,7 @@ def _summarize_all(paths: list[Path], folder: Path | None) -> list[Read]:
     for path in paths:
         box = archive.container(path)
         (archives.setdefault(box, []) if box is not None else loose).append(path)
-    size = max(1, min(16, len(paths) // (4 * workers)))  # small groups: no worker is left alone with a long last one
+    size = max(1, min(16, len(paths) // (4 * workers)))  # 16 at most: the last group a worker takes ends soon
     groups = [loose[i : i + size] for i in range(0, len(loose), size)] + list(archives.values())
     groups.sort(key=len, reverse=True)  # the largest first, so no worker is left with one at the end
     # gc.disable: a worker's objects die by reference count; the collector would only walk them (see site.render)
